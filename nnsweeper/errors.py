@@ -1,0 +1,36 @@
+"""Exceptions raised by nnsweeper.
+
+Every exception is a ``ValueError`` subclass so that callers who only care about
+"bad input" can catch one type; the command line turns any of them into a single
+line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "NnsweeperError",
+    "InvalidRulesError",
+    "InvalidActionError",
+    "InconsistentBoardError",
+    "BoardParseError",
+]
+
+
+class NnsweeperError(ValueError):
+    """Base class of every error nnsweeper raises for bad input."""
+
+
+class InvalidRulesError(NnsweeperError):
+    """Board size, mine count or first-click rule that no game can have."""
+
+
+class InvalidActionError(NnsweeperError):
+    """An action the game cannot take: out of range, on a revealed cell, after the end."""
+
+
+class InconsistentBoardError(NnsweeperError):
+    """A visible board (with its mine count and flags) that no mine layout fits."""
+
+
+class BoardParseError(NnsweeperError):
+    """Board text that does not follow the ``.``/``F``/digit format."""

@@ -1,0 +1,348 @@
+"""Minesweeper rules and the seeded game engine.
+
+The hidden mine layout lives here and nowhere else (the data generator reads it
+only to write truth labels). Solvers look at :meth:`Game.observe` or at the
+seed notebook's attributes ``mask`` and ``_counts`` on revealed cells.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+from nnsweeper.errors import InvalidActionError, InvalidRulesError
+from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
+
+__all__ = ["FIRST_CLICK_RULES", "PRESETS", "Rules", "Game", "MinesweeperEnv"]
+
+#: The first-click rules. ``safe``: the first revealed cell is never a mine.
+#: ``zero``: the first revealed cell and its neighbours are mine-free, so it opens
+#: an area. ``none``: mines are placed at reset and the first click may lose.
+FIRST_CLICK_RULES = ("safe", "zero", "none")
+
+_EIGHT = np.ones((3, 3), dtype=bool)
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidRulesError(f"{name} must be an integer; got {value!r}")
+    if value < minimum:
+        raise InvalidRulesError(f"{name} must be at least {minimum}; got {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules of one kind of game.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Board size, each at least 1.
+    mines : int
+        Number of mines, at least 1 and small enough that the first-click rule
+        can always be honoured (see :meth:`max_mines`).
+    first_click : {"safe", "zero", "none"}, default="safe"
+        See :data:`FIRST_CLICK_RULES`.
+    """
+
+    rows: int
+    cols: int
+    mines: int
+    first_click: str = "safe"
+
+    def __post_init__(self):
+        object.__setattr__(self, "rows", _check_int("rows", self.rows, 1))
+        object.__setattr__(self, "cols", _check_int("cols", self.cols, 1))
+        if self.first_click not in FIRST_CLICK_RULES:
+            raise InvalidRulesError(
+                f"first_click must be one of {', '.join(FIRST_CLICK_RULES)}; got {self.first_click!r}"
+            )
+        if isinstance(self.mines, bool) or not isinstance(self.mines, numbers.Integral):
+            raise InvalidRulesError(f"mines must be an integer; got {self.mines!r}")
+        hi = self.max_mines()
+        if not 1 <= self.mines <= hi:
+            rule = {"safe": "a safe", "zero": "an opening (zero)", "none": "an unprotected"}
+            where = f"a {self.rows}x{self.cols} board with {rule[self.first_click]} first click"
+            if hi < 1:
+                raise InvalidRulesError(f"{where} has no room for mines; got mines={self.mines}")
+            raise InvalidRulesError(f"mines must be between 1 and {hi} for {where}; got {self.mines}")
+        object.__setattr__(self, "mines", int(self.mines))
+
+    @property
+    def cells(self) -> int:
+        return self.rows * self.cols
+
+    def max_mines(self) -> int:
+        """Largest legal mine count: fewer mines than the cells that may hold one.
+
+        Under ``safe`` the first click cannot hold a mine, under ``zero`` neither can
+        its neighbours (nine cells for a click away from the edge), so at least one
+        cell besides those stays safe and the game is never decided by the rule alone.
+        """
+        protected = {"none": 0, "safe": 1, "zero": min(3, self.rows) * min(3, self.cols)}
+        return self.cells - protected[self.first_click] - 1
+
+    @property
+    def density(self) -> float:
+        return self.mines / self.cells
+
+    @classmethod
+    def preset(cls, name: str, first_click: str = "safe") -> Rules:
+        """One of the classic boards: ``beginner``, ``intermediate`` or ``expert``."""
+        if name not in PRESETS:
+            raise InvalidRulesError(
+                f"preset must be one of {', '.join(PRESETS)}; got {name!r}"
+            )
+        r, c, m = PRESETS[name]
+        return cls(r, c, m, first_click)
+
+
+#: Classic presets: (rows, cols, mines).
+PRESETS: dict[str, tuple[int, int, int]] = {
+    "beginner": (9, 9, 10),
+    "intermediate": (16, 16, 40),
+    "expert": (16, 30, 99),
+}
+
+
+class Game:
+    """A seeded game of Minesweeper.
+
+    Description
+        Mines are hidden on a ``rows x cols`` board. Revealing a safe cell shows how
+        many of its eight neighbours hold mines; revealing a zero opens its whole
+        connected zero region and that region's border (flood fill). The game is won
+        when every safe cell is revealed and lost when a mine is revealed.
+    Action Space
+        ``step(a)`` with a flat index ``a = row * cols + col`` in ``[0, rows*cols)``
+        reveals that cell. ``toggle_flag(i, j)`` marks a covered cell (flags never end
+        the game and are not needed to win).
+    Observation Space
+        ``int8`` array of shape ``(rows, cols)``: -1 covered (flagged or not), 0..8 the
+        number on a revealed cell. :attr:`flags` holds the flags.
+    Starting State
+        Everything covered. Under ``first_click="none"`` the mines are placed at reset;
+        under ``safe`` and ``zero`` at the first reveal, uniformly among the layouts
+        that honour the rule, so every layout consistent with what is seen stays equally
+        likely (the probability engine relies on this).
+    Rewards
+        +1 for the winning move, -1 for revealing a mine, otherwise the share of safe
+        cells the move revealed.
+    Episode End
+        On a win or a loss; ``info["result"]`` is then ``"win"`` or ``"lose"``.
+    Arguments
+        ``rules`` (:class:`Rules`) and ``seed`` (int). The layout is a function of the
+        rules, the seed and (for ``safe``/``zero``) the first click only. ``reset()``
+        replays the same game; ``reset(seed=s)`` starts the game of seed ``s``.
+    """
+
+    def __init__(self, rules: Rules, seed: int | None = None):
+        if not isinstance(rules, Rules):
+            raise InvalidRulesError(f"rules must be a Rules instance; got {type(rules).__name__}")
+        self.rules = rules
+        if seed is None:
+            # Draw a concrete seed once so that reset() replays the same game.
+            seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+        self.seed = self._check_seed(seed)
+        self.reset()
+
+    # ------------------------------------------------------------------ set-up
+    @staticmethod
+    def _check_seed(seed) -> int:
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise InvalidRulesError(f"seed must be a non-negative integer; got {seed!r}")
+        return int(seed)
+
+    @property
+    def r(self) -> int:
+        return self.rules.rows
+
+    @property
+    def c(self) -> int:
+        return self.rules.cols
+
+    @property
+    def mines(self) -> int:
+        return self.rules.mines
+
+    @property
+    def first_click(self) -> str:
+        return self.rules.first_click
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.rules.rows, self.rules.cols)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        """Start the game again (same seed unless one is given); returns the observation."""
+        if seed is not None:
+            self.seed = self._check_seed(seed)
+        self._rng = np.random.default_rng(self.seed)
+        r, c = self.shape
+        self.mask = np.ones((r, c), dtype=np.int8)  # 1 covered, 0 revealed
+        self.flags = np.zeros((r, c), dtype=bool)
+        self._mine = np.zeros((r, c), dtype=bool)
+        self._counts = np.zeros((r, c), dtype=np.int8)
+        self.board = np.zeros((r, c), dtype=np.int8)  # -1 mine, else the count
+        self._zero_labels: np.ndarray | None = None
+        self.placed = False
+        self.done = False
+        self.result: str | None = None
+        self.moves = 0
+        self._covered_safe = r * c - self.rules.mines
+        if self.rules.first_click == "none":
+            self._place(np.ones((r, c), dtype=bool))
+        return self.observe()
+
+    def _place(self, allowed: np.ndarray) -> None:
+        """Place the mines uniformly among ``allowed`` cells with the game's generator."""
+        cells = np.flatnonzero(allowed.ravel())
+        chosen = self._rng.choice(cells, size=self.rules.mines, replace=False)
+        self._mine.ravel()[chosen] = True
+        self._counts = neighbour_sum(self._mine).astype(np.int8)
+        self.board = np.where(self._mine, -1, self._counts).astype(np.int8)
+        self._zero_labels = ndimage.label((self._counts == 0) & ~self._mine, structure=_EIGHT)[0]
+        self.placed = True
+
+    # --------------------------------------------------------- seed interface
+    def _flat(self, i: int, j: int) -> int:
+        return int(i) * self.rules.cols + int(j)
+
+    def _unflat(self, a: int) -> tuple[int, int]:
+        return divmod(int(a), self.rules.cols)
+
+    def _neighbors(self, i: int, j: int) -> list[tuple[int, int]]:
+        return neighbours(i, j, self.rules.rows, self.rules.cols)
+
+    # ------------------------------------------------------------ observation
+    def observe(self) -> np.ndarray:
+        """The visible grid: ``int8`` (rows, cols), -1 covered, 0..8 revealed."""
+        return covered_grid(self.mask, self._counts)
+
+    @property
+    def explosion(self) -> bool:
+        return self.result == "lose"
+
+    @property
+    def won(self) -> bool:
+        return self.result == "win"
+
+    @property
+    def safe_cells(self) -> int:
+        return self.rules.cells - self.rules.mines
+
+    @property
+    def revealed_safe(self) -> int:
+        """Safe cells revealed so far."""
+        return self.safe_cells - self._covered_safe
+
+    # ---------------------------------------------------------------- actions
+    def _check_cell(self, i, j) -> tuple[int, int]:
+        r, c = self.shape
+        for name, v, hi in (("row", i, r), ("col", j, c)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < hi:
+                raise InvalidActionError(f"{name} must be an integer in [0, {hi}); got {v!r}")
+        return int(i), int(j)
+
+    def step(self, action: int):
+        """Reveal the cell with flat index ``action``.
+
+        Returns
+        -------
+        obs : ndarray of int8, shape (rows, cols)
+        reward : float
+        done : bool
+        info : dict
+            ``result`` ("win" or "lose") once the game is over, ``revealed`` (cells
+            this move revealed) and ``moves``.
+        """
+        n = self.rules.cells
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral) or not 0 <= action < n:
+            raise InvalidActionError(
+                f"action must be a flat cell index in [0, {n}) for a {self.r}x{self.c} board; "
+                f"got {action!r}"
+            )
+        return self.reveal(*self._unflat(action))
+
+    def reveal(self, i: int, j: int):
+        """Reveal cell ``(i, j)``; same return value as :meth:`step`."""
+        i, j = self._check_cell(i, j)
+        if self.done:
+            raise InvalidActionError(f"the game is over ({self.result}); call reset() first")
+        if self.mask[i, j] == 0:
+            raise InvalidActionError(f"cell ({i}, {j}) is already revealed")
+        if self.flags[i, j]:
+            raise InvalidActionError(f"cell ({i}, {j}) is flagged; unflag it before revealing")
+        if not self.placed:
+            allowed = np.ones(self.shape, dtype=bool)
+            if self.rules.first_click == "zero":
+                allowed[max(i - 1, 0) : i + 2, max(j - 1, 0) : j + 2] = False
+            else:
+                allowed[i, j] = False
+            self._place(allowed)
+        self.moves += 1
+        info: dict = {"moves": self.moves}
+        if self._mine[i, j]:
+            self.mask[i, j] = 0
+            self.done, self.result = True, "lose"
+            info.update(result="lose", revealed=1)
+            return self.observe(), -1.0, True, info
+        if self._counts[i, j] == 0:
+            opened = dilate(self._zero_labels == self._zero_labels[i, j]) & (self.mask == 1)
+        else:
+            opened = np.zeros(self.shape, dtype=bool)
+            opened[i, j] = True
+        k = int(opened.sum())
+        self.mask[opened] = 0
+        self.flags[opened] = False  # a wrong flag on a cell that flood fill opens goes away
+        self._covered_safe -= k
+        info["revealed"] = k
+        if self._covered_safe == 0:
+            self.done, self.result = True, "win"
+            info["result"] = "win"
+            return self.observe(), 1.0, True, info
+        return self.observe(), k / self.safe_cells, False, info
+
+    def toggle_flag(self, i: int, j: int) -> bool:
+        """Flag or unflag a covered cell; returns the new flag state."""
+        i, j = self._check_cell(i, j)
+        if self.mask[i, j] == 0:
+            raise InvalidActionError(f"cell ({i}, {j}) is revealed and cannot be flagged")
+        self.flags[i, j] = not self.flags[i, j]
+        return bool(self.flags[i, j])
+
+    def mine_layout(self) -> np.ndarray:
+        """The hidden layout (bool, True = mine). For labels and tests, never for solvers."""
+        return self._mine.copy()
+
+    def __repr__(self) -> str:
+        r = self.rules
+        state = self.result or ("in play" if self.placed else "new")
+        return (
+            f"{type(self).__name__}(rows={r.rows}, cols={r.cols}, mines={r.mines}, "
+            f"seed={self.seed}, first_click={r.first_click!r}) [{state}]"
+        )
+
+
+class MinesweeperEnv(Game):
+    """The seed notebook's environment: ``MinesweeperEnv(rows, cols, mines, seed)``.
+
+    A :class:`Game` with the seed's constructor. Attributes used by the seed's
+    solvers: ``r``, ``c``, ``mask`` (1 covered, 0 revealed), ``board`` (-1 mine, else
+    the count), ``_counts``, ``_flat(i, j)``, ``_neighbors(i, j)``, ``reset()`` and
+    ``step(flat_index) -> (obs, reward, done, info)``.
+    """
+
+    def __init__(
+        self,
+        rows: int = 10,
+        cols: int = 10,
+        mines: int = 10,
+        seed: int | None = None,
+        first_click: str = "safe",
+    ):
+        super().__init__(Rules(rows, cols, mines, first_click), seed)
