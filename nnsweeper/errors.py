@@ -12,6 +12,7 @@ __all__ = [
     "InvalidRulesError",
     "InvalidActionError",
     "InconsistentBoardError",
+    "InvalidBoardError",
     "BoardParseError",
 ]
 
@@ -26,6 +27,10 @@ class InvalidRulesError(NnsweeperError):
 
 class InvalidActionError(NnsweeperError):
     """An action the game cannot take: out of range, on a revealed cell, after the end."""
+
+
+class InvalidBoardError(NnsweeperError):
+    """A visible board that is malformed: wrong shape, values outside -1..8, bad flags."""
 
 
 class InconsistentBoardError(NnsweeperError):

@@ -27,11 +27,12 @@ def neighbour_sum(a: np.ndarray) -> np.ndarray:
 
     Returns
     -------
-    ndarray of shape (rows, cols), int64
+    ndarray of shape (rows, cols)
+        float64 for float input, int64 otherwise.
     """
     a = np.asarray(a)
     r, c = a.shape
-    p = np.zeros((r + 2, c + 2), dtype=np.int64)
+    p = np.zeros((r + 2, c + 2), dtype=np.float64 if a.dtype.kind == "f" else np.int64)
     p[1:-1, 1:-1] = a
     return (
         p[:-2, :-2] + p[:-2, 1:-1] + p[:-2, 2:]

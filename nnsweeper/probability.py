@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from nnsweeper.errors import InconsistentBoardError
+from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
 from nnsweeper.grid import OFFSETS, neighbour_sum
 
 __all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board"]
@@ -98,31 +98,31 @@ def validate_board(grid, total_mines, flags=None) -> tuple[np.ndarray, int, np.n
     """
     g = np.asarray(grid)
     if g.ndim != 2 or g.size == 0:
-        raise ValueError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
+        raise InvalidBoardError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
     if not np.issubdtype(g.dtype, np.integer):
         if not (np.issubdtype(g.dtype, np.floating) and np.all(np.mod(g, 1) == 0)):
-            raise ValueError(f"grid must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}")
+            raise InvalidBoardError(f"grid must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}")
     bad = (g < -1) | (g > 8)
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise ValueError(f"grid values must be -1 (covered) or 0..8; got {g[i, j]} at ({i}, {j})")
+        raise InvalidBoardError(f"grid values must be -1 (covered) or 0..8; got {g[i, j]} at ({i}, {j})")
     g = g.astype(np.int8)
     if isinstance(total_mines, bool | np.bool_) or not float(total_mines).is_integer():
-        raise ValueError(f"total_mines must be an integer; got {total_mines!r}")
+        raise InvalidBoardError(f"total_mines must be an integer; got {total_mines!r}")
     total_mines = int(total_mines)
     if total_mines < 0:
-        raise ValueError(f"total_mines must be at least 0; got {total_mines}")
+        raise InvalidBoardError(f"total_mines must be at least 0; got {total_mines}")
     if flags is None:
         f = np.zeros(g.shape, dtype=bool)
     else:
         f = np.asarray(flags)
         if f.shape != g.shape:
-            raise ValueError(f"flags must have the grid's shape {g.shape}; got {f.shape}")
+            raise InvalidBoardError(f"flags must have the grid's shape {g.shape}; got {f.shape}")
         f = f.astype(bool)
         on_revealed = f & (g != -1)
         if on_revealed.any():
             i, j = np.argwhere(on_revealed)[0]
-            raise ValueError(f"flags must be on covered cells; got a flag on revealed ({i}, {j})")
+            raise InvalidBoardError(f"flags must be on covered cells; got a flag on revealed ({i}, {j})")
     return g, total_mines, f
 
 
@@ -267,51 +267,136 @@ def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> l
 
 
 # ------------------------------------------------------------------ per component
-@dataclass
-class _Solved:
-    comp: _Component
-    w: np.ndarray  # (M+1,) layouts per component mine count, rescaled
-    tm: np.ndarray  # (M+1, n_boxes) layout-weighted mine cells per box
-    ts: np.ndarray  # (M+1, n_boxes) layout-weighted safe cells per box
+class _Enumerated:
+    """A small component solved by listing every feasible box-count vector."""
+
+    def __init__(self, comp: _Component, mines_left: int):
+        sizes = comp.sizes
+        grids = np.meshgrid(*[np.arange(s + 1) for s in sizes], indexing="ij")
+        counts = np.stack([g.ravel() for g in grids], axis=1)  # (N, n_boxes)
+        ok = np.all(counts @ comp.incidence.T.astype(np.int64) == comp.need[None, :], axis=1)
+        counts = counts[ok]
+        mines = counts.sum(axis=1)
+        keep = mines <= mines_left
+        self.counts, self.mines = counts[keep], mines[keep]
+        self.layouts = np.prod(_COMB[sizes[None, :], self.counts], axis=1)
+        self.sizes = sizes
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.mines, self.layouts
+
+    def tallies(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per box: sum over layouts of g[mines] * (mine cells, safe cells) in the box."""
+        v = self.layouts * g[self.mines]
+        return v @ self.counts, v @ (self.sizes[None, :] - self.counts)
 
 
-def _solve_component(comp: _Component, mines_left: int) -> _Solved:
-    sizes = comp.sizes
-    n_combos = float(np.prod(sizes + 1.0))
-    if n_combos <= _ENUMERATE_LIMIT:
-        counts, mines, w = _enumerate(comp)
-        tm = w[:, None] * counts
-        ts = w[:, None] * (sizes[None, :] - counts)
-    else:
-        mines, w, tm, ts = _frontier_dp(comp, mines_left)
-    keep = mines <= mines_left
-    if not keep.all():
-        mines, w, tm, ts = mines[keep], w[keep], tm[keep], ts[keep]
+class _FrontierDP:
+    """Dynamic program over the boxes of one component, visited in a narrow order.
+
+    The state after each box is the remaining need of every number still open (seen,
+    with boxes to come) plus the mines placed so far; states that agree are merged.
+    The forward pass keeps, per box, how each state was reached (parent state and the
+    box's mine count); the final states give the distribution over the component's
+    mine count. Box marginals come from a backward pass seeded with the weight of each
+    final mine count in the whole board (``g``), so no state carries per-box tallies.
+    Forward and backward values are rescaled per box, which leaves every box's
+    mine/safe ratio unchanged.
+    """
+
+    def __init__(self, comp: _Component, mines_left: int):
+        order = _box_order(comp.incidence)
+        inc = comp.incidence[:, order]
+        sizes = comp.sizes[order]
+        n_cons, n_boxes = inc.shape
+        first = np.argmax(inc, axis=1)
+        last = n_boxes - 1 - np.argmax(inc[:, ::-1], axis=1)
+        # Capacity each number still has after box k: cells in its boxes beyond k.
+        rest = (inc * sizes[None, :])[:, ::-1].cumsum(axis=1)[:, ::-1]
+        cap_after = np.concatenate([rest[:, 1:], np.zeros((n_cons, 1), dtype=np.int64)], axis=1)
+
+        open_cons: list[int] = []
+        need = np.zeros((1, 0), dtype=np.int64)
+        mines = np.zeros(1, dtype=np.int64)
+        alpha = np.ones(1)
+        self.steps = []  # per box: (alpha before, src, j, inv, n states after)
+        for k in range(n_boxes):
+            s = int(sizes[k])
+            new = np.flatnonzero(first == k)
+            if new.size:
+                open_cons.extend(int(x) for x in new)
+                fresh = np.broadcast_to(comp.need[new], (need.shape[0], new.size))
+                need = np.concatenate([need, fresh], axis=1)
+            touch = np.flatnonzero(inc[:, k])
+            cols = np.array([open_cons.index(int(x)) for x in touch], dtype=np.int64)
+            n_states = need.shape[0]
+            j = np.tile(np.arange(s + 1), n_states)
+            src = np.repeat(np.arange(n_states), s + 1)
+            sub = need[src[:, None], cols[None, :]] - j[:, None]
+            ok = np.all((sub >= 0) & (sub <= cap_after[touch, k][None, :]), axis=1)
+            ok &= mines[src] + j <= mines_left
+            src, j, sub = src[ok], j[ok], sub[ok]
+            if src.size == 0:
+                i0, j0 = comp.where[int(touch[0])]
+                raise InconsistentBoardError(
+                    f"no mine layout satisfies the numbers around ({i0}, {j0})"
+                    f" with at most {mines_left} mines left"
+                )
+            need = need[src]
+            need[:, cols] = sub
+            mines = mines[src] + j
+            closing = [t for t, x in enumerate(open_cons) if last[x] == k]
+            if closing:
+                keep_cols = [t for t, x in enumerate(open_cons) if last[x] != k]
+                open_cons = [open_cons[t] for t in keep_cols]
+                need = need[:, keep_cols]
+            first_idx, inv = _group(need, mines)
+            line_w = alpha[src] * _COMB[s, j]
+            self.steps.append((alpha, src, j, inv, first_idx.size))
+            need, mines = need[first_idx], mines[first_idx]
+            alpha = np.bincount(inv, weights=line_w, minlength=first_idx.size)
+            alpha /= alpha.max()
+        self.order, self.sizes = order, sizes
+        self.final_mines, self.final_alpha = mines, alpha
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.final_mines, self.final_alpha
+
+    def tallies(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n_boxes = self.sizes.size
+        qm = np.zeros(n_boxes)
+        qs = np.zeros(n_boxes)
+        beta = g[self.final_mines]
+        for k in range(n_boxes - 1, -1, -1):
+            alpha, src, j, inv, _ = self.steps[k]
+            s = int(self.sizes[k])
+            down = _COMB[s, j] * beta[inv]  # layouts of this box times the future
+            line = alpha[src] * down
+            qm[k] = line @ j
+            qs[k] = line @ (s - j)
+            beta = np.bincount(src, weights=down, minlength=alpha.size)
+            top = beta.max()
+            if top > 0:
+                beta /= top
+        inv_order = np.empty_like(self.order)
+        inv_order[self.order] = np.arange(n_boxes)
+        return qm[inv_order], qs[inv_order]
+
+
+def _solve_component(comp: _Component, mines_left: int):
+    n_combos = float(np.prod(comp.sizes + 1.0))
+    solved = (_Enumerated if n_combos <= _ENUMERATE_LIMIT else _FrontierDP)(comp, mines_left)
+    mines, w = solved.weights()
     if mines.size == 0:
         i, j = comp.where[0]
         raise InconsistentBoardError(
             f"no mine layout satisfies the numbers around ({i}, {j}) "
             f"with at most {mines_left} mines left"
         )
-    size = int(mines.max()) + 1
-    W = np.bincount(mines, weights=w, minlength=size)
-    TM = np.zeros((size, sizes.size))
-    TS = np.zeros((size, sizes.size))
-    np.add.at(TM, mines, tm)
-    np.add.at(TS, mines, ts)
-    scale = W.max()
-    return _Solved(comp, W / scale, TM / scale, TS / scale)
-
-
-def _enumerate(comp: _Component):
-    """All box-count vectors of a small component that satisfy its numbers."""
-    sizes = comp.sizes
-    grids = np.meshgrid(*[np.arange(s + 1) for s in sizes], indexing="ij")
-    counts = np.stack([g.ravel() for g in grids], axis=1)  # (N, n_boxes)
-    ok = np.all(counts @ comp.incidence.T.astype(np.int64) == comp.need[None, :], axis=1)
-    counts = counts[ok]
-    w = np.prod(_COMB[sizes[None, :], counts], axis=1)
-    return counts, counts.sum(axis=1), w
+    W = np.bincount(mines, weights=w)
+    solved.w = W / W.max()
+    solved.comp = comp
+    return solved
 
 
 def _box_order(inc: np.ndarray) -> np.ndarray:
@@ -322,7 +407,7 @@ def _box_order(inc: np.ndarray) -> np.ndarray:
     nbrs = [np.flatnonzero(adj[k]) for k in range(n)]
 
     def bfs(start):
-        order, seen, depth = [start], np.zeros(n, dtype=bool), {start: 0}
+        order, seen = [start], np.zeros(n, dtype=bool)
         seen[start] = True
         head = 0
         while head < len(order):
@@ -330,103 +415,24 @@ def _box_order(inc: np.ndarray) -> np.ndarray:
             head += 1
             for v in sorted(nbrs[u][~seen[nbrs[u]]], key=lambda x: deg[x]):
                 seen[v] = True
-                depth[v] = depth[u] + 1
                 order.append(int(v))
-        return order, depth
+        return order
 
     # Start from a pseudo-peripheral box: the last one reached from a low-degree box.
-    order, _ = bfs(int(np.argmin(deg)))
-    order, _ = bfs(order[-1])
-    return np.array(order, dtype=np.int64)
+    return np.array(bfs(bfs(int(np.argmin(deg)))[-1]), dtype=np.int64)
 
 
-def _frontier_dp(comp: _Component, mines_left: int):
-    """Dynamic program over the boxes of one component in a narrow order.
-
-    State after each box: the remaining need of every number that is open (seen but
-    with boxes still to come) plus the mines placed so far. States are merged when
-    they agree; each keeps its layout count and its per-box mine and safe tallies.
-    """
-    order = _box_order(comp.incidence)
-    inc = comp.incidence[:, order]
-    sizes = comp.sizes[order]
-    n_cons, n_boxes = inc.shape
-    first = np.argmax(inc, axis=1)
-    last = n_boxes - 1 - np.argmax(inc[:, ::-1], axis=1)
-    # Capacity each number still has after box k: cells in its boxes beyond k.
-    cap_after = (inc * sizes[None, :])[:, ::-1].cumsum(axis=1)[:, ::-1]
-    cap_after = np.concatenate([cap_after[:, 1:], np.zeros((n_cons, 1), dtype=np.int64)], axis=1)
-
-    open_cons: list[int] = []
-    need = np.zeros((1, 0), dtype=np.int64)
-    mines = np.zeros(1, dtype=np.int64)
-    w = np.ones(1)
-    tm = np.zeros((1, n_boxes))
-    ts = np.zeros((1, n_boxes))
-    for k in range(n_boxes):
-        s = int(sizes[k])
-        new = [x for x in np.flatnonzero(first == k)]
-        if new:
-            open_cons.extend(int(x) for x in new)
-            need = np.concatenate([need, np.broadcast_to(comp.need[new], (need.shape[0], len(new)))], axis=1)
-        touch = np.flatnonzero(inc[:, k])
-        cols = np.array([open_cons.index(int(x)) for x in touch], dtype=np.int64)
-        J = s + 1
-        L = need.shape[0]
-        j = np.tile(np.arange(J), L)
-        src = np.repeat(np.arange(L), J)
-        sub = need[src][:, cols] - j[:, None]
-        ok = np.all((sub >= 0) & (sub <= cap_after[touch, k][None, :]), axis=1)
-        ok &= mines[src] + j <= mines_left
-        src, j, sub = src[ok], j[ok], sub[ok]
-        if src.size == 0:
-            i0, j0 = comp.where[int(touch[0])]
-            raise InconsistentBoardError(
-                f"no mine layout satisfies the numbers around ({i0}, {j0})"
-            )
-        need = need[src]
-        need[:, cols] = sub
-        c = _COMB[s, j]
-        mines = mines[src] + j
-        w = w[src] * c
-        tm = tm[src] * c[:, None]
-        ts = ts[src] * c[:, None]
-        tm[:, k] = w * j
-        ts[:, k] = w * (s - j)
-        closing = [x for x in open_cons if last[x] == k]
-        if closing:
-            keep_cols = [t for t, x in enumerate(open_cons) if last[x] != k]
-            open_cons = [open_cons[t] for t in keep_cols]
-            need = need[:, keep_cols]
-        need, mines, w, tm, ts = _merge(need, mines, w, tm, ts)
-    # Undo the box order for the tallies.
-    inv = np.empty_like(order)
-    inv[order] = np.arange(n_boxes)
-    return mines, w, tm[:, inv], ts[:, inv]
-
-
-def _merge(need, mines, w, tm, ts):
-    """Sum states that agree on every open need and on the mine count."""
-    if need.shape[0] <= 1:
-        return need, mines, w, tm, ts
-    if need.shape[1] <= 16:
+def _group(need: np.ndarray, mines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of distinct (open needs, mines) rows and each row's group."""
+    if need.shape[1] <= 16:  # needs are 0..8: pack a row into one integer
         key = mines.copy()
         for t in range(need.shape[1]):
             key = key * 9 + need[:, t]
-        uniq, first_idx, inv = np.unique(key, return_index=True, return_inverse=True)
+        _, first_idx, inv = np.unique(key, return_index=True, return_inverse=True)
     else:
         rows = np.concatenate([need, mines[:, None]], axis=1)
-        uniq, first_idx, inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-        inv = inv.ravel()
-    if uniq.shape[0] == need.shape[0]:
-        return need, mines, w, tm, ts
-    n = uniq.shape[0]
-    order = np.argsort(inv, kind="stable")
-    starts = np.searchsorted(inv[order], np.arange(n))
-    w2 = np.bincount(inv, weights=w, minlength=n)
-    tm2 = np.add.reduceat(tm[order], starts, axis=0)
-    ts2 = np.add.reduceat(ts[order], starts, axis=0)
-    return need[first_idx], mines[first_idx], w2, tm2, ts2
+        _, first_idx, inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    return first_idx, inv.ravel()
 
 
 # ------------------------------------------------------------------- combination
@@ -438,7 +444,7 @@ def _convolve_all(ws: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _combine(solved: list[_Solved], n_interior: int, mines_left: int, prob: np.ndarray) -> float:
+def _combine(solved: list, n_interior: int, mines_left: int, prob: np.ndarray) -> float:
     """Fill ``prob`` for every frontier cell; return the interior probability."""
     total = sum(s.w.size - 1 for s in solved)
     t = np.arange(total + 1)
@@ -463,31 +469,32 @@ def _combine(solved: list[_Solved], n_interior: int, mines_left: int, prob: np.n
     for s in reversed(solved):
         suffix.append(_convolve_all([suffix[-1], s.w]))
     suffix.reverse()
-    conv_all = prefix[n]
-    z = conv_all * B
+    z = prefix[n] * B
     if not np.any(z > 0):
         raise InconsistentBoardError(
             f"no layout of the frontier leaves a number of interior mines between 0 and "
             f"{n_interior} out of the {mines_left} mines left"
         )
+    flat = prob.ravel()
     for c, s in enumerate(solved):
         rest = _convolve_all([prefix[c], suffix[c + 1]])
         g = np.correlate(B, rest, mode="valid")  # g[m] = sum_k rest[k] * B[m + k]
-        qm = g @ s.tm
-        qs = g @ s.ts
-        p = np.where(qs == 0, 1.0, np.where(qm == 0, 0.0, qm / np.where(qm + qs > 0, qm + qs, 1)))
+        qm, qs = s.tallies(g)
         for b, cells in enumerate(s.comp.cells):
-            prob.ravel()[cells] = p[b]
+            flat[cells] = _ratio(qm[b], qs[b])
     if n_interior == 0:
         return 0.0
-    em = float(np.sum(z * k))
-    es = float(np.sum(z * (n_interior - k)))
-    if es == 0.0:
+    return _ratio(float(np.sum(z * k)), float(np.sum(z * (n_interior - k))))
+
+
+def _ratio(qm: float, qs: float) -> float:
+    """qm / (qm + qs), exactly 0 or 1 when one side has no layout at all."""
+    if qs == 0.0:
         return 1.0
-    if em == 0.0:
+    if qm == 0.0:
         return 0.0
-    return em / (em + es)
+    return qm / (qm + qs)
 
 
-def _min_mines(solved: list[_Solved]) -> int:
+def _min_mines(solved: list) -> int:
     return sum(int(np.flatnonzero(s.w > 0)[0]) for s in solved)

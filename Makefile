@@ -1,0 +1,43 @@
+# Set-up, tests, lint, benchmarks and the reference evaluation.
+#
+#   make setup                 create .venv and install nnsweeper with its dev tools
+#   make test                  run the test suite (JOBS parallel workers)
+#   make lint                  ruff
+#   make bench                 every benchmarks/bench_*.py
+#   make eval                  win rates of single_point and csp on 10x10 boards
+#
+# torch is pinned and installed in the same pip call as nnsweeper, so that pip never
+# swaps in a different build. The default is whatever build pip finds for
+# TORCH_VERSION (the CPU wheel where pip is configured with one). For a CUDA build:
+#   make setup TORCH_INDEX=https://download.pytorch.org/whl/cu124
+# or pass any other pip options:
+#   make setup PIP_EXTRA="--index-url https://download.pytorch.org/whl/cu124 --extra-index-url https://pypi.org/simple"
+
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX ?=
+PIP_EXTRA ?=
+JOBS ?= 2
+
+PY := $(VENV)/bin/python
+PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
+
+.PHONY: setup test lint bench eval
+
+setup:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev]" $(PIP_INDEX) $(PIP_EXTRA)
+
+test:
+	$(PY) -m pytest -q -n $(JOBS)
+
+lint:
+	$(VENV)/bin/ruff check .
+
+bench:
+	for script in benchmarks/bench_*.py; do $(PY) "$$script" || exit 1; done
+
+eval:
+	$(VENV)/bin/nnsweeper eval --solvers single_point,csp --rows 10 --cols 10 \
+		--mines 5,10,15,20,25,30 --trials 1000 --jobs $(JOBS) --out eval/results/sweep_10x10

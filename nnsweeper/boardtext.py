@@ -1,0 +1,192 @@
+"""Boards typed as text, and mine probabilities printed as a grid.
+
+The text format has one board row per line: ``.`` a covered cell, ``F`` (or ``f``)
+a flag, a digit ``0``-``8`` a revealed number. Spaces between cells are allowed, so
+``1.F`` and ``1 . F`` are the same row. Blank lines before and after the board and
+whitespace around each line are ignored::
+
+    1 1 .
+    . F .
+    . . .
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nnsweeper.errors import BoardParseError
+
+__all__ = ["format_board", "format_probabilities", "parse_board"]
+
+_COVERED = "."
+_FLAGS = "Ff"
+
+
+def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Read a board from text.
+
+    Parameters
+    ----------
+    text : str
+        The board, one row per line (see the module docstring).
+
+    Returns
+    -------
+    grid : ndarray of int8, shape (rows, cols)
+        -1 covered (flagged or not), 0..8 revealed.
+    flags : ndarray of bool, shape (rows, cols)
+        True at flags.
+
+    Raises
+    ------
+    BoardParseError
+        An unknown character, a blank line inside the board, rows of unequal length,
+        or no board at all; the message names the line and column (both from 1, as
+        in the text) and the character.
+    """
+    if not isinstance(text, str):
+        raise BoardParseError(f"board text must be a string; got {type(text).__name__}")
+    lines = text.splitlines()
+    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+    if not numbered:
+        raise BoardParseError("the board is empty: expected rows of '.', 'F' and digits 0-8")
+    first, last = numbered[0][0], numbered[-1][0]
+
+    rows: list[list[int]] = []
+    flag_rows: list[list[bool]] = []
+    width = None
+    width_line = None
+    for n in range(first, last + 1):
+        line = lines[n - 1]
+        if not line.strip():
+            raise BoardParseError(f"line {n}: blank line inside the board")
+        cells: list[int] = []
+        flags: list[bool] = []
+        for col, ch in enumerate(line, start=1):
+            if ch.isspace():
+                continue
+            if ch == _COVERED:
+                cells.append(-1)
+                flags.append(False)
+            elif ch in _FLAGS:
+                cells.append(-1)
+                flags.append(True)
+            elif ch in "012345678":
+                cells.append(int(ch))
+                flags.append(False)
+            else:
+                raise BoardParseError(
+                    f"line {n}, column {col}: unexpected character {ch!r}; "
+                    "expected '.' (covered), 'F' (flag) or a digit 0-8"
+                )
+        if width is None:
+            width, width_line = len(cells), n
+        elif len(cells) != width:
+            raise BoardParseError(
+                f"line {n}: row has {len(cells)} cells but line {width_line} has {width}; "
+                "all rows must have the same length"
+            )
+        rows.append(cells)
+        flag_rows.append(flags)
+    return np.array(rows, dtype=np.int8), np.array(flag_rows, dtype=bool)
+
+
+def format_board(grid, flags=None) -> str:
+    """Write a board in the text format of :func:`parse_board` (cells separated by spaces).
+
+    Parameters
+    ----------
+    grid : array_like of int, shape (rows, cols)
+        -1 covered, 0..8 revealed.
+    flags : array_like of bool, shape (rows, cols), optional
+        Flags, shown as ``F`` on covered cells.
+    """
+    g, f = _check_grid(grid, flags)
+    out = []
+    for i in range(g.shape[0]):
+        out.append(" ".join(
+            "F" if f[i, j] else (_COVERED if g[i, j] < 0 else str(int(g[i, j])))
+            for j in range(g.shape[1])
+        ))
+    return "\n".join(out)
+
+
+def _percent(p: float) -> str:
+    """A probability as a percentage that never rounds a possibility into a certainty."""
+    if p <= 0.0:
+        return "0.0"
+    if p >= 1.0:
+        return "100.0"
+    if p < 0.0005:
+        return "<0.1"
+    if p > 0.9995:
+        return ">99.9"
+    return f"{100 * p:.1f}"
+
+
+def format_probabilities(grid, flags, probs, *, interior_probability=None) -> str:
+    """A grid of mine probabilities in percent, one board row per line.
+
+    Covered cells show their probability (``12.5``; ``0.0`` and ``100.0`` only when
+    certain, ``<0.1`` and ``>99.9`` for near-certainties), revealed cells their number
+    and flags ``F``. Rows and columns are numbered from 0, as ``(row, col)`` elsewhere.
+
+    Parameters
+    ----------
+    grid : array_like of int, shape (rows, cols)
+        -1 covered, 0..8 revealed.
+    flags : array_like of bool, shape (rows, cols), or None
+        Flags.
+    probs : array_like of float, shape (rows, cols)
+        P(mine) per cell, e.g. from :func:`nnsweeper.mine_probabilities`.
+    interior_probability : float, optional
+        P(mine) of every covered cell away from the numbers; added to the footer.
+
+    Returns
+    -------
+    str
+        The grid followed by a footer: how many covered cells are certain mines,
+        certainly safe, and the interior probability when given.
+    """
+    g, f = _check_grid(grid, flags)
+    p = np.asarray(probs, dtype=float)
+    if p.shape != g.shape:
+        raise ValueError(f"probs must have the grid's shape {g.shape}; got {p.shape}")
+    rows, cols = g.shape
+    cells = [
+        [
+            "F" if f[i, j] else (str(int(g[i, j])) if g[i, j] >= 0 else _percent(p[i, j]))
+            for j in range(cols)
+        ]
+        for i in range(rows)
+    ]
+    width = max(len(str(cols - 1)), *(len(c) for row in cells for c in row))
+    label = len(str(rows - 1))
+    lines = [" " * label + "  " + "  ".join(str(j).rjust(width) for j in range(cols))]
+    for i, row in enumerate(cells):
+        lines.append(str(i).rjust(label) + "  " + "  ".join(c.rjust(width) for c in row))
+
+    unknown = (g < 0) & ~f
+    mines = int(np.sum(unknown & (p >= 1.0)))
+    safe = int(np.sum(unknown & (p <= 0.0)))
+    footer = [f"P(mine) in percent; {int(unknown.sum())} covered unflagged cells: "
+              f"{safe} certainly safe, {mines} certainly mines"]
+    if interior_probability is not None and not math.isnan(interior_probability):
+        footer.append(
+            f"cells away from the numbers (interior): {_percent(interior_probability)}% each"
+        )
+    return "\n".join(lines + [""] + footer)
+
+
+def _check_grid(grid, flags) -> tuple[np.ndarray, np.ndarray]:
+    g = np.asarray(grid)
+    if g.ndim != 2 or g.size == 0:
+        raise ValueError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
+    if flags is None:
+        return g, np.zeros(g.shape, dtype=bool)
+    f = np.asarray(flags, dtype=bool)
+    if f.shape != g.shape:
+        raise ValueError(f"flags must have the grid's shape {g.shape}; got {f.shape}")
+    return g, f

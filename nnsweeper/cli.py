@@ -1,0 +1,295 @@
+"""The ``nnsweeper`` command line.
+
+``nnsweeper eval`` plays solvers on fixed game seeds and writes a table (CSV and
+JSON) and a win-rate plot; ``nnsweeper analyze`` prints the exact mine probability
+of every cell of a board typed as text. Bad input ends with one line on stderr,
+``nnsweeper: error: <message>``, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+PROG = "nnsweeper"
+_DEFAULT_MINES = (5, 10, 15, 20, 25, 30)
+_DEFAULT_SIZE = 10
+_PRESET_CHOICES = ("classic", "beginner", "intermediate", "expert")
+_OUT_SUFFIXES = (".csv", ".json", ".png")
+
+
+class _UsageError(Exception):
+    """A command-line mistake found by argparse."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the usage and exits; the command instead reports one line and
+    # returns 2 from main(), like every other input error.
+    def error(self, message):
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# ------------------------------------------------------------ argument types
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers such as 5,10,15; got {text!r}"
+        ) from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected at least one integer; got {text!r}")
+    return values
+
+
+def _name_list(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names; got {text!r}")
+    return names
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-zero integer (1: no parallelism, -1: all cores); got {text!r}"
+        )
+    return value
+
+
+def _start(text: str):
+    if text in ("center", "corner"):
+        return text
+    try:
+        i, j = (int(t) for t in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'center', 'corner' or ROW,COL such as 0,4; got {text!r}"
+        ) from None
+    return (i, j)
+
+
+# -------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``nnsweeper`` command."""
+    from nnsweeper import __version__
+    from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
+
+    parser = _Parser(
+        prog=PROG,
+        description="Minesweeper solvers, an exact mine-probability engine and their "
+        "evaluation across mine densities.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    ev = sub.add_parser(
+        "eval",
+        help="play solvers on fixed game seeds; write a table and a win-rate plot",
+        description="Play each solver on the same games (seeds drawn from --base-seed, as "
+        "in the seed notebook's eval_solver_over_mines) for every mine count or preset "
+        "board, print the results and write OUT.csv, OUT.json and OUT.png.",
+        epilog="example: nnsweeper eval --solvers single_point,csp --mines 5,10,15,20 "
+        "--trials 1000 --jobs 2 --out eval/results/sp_vs_csp",
+    )
+    ev.add_argument(
+        "--solvers", type=_name_list, default=["single_point", "csp"], metavar="NAMES",
+        help="comma-separated solver names (default: single_point,csp)",
+    )
+    ev.add_argument(
+        "--rows", type=_positive_int, default=None,
+        help=f"board rows (default: {_DEFAULT_SIZE}); not with --preset",
+    )
+    ev.add_argument(
+        "--cols", type=_positive_int, default=None,
+        help=f"board columns (default: {_DEFAULT_SIZE}); not with --preset",
+    )
+    ev.add_argument(
+        "--mines", type=_int_list, default=None, metavar="LIST",
+        help="comma-separated mine counts (default: "
+        f"{','.join(map(str, _DEFAULT_MINES))}); not with --preset",
+    )
+    ev.add_argument(
+        "--preset", choices=_PRESET_CHOICES, default=None,
+        help="evaluate a classic board instead of --rows/--cols/--mines: "
+        + ", ".join(f"{n} {r}x{c}/{m}" for n, (r, c, m) in PRESETS.items())
+        + "; classic = all three",
+    )
+    ev.add_argument(
+        "--trials", type=_positive_int, default=200,
+        help="games per solver and mine count (default: 200)",
+    )
+    ev.add_argument(
+        "--base-seed", type=int, default=0,
+        help="seed of the game seeds; the same value plays the same games (default: 0)",
+    )
+    ev.add_argument(
+        "--first-click", choices=FIRST_CLICK_RULES, default="safe",
+        help="first-click rule: safe (never a mine), zero (opens an area), none "
+        "(default: safe)",
+    )
+    ev.add_argument(
+        "--start", type=_start, default="center", metavar="WHERE",
+        help="where solvers click first: center, corner or ROW,COL (default: center)",
+    )
+    ev.add_argument(
+        "--jobs", type=_jobs, default=1,
+        help="worker processes, -1 for all cores; results do not depend on it (default: 1)",
+    )
+    ev.add_argument(
+        "--out", required=True, metavar="PREFIX",
+        help="output path prefix: eval/results/NAME writes eval/results/NAME.csv, .json "
+        "and .png (folders are created)",
+    )
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.set_defaults(handler=_cmd_eval)
+
+    an = sub.add_parser(
+        "analyze",
+        help="print the exact mine probability of every cell of a board",
+        description="Read a board typed as text and print P(mine) for every covered cell. "
+        "One board row per line: '.' covered, 'F' flag, digits 0-8 revealed numbers; "
+        "spaces between cells are allowed.",
+        epilog="example: printf '1 . .\\n. . .\\n. . .\\n' | nnsweeper analyze - --mines 2",
+    )
+    an.add_argument("file", metavar="FILE", help="board text file, or - to read stdin")
+    an.add_argument(
+        "--mines", type=int, required=True,
+        help="total mines on the board, flagged ones included",
+    )
+    an.set_defaults(handler=_cmd_analyze)
+    return parser
+
+
+# ------------------------------------------------------------------ commands
+def _out_prefix(text: str) -> Path:
+    if not text.strip() or text.endswith(("/", "\\")) or Path(text).is_dir():
+        raise ValueError(
+            f"--out must be a path prefix such as eval/results/NAME, not a folder; got {text!r}"
+        )
+    out = Path(text)
+    if out.suffix.lower() in _OUT_SUFFIXES:
+        out = out.with_suffix("")
+    return out
+
+
+def _cmd_eval(args, argv) -> int:
+    from nnsweeper.evaluation import evaluate
+    from nnsweeper.solvers import get_solver
+
+    out = _out_prefix(args.out)
+    solvers = {name: get_solver(name, start=args.start) for name in args.solvers}
+    common = dict(
+        trials=args.trials, base_seed=args.base_seed, first_click=args.first_click,
+        n_jobs=args.jobs, progress=not args.quiet,
+    )
+    if args.preset is not None:
+        given = [f for f, v in (("--rows", args.rows), ("--cols", args.cols),
+                                ("--mines", args.mines)) if v is not None]
+        if given:
+            raise ValueError(f"--preset sets the board; do not combine it with {', '.join(given)}")
+        from nnsweeper.game import PRESETS
+
+        boards = list(PRESETS) if args.preset == "classic" else [args.preset]
+        table = evaluate(solvers, boards=boards, **common)
+        x, where = "board", ", ".join(boards)
+    else:
+        rows = args.rows or _DEFAULT_SIZE
+        cols = args.cols or _DEFAULT_SIZE
+        mines = args.mines or list(_DEFAULT_MINES)
+        table = evaluate(solvers, mines, rows=rows, cols=cols, **common)
+        x, where = "mines", f"{rows}x{cols}"
+    table.metadata["command"] = shlex.join([PROG, *argv])
+
+    paths = [out.with_name(out.name + s) for s in _OUT_SUFFIXES]
+    table.to_csv(paths[0])
+    table.to_json(paths[1])
+    _save_plot(table, paths[2], x=x,
+               title=f"{where}, {args.first_click} first click, {args.trials} games per point")
+    print(table)
+    if not args.quiet:
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _save_plot(table, path: Path, *, x: str, title: str) -> None:
+    # A bare Figure on the Agg canvas: no pyplot, no global backend, no display needed.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from nnsweeper.plots import plot_win_rate, save_figure
+
+    fig = Figure(figsize=(6.4, 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    plot_win_rate(table, ax, x=x)
+    ax.set_title(title, fontsize=10)
+    save_figure(fig, path)
+
+
+def _cmd_analyze(args, argv) -> int:
+    from nnsweeper.boardtext import format_probabilities, parse_board
+    from nnsweeper.probability import analyze
+
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"cannot read board file {args.file!r}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"board file {args.file!r} is not UTF-8 text") from None
+    grid, flags = parse_board(text)
+    result = analyze(grid, args.mines, flags)
+    print(format_probabilities(
+        grid, flags, result.probabilities, interior_probability=result.interior_probability
+    ))
+    return 0
+
+
+# ---------------------------------------------------------------------- main
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def main(argv=None) -> int:
+    """Run the command with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help and --version
+            return e.code if isinstance(e.code, int) else 0
+        return args.handler(args, argv)
+    except _UsageError as e:
+        return _fail(str(e))
+    except (ValueError, OSError) as e:  # every NnsweeperError is a ValueError
+        return _fail(str(e) or type(e).__name__)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

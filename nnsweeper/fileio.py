@@ -1,0 +1,68 @@
+"""Atomic file writes: write to a temporary name in the target folder, then rename.
+
+A reader never sees a half-written file, and an interrupted write leaves the old
+file (if any) in place. ``os.replace`` is atomic when source and target are on the
+same file system, hence the temporary file in the target's own folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["atomic_path", "write_text_atomic"]
+
+
+def _default_mode() -> int:
+    # mkstemp creates files readable by the owner only; finished files should get the
+    # usual permissions (0o666 less the umask), as open() would give them.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _default_mode()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; move it onto ``path`` on success.
+
+    The temporary name keeps ``path``'s suffix, so writers that infer the format
+    from the extension (``numpy.savez``, ``Figure.savefig``) behave as for ``path``.
+    Parent folders are created. On an exception the temporary file is removed and
+    ``path`` is left untouched.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+
+    Yields
+    ------
+    pathlib.Path
+        Where to write the content.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.chmod(tmp_path, _FILE_MODE)
+        os.replace(tmp_path, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp_path.unlink()
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns ``path`` as a Path."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)

@@ -1,0 +1,52 @@
+"""Solvers and their registry: ``get_solver(name, **options) -> solver_fn``."""
+
+from __future__ import annotations
+
+from nnsweeper.solvers.base import (
+    MOVE_KINDS,
+    GameRecord,
+    Move,
+    Solver,
+    first_click_cell,
+    local_rules,
+)
+from nnsweeper.solvers.csp import TIE_BREAKS, CSPSolver
+from nnsweeper.solvers.single_point import SinglePointSolver
+
+__all__ = [
+    "MOVE_KINDS",
+    "SOLVERS",
+    "TIE_BREAKS",
+    "CSPSolver",
+    "GameRecord",
+    "Move",
+    "SinglePointSolver",
+    "Solver",
+    "first_click_cell",
+    "get_solver",
+    "local_rules",
+]
+
+#: Registered solver names and their classes.
+SOLVERS: dict[str, type[Solver]] = {
+    "single_point": SinglePointSolver,
+    "csp": CSPSolver,
+}
+
+
+def get_solver(name: str, **options) -> Solver:
+    """A solver by name: ``solver(env, rng) -> bool`` and ``solver.play(env, rng) -> GameRecord``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SOLVERS`.
+    **options
+        Passed to the solver's class, e.g. ``start="corner"`` or ``tie_break="random"``.
+    """
+    if name not in SOLVERS:
+        raise ValueError(f"unknown solver {name!r}; choose one of {', '.join(SOLVERS)}")
+    try:
+        return SOLVERS[name](**options)
+    except TypeError as exc:
+        raise ValueError(f"bad options for solver {name!r}: {exc}") from None

@@ -1,0 +1,204 @@
+"""What every solver shares: the game record, the first click, the local rules.
+
+A solver is a picklable callable ``solver(env, rng) -> bool`` (the seed notebook's
+form) that resets the environment, plays one game and reports whether it won;
+:meth:`Solver.play` returns the full :class:`GameRecord`. Solvers read only what a
+player sees: ``env.mask`` and, on revealed cells, ``env._counts``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnsweeper.grid import covered_grid, dilate, neighbour_sum
+
+__all__ = ["Move", "GameRecord", "Solver", "local_rules", "first_click_cell", "MOVE_KINDS"]
+
+#: Why a cell was revealed: the first click, a local single-point rule, a certainty
+#: from the exact engine, or a guess.
+MOVE_KINDS = ("first", "local", "engine", "guess")
+
+
+@dataclass(frozen=True)
+class Move:
+    """One revealed cell: where, why, and its mine probability when chosen."""
+
+    cell: tuple[int, int]
+    kind: str
+    probability: float
+
+
+@dataclass
+class GameRecord:
+    """Everything a solver did in one game.
+
+    Attributes
+    ----------
+    won : bool
+    moves : list of Move
+        Cells the solver revealed, in order (cells opened by flood fill are not moves).
+    flags : int
+        Flags placed.
+    cleared : float
+        Share of the safe cells revealed when the game ended.
+    seconds : float
+        Wall time of the game.
+    """
+
+    won: bool = False
+    moves: list[Move] = field(default_factory=list)
+    flags: int = 0
+    cleared: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def guesses(self) -> int:
+        """Moves that were guesses (the first click is not one)."""
+        return sum(m.kind == "guess" for m in self.moves)
+
+    @property
+    def guess_probabilities(self) -> list[float]:
+        """The mine probability of every guess, in order."""
+        return [m.probability for m in self.moves if m.kind == "guess"]
+
+    def count(self, kind: str) -> int:
+        """Number of moves of one kind (see :data:`MOVE_KINDS`)."""
+        return sum(m.kind == kind for m in self.moves)
+
+    def to_dict(self) -> dict:
+        return {
+            "won": self.won,
+            "moves": [[m.cell[0], m.cell[1], m.kind, m.probability] for m in self.moves],
+            "flags": self.flags,
+            "guesses": self.guesses,
+            "cleared": self.cleared,
+            "seconds": self.seconds,
+        }
+
+
+def first_click_cell(start, rows: int, cols: int) -> tuple[int, int]:
+    """Where the first click goes: ``"center"`` (the seed's choice), ``"corner"`` or ``(row, col)``."""
+    if isinstance(start, str):
+        if start == "center":
+            return rows // 2, cols // 2
+        if start == "corner":
+            return 0, 0
+        raise ValueError(f"start must be 'center', 'corner' or (row, col); got {start!r}")
+    try:
+        i, j = start
+    except (TypeError, ValueError):
+        raise ValueError(f"start must be 'center', 'corner' or (row, col); got {start!r}") from None
+    for name, v, hi in (("row", i, rows), ("col", j, cols)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < hi:
+            raise ValueError(
+                f"start {name} must be an integer in [0, {hi}) for a {rows}x{cols} board; got {v!r}"
+            )
+    return int(i), int(j)
+
+
+def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The single-point rules over the whole board at once.
+
+    A number whose flagged neighbours already account for it makes its other covered
+    neighbours safe; a number whose remaining mines equal its covered unflagged
+    neighbours makes them all mines.
+
+    Returns
+    -------
+    safe, mines : ndarray of bool, shape (rows, cols)
+    """
+    covered = grid < 0
+    unknown = covered & ~flags
+    unk_nb = neighbour_sum(unknown)
+    need = grid - neighbour_sum(flags)
+    live = ~covered & (unk_nb > 0)
+    safe = dilate(live & (need == 0)) & unknown
+    mines = dilate(live & (need == unk_nb)) & unknown
+    return safe, mines
+
+
+class Solver:
+    """Base class: plays one game on a seed-compatible environment.
+
+    Parameters
+    ----------
+    start : {"center", "corner"} or (row, col), default="center"
+        Where the first click goes.
+    """
+
+    name = "solver"
+
+    def __init__(self, *, start="center"):
+        if isinstance(start, str):
+            first_click_cell(start, 1, 1)  # validate the word now
+        self.start = start
+        self.last_record: GameRecord | None = None
+
+    def __call__(self, env, rng) -> bool:
+        return self.play(env, rng).won
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"{type(self).__name__}({opts})"
+
+    def options(self) -> dict:
+        return {"start": self.start}
+
+    def play(self, env, rng) -> GameRecord:
+        """Reset ``env``, play one game with randomness from ``rng``, return its record."""
+        t0 = time.perf_counter()
+        env.reset()
+        rec = GameRecord()
+        self._game = _Turns(env, rec)
+        i, j = first_click_cell(self.start, env.r, env.c)
+        self._game.reveal(i, j, "first", float(env.mines) / (env.r * env.c))
+        flags = np.zeros((env.r, env.c), dtype=bool)
+        while not self._game.done:
+            if not self.turn(self._game, flags, rng):
+                break
+        rec.won = self._game.won
+        rec.flags = int(flags.sum())
+        revealed_safe = int(np.sum(env.mask == 0)) - int(self._game.lost)
+        rec.cleared = revealed_safe / (env.r * env.c - env.mines)
+        rec.seconds = time.perf_counter() - t0
+        self._game = None
+        self.last_record = rec
+        return rec
+
+    def turn(self, game: _Turns, flags: np.ndarray, rng) -> bool:
+        """Make at least one move (or flag); return False when nothing can be done."""
+        raise NotImplementedError
+
+
+class _Turns:
+    """The solver's side of one game: the visible grid and the moves made so far."""
+
+    def __init__(self, env, record: GameRecord):
+        self.env = env
+        self.record = record
+        self.done = False
+        self.won = False
+        self.lost = False
+        self.grid = covered_grid(env.mask, env._counts)
+
+    def reveal(self, i: int, j: int, kind: str, probability: float) -> bool:
+        """Reveal one covered cell; returns True when the game ended."""
+        env = self.env
+        _, _, done, info = env.step(env._flat(i, j))
+        self.record.moves.append(Move((int(i), int(j)), kind, float(probability)))
+        self.grid = covered_grid(env.mask, env._counts)
+        if done:
+            self.done = True
+            self.won = info.get("result") == "win"
+            self.lost = not self.won
+        return self.done
+
+    def reveal_all(self, cells: np.ndarray, kind: str) -> None:
+        """Reveal every still-covered cell of a boolean mask of certainly-safe cells."""
+        for i, j in np.argwhere(cells):
+            if self.env.mask[i, j] == 1 and self.reveal(i, j, kind, 0.0):
+                return

@@ -1,0 +1,91 @@
+"""Boards typed as text, and probabilities printed as a grid."""
+
+import numpy as np
+import pytest
+
+from nnsweeper import BoardParseError, analyze
+from nnsweeper.boardtext import format_board, format_probabilities, parse_board
+
+
+def cells(text):
+    """The grid part of format_probabilities output, as lists of strings (labels dropped)."""
+    lines = text.split("\n\n")[0].splitlines()
+    return [line.split()[1:] for line in lines[1:]]
+
+
+def test_parse_cells_flags_and_whitespace():
+    grid, flags = parse_board("\n\n   1 F .\n\t. f 0  \n\n")
+    np.testing.assert_array_equal(grid, [[1, -1, -1], [-1, -1, 0]])
+    np.testing.assert_array_equal(flags, [[False, True, False], [False, True, False]])
+    assert grid.dtype == np.int8 and flags.dtype == bool
+
+
+def test_spaces_between_cells_are_optional():
+    a = parse_board("1.F\n.8.")
+    b = parse_board("1 . F\n.  8 .")
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_format_board_round_trips():
+    grid = np.array([[0, 1, -1], [2, -1, -1]], dtype=np.int8)
+    flags = np.array([[False, False, True], [False, False, False]])
+    text = format_board(grid, flags)
+    assert text == "0 1 F\n2 . ."
+    back_grid, back_flags = parse_board(text)
+    np.testing.assert_array_equal(back_grid, grid)
+    np.testing.assert_array_equal(back_flags, flags)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1 . .\n. . x\n", r"line 2, column 5: unexpected character 'x'"),
+        ("\n..9\n", r"line 2, column 3: unexpected character '9'"),
+        ("1 . .\n. .\n. . .", r"line 2: row has 2 cells but line 1 has 3"),
+        ("1 . .\n\n. . .", r"line 2: blank line inside the board"),
+        ("", r"the board is empty"),
+        (" \n\t\n", r"the board is empty"),
+    ],
+)
+def test_parse_errors_name_line_column_and_character(text, message):
+    with pytest.raises(BoardParseError, match=message):
+        parse_board(text)
+
+
+def test_probabilities_grid_with_interior_footer():
+    # A 1 in the corner of a 3x3 board with 2 mines: one mine among its three covered
+    # neighbours, the other among the five cells away from it. 3 * 5 layouts, all
+    # equally likely: 1/3 next to the 1, 1/5 elsewhere.
+    grid, flags = parse_board("1..\n...\n...")
+    a = analyze(grid, 2, flags)
+    text = format_probabilities(grid, flags, a.probabilities,
+                                interior_probability=a.interior_probability)
+    assert cells(text) == [["1", "33.3", "20.0"], ["33.3", "33.3", "20.0"],
+                           ["20.0", "20.0", "20.0"]]
+    assert text.splitlines()[0].split() == ["0", "1", "2"]
+    assert "8 covered unflagged cells: 0 certainly safe, 0 certainly mines" in text
+    assert "(interior): 20.0% each" in text
+
+
+def test_probabilities_grid_with_a_flag():
+    # The flag satisfies the 1, so its other neighbours are safe; the second mine is
+    # in the right-hand column, one of two cells.
+    grid, flags = parse_board("1 F .\n. . .")
+    probs = analyze(grid, 2, flags).probabilities
+    text = format_probabilities(grid, flags, probs)
+    assert cells(text) == [["1", "F", "50.0"], ["0.0", "0.0", "50.0"]]
+    assert "4 covered unflagged cells: 2 certainly safe, 0 certainly mines" in text
+    assert "interior" not in text
+
+
+def test_near_certainties_are_not_rounded_to_certainties():
+    grid = np.full((1, 4), -1)
+    text = format_probabilities(grid, None, np.array([[0.0, 1e-5, 1 - 1e-5, 1.0]]))
+    assert cells(text) == [["0.0", "<0.1", ">99.9", "100.0"]]
+    assert "1 certainly safe, 1 certainly mines" in text
+
+
+def test_format_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"probs must have the grid's shape \(2, 2\)"):
+        format_probabilities(np.zeros((2, 2)), None, np.zeros((3, 3)))

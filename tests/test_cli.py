@@ -1,0 +1,140 @@
+"""The nnsweeper command, run in-process."""
+
+import io
+import json
+
+import pytest
+
+from nnsweeper.cli import main
+from nnsweeper.evaluation import EvalTable
+
+
+def one_error_line(capsys, code, *fragments):
+    """Assert exit code 2 and exactly one 'nnsweeper: error:' line holding the fragments."""
+    assert code == 2
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("nnsweeper: error: ")
+    for f in fragments:
+        assert f in lines[0]
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_eval_writes_table_json_and_plot(tmp_path, capsys):
+    prefix = tmp_path / "results" / "run"
+    code = main(["eval", "--solvers", "single_point,csp", "--rows", "5", "--cols", "6",
+                 "--mines", "2,5", "--trials", "6", "--jobs", "1", "--base-seed", "4",
+                 "--start", "corner", "--out", str(prefix), "--quiet"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    assert err == ""  # --quiet: no progress bar
+    assert out.splitlines()[0].split()[:3] == ["solver", "board", "mines"]
+    assert len(out.splitlines()) == 1 + 4
+
+    files = sorted(p.name for p in prefix.parent.iterdir())
+    assert files == ["run.csv", "run.json", "run.png"]
+    table = EvalTable.from_json(prefix.with_suffix(".json"))
+    assert [(r["solver"], r["mines"], r["games"]) for r in table] == [
+        ("single_point", 2, 6), ("single_point", 5, 6), ("csp", 2, 6), ("csp", 5, 6)]
+    meta = table.metadata
+    assert meta["command"].startswith("nnsweeper eval --solvers single_point,csp")
+    assert meta["arguments"]["base_seed"] == 4
+    assert "start='corner'" in meta["solvers"]["csp"]
+    header = prefix.with_suffix(".csv").read_text().splitlines()[0]
+    assert header.startswith("solver,board,rows,cols,mines")
+    assert prefix.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_eval_classic_presets(tmp_path, capsys):
+    prefix = tmp_path / "classic"
+    assert main(["eval", "--preset", "classic", "--solvers", "csp", "--trials", "2",
+                 "--out", str(prefix), "--quiet"]) == 0
+    capsys.readouterr()
+    doc = json.loads(prefix.with_suffix(".json").read_text())
+    assert [(r["board"], r["rows"], r["cols"], r["mines"]) for r in doc["rows"]] == [
+        ("beginner", 9, 9, 10), ("intermediate", 16, 16, 40), ("expert", 16, 30, 99)]
+    assert prefix.with_suffix(".png").exists()
+
+
+def test_analyze_prints_hand_computed_probabilities(tmp_path, capsys):
+    # A 1 in the corner of a 3x3 board with 2 mines: 1/3 next to it, 1/5 elsewhere.
+    board = tmp_path / "board.txt"
+    board.write_text("1 . .\n. . .\n. . .\n")
+    assert main(["analyze", str(board), "--mines", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    rows = [line.split() for line in out.splitlines()[1:4]]
+    assert rows == [["0", "1", "33.3", "20.0"], ["1", "33.3", "33.3", "20.0"],
+                    ["2", "20.0", "20.0", "20.0"]]
+    assert "20.0% each" in out
+
+
+def test_analyze_reads_stdin(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("1 F .\n. . .\n"))
+    assert main(["analyze", "-", "--mines", "2"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:3]]
+    assert rows == [["0", "1", "F", "50.0"], ["1", "0.0", "0.0", "50.0"]]
+
+
+def test_help_for_each_command(capsys):
+    assert main(["--help"]) == 0
+    assert "analyze" in capsys.readouterr().out
+    assert main(["eval", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--trials" in out and "--preset" in out and "path prefix" in out
+    assert main(["analyze", "--help"]) == 0
+    assert "--mines" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        ([], ["required: COMMAND"]),
+        (["play"], ["invalid choice: 'play'"]),
+        (["eval", "--mines", "5"], ["--out", "required"]),
+        (["eval", "--mines", "5,x", "--out", "o"], ["--mines", "5,x"]),
+        (["eval", "--trials", "0", "--out", "o"], ["--trials", "positive integer; got 0"]),
+        (["eval", "--jobs", "0", "--out", "o"], ["--jobs", "non-zero integer"]),
+        (["eval", "--first-click", "lucky", "--out", "o"], ["--first-click", "'lucky'"]),
+        (["eval", "--solvers", "nope", "--out", "o"], ["unknown solver 'nope'", "csp"]),
+        (["eval", "--mines", "99", "--out", "o"], ["mines must be between 1 and 98", "got 99"]),
+        (["eval", "--preset", "classic", "--mines", "5", "--out", "o"],
+         ["--preset", "--mines"]),
+        (["eval", "--start", "middle", "--out", "o"], ["--start", "'middle'"]),
+        (["analyze", "board.txt"], ["--mines", "required"]),
+    ],
+)
+def test_bad_arguments_give_one_line_and_exit_code_2(argv, fragments, capsys, tmp_path,
+                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(capsys, main(argv), *fragments)
+    assert "usage:" not in line
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_eval_out_must_be_a_prefix(tmp_path, capsys):
+    one_error_line(capsys, main(["eval", "--mines", "3", "--trials", "1", "--quiet",
+                                 "--out", str(tmp_path)]), "path prefix")
+
+
+@pytest.mark.parametrize(
+    ("text", "mines", "fragments"),
+    [
+        ("1 . .\n. x .\n", "2", ["line 2, column 3", "'x'"]),
+        ("1 . .\n. .\n", "2", ["line 2: row has 2 cells but line 1 has 3"]),
+        ("", "2", ["empty"]),
+        ("4 .\n. .\n", "3", ["cannot be satisfied"]),  # a 4 with three neighbours
+        ("1 .\n. .\n", "9", ["do not fit"]),
+    ],
+)
+def test_analyze_bad_boards(text, mines, fragments, tmp_path, capsys):
+    board = tmp_path / "b.txt"
+    board.write_text(text)
+    one_error_line(capsys, main(["analyze", str(board), "--mines", mines]), *fragments)
+
+
+def test_analyze_missing_file(tmp_path, capsys):
+    one_error_line(capsys, main(["analyze", str(tmp_path / "none.txt"), "--mines", "3"]),
+                   "cannot read board file", "No such file")

@@ -1,0 +1,555 @@
+"""The exact mine-probability engine against independent exact counts.
+
+Two references, both in exact rational arithmetic:
+
+* ``brute_force`` enumerates every placement of the remaining mines over every
+  covered, unflagged cell (small boards only);
+* ``frontier_brute_force`` enumerates the frontier cells only, by backtracking in
+  column order, and weights each frontier layout by ``C(interior cells, mines left)``
+  (long, narrow boards whose frontier has few solutions).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from math import comb
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nnsweeper as ns
+from nnsweeper import InconsistentBoardError, mine_probabilities, probability
+
+TOL = Fraction(1, 10**12)
+
+
+# ----------------------------------------------------------------- references
+def _neighbourhood(i, j, rows, cols):
+    return [
+        (i + di, j + dj)
+        for di in (-1, 0, 1)
+        for dj in (-1, 0, 1)
+        if (di, dj) != (0, 0) and 0 <= i + di < rows and 0 <= j + dj < cols
+    ]
+
+
+def _numbers(grid, flags):
+    """Every revealed number as (its covered unflagged neighbours, mines they must hold)."""
+    rows, cols = grid.shape
+    out = []
+    for i in range(rows):
+        for j in range(cols):
+            if grid[i, j] >= 0:
+                nb = _neighbourhood(i, j, rows, cols)
+                cells = [(x, y) for x, y in nb if grid[x, y] == -1 and not flags[x, y]]
+                flagged = sum(bool(flags[x, y]) for x, y in nb)
+                out.append((cells, int(grid[i, j]) - flagged))
+    return out
+
+
+def brute_force(grid, total_mines, flags=None):
+    """Exact P(mine) per cell (dict of Fractions) over all layouts; None when none fits."""
+    grid = np.asarray(grid)
+    flags = np.zeros(grid.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
+    rows, cols = grid.shape
+    unknown = [
+        (i, j) for i in range(rows) for j in range(cols) if grid[i, j] == -1 and not flags[i, j]
+    ]
+    k = total_mines - int(flags.sum())
+    if not 0 <= k <= len(unknown):
+        return None
+    index = {cell: u for u, cell in enumerate(unknown)}
+    numbers = _numbers(grid, flags)
+    adjacency = np.zeros((len(numbers), len(unknown)), dtype=np.int64)
+    for n, (cells, _) in enumerate(numbers):
+        for cell in cells:
+            adjacency[n, index[cell]] = 1
+    need = np.array([need for _, need in numbers], dtype=np.int64)
+
+    combos = list(itertools.combinations(range(len(unknown)), k))
+    layouts = np.zeros((len(combos), len(unknown)), dtype=np.int64)
+    for row, combo in enumerate(combos):
+        layouts[row, list(combo)] = 1
+    fits = np.all(layouts @ adjacency.T == need[None, :], axis=1)
+    n_fit = int(fits.sum())
+    if n_fit == 0:
+        return None
+    mines_per_cell = layouts[fits].sum(axis=0)
+    exact = {}
+    for i in range(rows):
+        for j in range(cols):
+            if grid[i, j] != -1:
+                exact[i, j] = Fraction(0)
+            elif flags[i, j]:
+                exact[i, j] = Fraction(1)
+            else:
+                exact[i, j] = Fraction(int(mines_per_cell[index[i, j]]), n_fit)
+    return exact
+
+
+def frontier_brute_force(grid, total_mines, flags=None):
+    """Exact P(mine) per cell by backtracking over the frontier only; None when nothing fits.
+
+    Each frontier layout with ``m`` mines stands for ``C(interior, mines_left - m)``
+    full layouts.
+    """
+    grid = np.asarray(grid)
+    flags = np.zeros(grid.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
+    rows, cols = grid.shape
+    numbers = [(cells, need) for cells, need in _numbers(grid, flags) if cells or need != 0]
+    if any(not cells for cells, _ in numbers):
+        return None
+    # Column by column, so that a long, narrow chain is swept from one end to the other.
+    frontier = sorted({cell for cells, _ in numbers for cell in cells}, key=lambda xy: xy[::-1])
+    index = {cell: f for f, cell in enumerate(frontier)}
+    cons_cells = [[index[c] for c in cells] for cells, _ in numbers]
+    cons_need = [need for _, need in numbers]
+    cell_cons = [[] for _ in frontier]
+    for n, cells in enumerate(cons_cells):
+        for f in cells:
+            cell_cons[f].append(n)
+    n_unknown = int(((grid == -1) & ~flags).sum())
+    n_interior = n_unknown - len(frontier)
+    mines_left = total_mines - int(flags.sum())
+
+    placed = [0] * len(numbers)  # mines placed so far around each number
+    open_ = [len(c) for c in cons_cells]  # its cells still unassigned
+    assign = [0] * len(frontier)
+    layouts: dict[int, int] = {}  # frontier mine count -> frontier layouts
+    per_cell: dict[int, list[int]] = {}  # frontier mine count -> mines per frontier cell
+
+    def visit(f, m):
+        if f == len(frontier):
+            layouts[m] = layouts.get(m, 0) + 1
+            tally = per_cell.setdefault(m, [0] * len(frontier))
+            for g, a in enumerate(assign):
+                tally[g] += a
+            return
+        for a in (0, 1):
+            if m + a > mines_left:
+                continue
+            ok = True
+            for n in cell_cons[f]:
+                placed[n] += a
+                open_[n] -= 1
+                if not placed[n] <= cons_need[n] <= placed[n] + open_[n]:
+                    ok = False
+            if ok:
+                assign[f] = a
+                visit(f + 1, m + a)
+                assign[f] = 0
+            for n in cell_cons[f]:
+                placed[n] -= a
+                open_[n] += 1
+
+    visit(0, 0)
+    weight = {
+        m: comb(n_interior, mines_left - m) for m in layouts if 0 <= mines_left - m <= n_interior
+    }
+    z = sum(weight[m] * layouts[m] for m in weight)
+    if z == 0:
+        return None
+    exact = {}
+    for i in range(rows):
+        for j in range(cols):
+            if grid[i, j] != -1:
+                exact[i, j] = Fraction(0)
+            elif flags[i, j]:
+                exact[i, j] = Fraction(1)
+            elif (i, j) in index:
+                f = index[i, j]
+                exact[i, j] = Fraction(sum(weight[m] * per_cell[m][f] for m in weight), z)
+            else:
+                exact[i, j] = Fraction(
+                    sum(weight[m] * layouts[m] * (mines_left - m) for m in weight), z * n_interior
+                )
+    return exact
+
+
+# ------------------------------------------------------------------ positions
+def visible(mines, revealed):
+    """Visible grid of a layout: neighbour counts on revealed cells, -1 elsewhere."""
+    rows, cols = mines.shape
+    grid = np.full((rows, cols), -1, dtype=np.int8)
+    for i in range(rows):
+        for j in range(cols):
+            if revealed[i, j]:
+                grid[i, j] = sum(bool(mines[x, y]) for x, y in _neighbourhood(i, j, rows, cols))
+    return grid
+
+
+@st.composite
+def positions(draw, max_rows=5, max_cols=6, max_unknown=14, perturb=False):
+    """A visible board from a real random layout: (grid, total_mines, flags).
+
+    Cells are opened in a random order, or outwards from a random cell (safe ones
+    revealed, mines flagged or left covered), until a drawn number of covered,
+    unflagged cells remain (at most ``max_unknown``, so that brute force stays fast).
+    With ``perturb``, some numbers and the mine count may be changed, so that many
+    positions fit no layout at all.
+    """
+    rows = draw(st.integers(1, max_rows))
+    cols = draw(st.integers(1, max_cols))
+    n = rows * cols
+    density = draw(st.integers(0, 6))  # tenths of the cells
+    mines = np.array(draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))) < density
+    flag_mine = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    order = draw(st.permutations(range(n)))
+    if draw(st.booleans()):
+        # Open outwards from one cell, as in play: a revealed area, a frontier, an interior.
+        si, sj = divmod(draw(st.integers(0, n - 1)), cols)
+        noise = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+        rank = {cell: t for t, cell in enumerate(order)}
+        order = sorted(
+            range(n),
+            key=lambda x: (max(abs(x // cols - si), abs(x % cols - sj)) + noise[x], rank[x]),
+        )
+    keep_unknown = draw(st.integers(min(n // 3, max_unknown), min(max_unknown, max(n - 1, 0))))
+    revealed = np.zeros(n, dtype=bool)
+    flags = np.zeros(n, dtype=bool)
+    unknown = n
+    for cell in order:
+        if unknown <= keep_unknown:
+            break
+        if not mines[cell]:
+            revealed[cell] = True
+            unknown -= 1
+        elif flag_mine[cell]:
+            flags[cell] = True
+            unknown -= 1
+    # Mines left unflagged above may still leave too many cells for brute force.
+    for cell in order:
+        if unknown <= max_unknown:
+            break
+        if mines[cell] and not flags[cell]:
+            flags[cell] = True
+            unknown -= 1
+    mines = mines.reshape(rows, cols)
+    revealed = revealed.reshape(rows, cols)
+    flags = flags.reshape(rows, cols)
+    grid = visible(mines, revealed)
+    total = int(mines.sum())
+    if perturb:
+        shown = np.argwhere(revealed)
+        for _ in range(draw(st.integers(0, 2))):
+            if len(shown):
+                i, j = shown[draw(st.integers(0, len(shown) - 1))]
+                grid[i, j] = draw(st.integers(0, 8))
+        total = max(0, total + draw(st.integers(-2, 2)))
+    return grid, total, flags
+
+
+def board_text(grid, flags):
+    """Rows of ``.`` (covered), ``F`` (flag) and digits, for failure messages."""
+    return "\n".join(
+        "".join("F" if f else "." if v == -1 else str(v) for v, f in zip(row, frow, strict=True))
+        for row, frow in zip(grid, flags, strict=True)
+    )
+
+
+def assert_matches(grid, total, flags, exact):
+    """The engine's answer for one board agrees with an exact reference (or both reject it)."""
+    where = f"\n{board_text(grid, flags)}\ntotal_mines={total}"
+    grid_before, flags_before = grid.copy(), flags.copy()
+    if exact is None:
+        with pytest.raises(InconsistentBoardError):
+            mine_probabilities(grid, total, flags)
+        return
+    analysis = ns.analyze(grid, total, flags)
+    p = analysis.probabilities
+    assert np.array_equal(grid, grid_before), "the grid was changed"
+    assert np.array_equal(flags, flags_before), "the flags were changed"
+    assert p.dtype == np.float64 and p.shape == grid.shape
+    assert np.array_equal(p, mine_probabilities(grid, total, flags))
+    for (i, j), q in exact.items():
+        got = float(p[i, j])
+        assert abs(Fraction(got) - q) <= TOL, f"P{(i, j)} = {got}, exact {q}{where}"
+        assert (got == 0.0) == (q == 0), f"P{(i, j)} = {got!r}, exact {q}{where}"
+        assert (got == 1.0) == (q == 1), f"P{(i, j)} = {got!r}, exact {q}{where}"
+    assert np.all(p[grid != -1] == 0.0)
+    assert np.all(p[flags] == 1.0)
+    unknown = (grid == -1) & ~flags
+    assert np.array_equal(analysis.unknown, unknown)
+    assert np.array_equal(analysis.safe, unknown & (p == 0.0))
+    assert np.array_equal(analysis.mines, unknown & (p == 1.0))
+    interior = unknown & ~analysis.frontier
+    if interior.any():
+        assert np.all(p[interior] == analysis.interior_probability)
+    else:
+        assert analysis.interior_probability is None
+
+
+# ---------------------------------------------------------- property tests
+@settings(max_examples=1000)
+@given(positions())
+def test_consistent_positions_match_brute_force(position):
+    grid, total, flags = position
+    exact = brute_force(grid, total, flags)
+    assert exact is not None  # built from a real layout with flags on real mines
+    assert_matches(grid, total, flags, exact)
+
+
+@settings(max_examples=600)
+@given(positions(perturb=True))
+def test_perturbed_positions_match_brute_force_or_raise(position):
+    grid, total, flags = position
+    assert_matches(grid, total, flags, brute_force(grid, total, flags))
+
+
+@settings(max_examples=600)
+@given(positions(perturb=True))
+def test_dynamic_program_matches_brute_force(position):
+    grid, total, flags = position
+    exact = brute_force(grid, total, flags)
+    # Every component now goes through the dynamic program instead of enumeration.
+    with mock.patch.object(probability, "_ENUMERATE_LIMIT", 0):
+        assert_matches(grid, total, flags, exact)
+
+
+@settings(max_examples=200)
+@given(positions(max_rows=9, max_cols=9, max_unknown=60))
+def test_enumeration_and_dynamic_program_agree(position):
+    """On boards too big for brute force, both ways of solving a component agree."""
+    grid, total, flags = position
+    results = []
+    for limit in (0, probability._ENUMERATE_LIMIT, 100_000):
+        with mock.patch.object(probability, "_ENUMERATE_LIMIT", limit):
+            results.append(mine_probabilities(grid, total, flags))
+    for p in results[1:]:
+        assert np.allclose(p, results[0], rtol=0, atol=1e-12)
+        assert np.array_equal(p == 0.0, results[0] == 0.0)
+        assert np.array_equal(p == 1.0, results[0] == 1.0)
+
+
+@st.composite
+def chains(draw, max_cols=40):
+    """A 3 x W board: interior row 0, frontier row 1, numbers in row 2 (some left covered)."""
+    cols = draw(st.integers(2, max_cols))
+    mines = np.zeros((3, cols), dtype=bool)
+    mines[0] = draw(st.lists(st.booleans(), min_size=cols, max_size=cols))
+    mines[1] = draw(st.lists(st.booleans(), min_size=cols, max_size=cols))
+    holes = np.array(draw(st.lists(st.integers(0, 5), min_size=cols, max_size=cols))) == 0
+    mines[2] = holes & np.array(draw(st.lists(st.booleans(), min_size=cols, max_size=cols)))
+    revealed = np.zeros((3, cols), dtype=bool)
+    revealed[2] = ~holes
+    return visible(mines, revealed), int(mines.sum()), np.zeros((3, cols), dtype=bool)
+
+
+@settings(max_examples=150)
+@given(chains())
+def test_long_chains_match_frontier_brute_force(position):
+    grid, total, flags = position
+    exact = frontier_brute_force(grid, total, flags)
+    assert exact is not None
+    assert_matches(grid, total, flags, exact)
+    with mock.patch.object(probability, "_ENUMERATE_LIMIT", 0):
+        assert_matches(grid, total, flags, exact)
+
+
+def test_references_agree():
+    """The two references give the same answer where both apply."""
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        mines = rng.random((3, 5)) < 0.3
+        revealed = np.zeros((3, 5), dtype=bool)
+        revealed[2] = ~mines[2]
+        grid, total = visible(mines, revealed), int(mines.sum())
+        flags = np.zeros_like(mines)
+        assert brute_force(grid, total, flags) == frontier_brute_force(grid, total, flags)
+
+
+# ------------------------------------------------------- hand-made boards
+def probs(rows, total, flags=None):
+    """Parse rows of ``.``/digits and run the engine."""
+    grid = np.array([[-1 if ch == "." else int(ch) for ch in row] for row in rows])
+    return mine_probabilities(grid, total, flags)
+
+
+def test_one_two_one():
+    # Frontier row 1 over the numbers 1 2 1: mines under the 1s, the 2's cell safe.
+    p = probs(["...", "...", "121"], total=3)
+    assert p[1].tolist() == [1.0, 0.0, 1.0]
+    assert p[0] == pytest.approx([1 / 3] * 3, abs=1e-15)
+    assert np.all(p[2] == 0.0)
+
+
+def test_one_two_two_one():
+    p = probs(["....", "1221"], total=2)
+    assert p[0].tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+def test_fifty_fifty():
+    p = probs(["..", "11"], total=1)
+    assert p.tolist() == [[0.5, 0.5], [0.0, 0.0]]
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "mines"), [(9, 9, 10), (16, 16, 40), (16, 30, 99), (1, 1, 1)]
+)
+def test_interior_only(rows, cols, mines):
+    p = mine_probabilities(np.full((rows, cols), -1), mines)
+    assert np.all(p == pytest.approx(mines / (rows * cols), abs=1e-15))
+
+
+def test_interior_only_with_flags():
+    flags = np.zeros((4, 4), dtype=bool)
+    flags[0, :3] = True
+    p = mine_probabilities(np.full((4, 4), -1), 5, flags)
+    assert np.all(p[flags] == 1.0)
+    assert np.all(p[~flags] == pytest.approx(2 / 13, abs=1e-15))
+
+
+def test_no_mines_left():
+    p = mine_probabilities(np.full((3, 3), -1), 0)
+    assert np.all(p == 0.0)
+    flags = np.eye(3, dtype=bool)
+    p = mine_probabilities(np.full((3, 3), -1), 3, flags)
+    assert np.array_equal(p, flags.astype(float))
+
+
+def test_every_cell_a_mine():
+    assert np.all(mine_probabilities(np.full((2, 3), -1), 6) == 1.0)
+
+
+def test_global_count_decides():
+    # Numbers (1,0) and (1,2) both see b=(0,1) and d=(1,1); a=(0,0) and c=(0,2) see one
+    # each. Layouts: {b}, {d} (one mine) and {a, c} (two mines).
+    rows = ["...", "1.1"]
+    assert probs(rows, total=1).tolist() == [[0.0, 0.5, 0.0], [0.0, 0.5, 0.0]]
+    assert probs(rows, total=2).tolist() == [[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    with pytest.raises(InconsistentBoardError):
+        probs(rows, total=3)
+
+
+def test_global_count_weights_frontier_layouts():
+    # The same frontier below an interior row: {b} and {d} leave one mine for the 3
+    # interior cells (3 layouts each), {a, c} leaves none (1 layout).
+    p = probs(["...", "...", "1.1"], total=2)
+    assert p[1] == pytest.approx([1 / 7, 3 / 7, 1 / 7], abs=1e-15)
+    assert p[2, 1] == pytest.approx(3 / 7, abs=1e-15)
+    assert p[0] == pytest.approx([2 / 7] * 3, abs=1e-15)
+    assert p.sum() == pytest.approx(2, abs=1e-14)
+
+
+def test_long_one_chain_two_sided():
+    # 1s along the middle of a 3 x 40 board: mines in columns 0, 3, ..., 39, one per
+    # column, either above or below. Far beyond outright enumeration (3**40 box counts).
+    grid = np.full((3, 40), -1)
+    grid[1] = 1
+    p = mine_probabilities(grid, 14)
+    expected = np.zeros(40)
+    expected[::3] = 0.5
+    assert np.allclose(p[0], expected, rtol=0, atol=1e-15)
+    assert np.allclose(p[2], expected, rtol=0, atol=1e-15)
+    assert np.all(p[:, 1::3] == 0.0) and np.all(p[:, 2::3] == 0.0)
+    assert np.all(p[1] == 0.0)
+    with pytest.raises(InconsistentBoardError):
+        mine_probabilities(grid, 13)
+
+
+def test_long_one_chain_with_interior():
+    # Row 0 interior (40 cells), row 1 frontier, row 2 the numbers 1 in columns 1..38.
+    # Frontier layouts: mines at columns 1, 4, ..., 37 or 2, 5, ..., 38 (13 mines), or
+    # at 3, 6, ..., 36 plus one of (1,0)/(2,0) and one of (1,39)/(2,39) (14 mines, 4 ways).
+    grid = np.full((3, 40), -1)
+    grid[2, 1:39] = 1
+    total = 20
+    w13, w14 = comb(40, total - 13), comb(40, total - 14)
+    z = 2 * w13 + 4 * w14
+    expected = np.zeros((3, 40))
+    expected[1, 1:39:3] = w13 / z
+    expected[1, 2:39:3] = w13 / z
+    expected[1, 3:37:3] = 4 * w14 / z
+    expected[1, 0] = expected[2, 0] = expected[1, 39] = expected[2, 39] = 2 * w14 / z
+    expected[0, :] = (2 * w13 * (total - 13) + 4 * w14 * (total - 14)) / (40 * z)
+    p = mine_probabilities(grid, total)
+    assert np.allclose(p, expected, rtol=0, atol=1e-12)
+    assert np.all(p[2, 1:39] == 0.0)
+    exact = frontier_brute_force(grid, total)
+    assert_matches(grid, total, np.zeros(grid.shape, dtype=bool), exact)
+
+
+def test_large_board_small_frontier():
+    # Expert board with one revealed 1 in the corner: its three neighbours share one mine.
+    grid = np.full((16, 30), -1)
+    grid[0, 0] = 1
+    p = mine_probabilities(grid, 99)
+    assert p[0, 1] == pytest.approx(1 / 3, abs=1e-12)
+    assert p[1, 0] == pytest.approx(1 / 3, abs=1e-12)
+    assert p[1, 1] == pytest.approx(1 / 3, abs=1e-12)
+    assert p[5, 5] == pytest.approx(98 / 476, abs=1e-12)
+
+
+def test_revealed_and_flagged_cells():
+    grid = np.array([[-1, -1, 1], [-1, 2, 1], [0, 0, 0]])
+    flags = np.zeros((3, 3), dtype=bool)
+    flags[0, 0] = True
+    exact = brute_force(grid, 2, flags)
+    assert_matches(grid, 2, flags, exact)
+    p = mine_probabilities(grid, 2, flags)
+    assert p[0, 0] == 1.0 and p[0, 1] == 1.0 and p[1, 0] == 0.0
+
+
+def test_inconsistent_numbers():
+    with pytest.raises(InconsistentBoardError, match=r"\(0, 1\)"):
+        probs([".3"], total=1)  # a 3 with a single covered neighbour
+    with pytest.raises(InconsistentBoardError):
+        probs(["..", "10"], total=1)  # the 0 says both covered cells are safe
+    with pytest.raises(InconsistentBoardError):
+        probs(["...", "..."], total=7)  # more mines than cells
+
+
+def test_inconsistent_board_error_is_a_value_error():
+    assert issubclass(InconsistentBoardError, ValueError)
+    assert issubclass(InconsistentBoardError, ns.NnsweeperError)
+
+
+def test_accepts_lists_and_float_grids():
+    rows = [[-1, -1], [1, 1]]
+    expected = [[0.5, 0.5], [0.0, 0.0]]
+    assert mine_probabilities(rows, 1).tolist() == expected
+    assert mine_probabilities(np.array(rows, dtype=float), 1.0).tolist() == expected
+
+
+# --------------------------------------------------------------- validation
+@pytest.mark.parametrize(
+    ("grid", "match"),
+    [
+        (np.array([-1, 1]), r"2-D.*\(2,\)"),
+        (np.full((2, 2, 2), -1), r"2-D.*\(2, 2, 2\)"),
+        (np.zeros((0, 3)), r"non-empty.*\(0, 3\)"),
+        (np.array([[-1, 9]]), r"got 9 at \(0, 1\)"),
+        (np.array([[-2, 0]]), r"got -2 at \(0, 0\)"),
+        (np.array([[-1, 0.5]]), r"integers"),
+        (np.array([[True, False]]), r"integers"),
+    ],
+)
+def test_rejects_bad_grids(grid, match):
+    with pytest.raises(ValueError, match=match):
+        mine_probabilities(grid, 1)
+
+
+@pytest.mark.parametrize(
+    ("total", "match"), [(-1, r"at least 0; got -1"), (2.5, "got 2.5"), (True, "got True")]
+)
+def test_rejects_bad_mine_counts(total, match):
+    with pytest.raises(ValueError, match=match):
+        mine_probabilities(np.full((2, 2), -1), total)
+
+
+def test_rejects_bad_flags():
+    grid = np.array([[-1, 1], [-1, 1]])
+    with pytest.raises(ValueError, match=r"shape \(2, 2\); got \(2, 3\)"):
+        mine_probabilities(grid, 1, np.zeros((2, 3), dtype=bool))
+    with pytest.raises(ValueError, match=r"revealed \(0, 1\)"):
+        mine_probabilities(grid, 1, np.array([[False, True], [False, False]]))
+
+
+def test_rejects_more_flags_than_mines():
+    flags = np.array([[True, True], [False, False]])
+    with pytest.raises(InconsistentBoardError, match="2 flags exceed the 1 mines"):
+        mine_probabilities(np.full((2, 2), -1), 1, flags)
