@@ -1,10 +1,11 @@
 # Set-up, tests, lint, benchmarks and the reference evaluation.
 #
 #   make setup                 create .venv and install nnsweeper with its dev tools
-#   make test                  run the test suite (JOBS parallel workers)
+#   make test                  run the test suite on JOBS workers (JOBS=0: one process)
 #   make lint                  ruff
 #   make bench                 every benchmarks/bench_*.py
 #   make eval                  win rates of single_point and csp on 10x10 boards
+#                              (TRIALS games per mine count, written to EVAL_OUT.*)
 #
 # torch is pinned and installed in the same pip call as nnsweeper, so that pip never
 # swaps in a different build. The default is whatever build pip finds for
@@ -19,6 +20,8 @@ TORCH_VERSION ?= 2.13.0
 TORCH_INDEX ?=
 PIP_EXTRA ?=
 JOBS ?= 2
+TRIALS ?= 1000
+EVAL_OUT ?= eval/results/sweep_10x10
 
 PY := $(VENV)/bin/python
 PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
@@ -40,4 +43,4 @@ bench:
 
 eval:
 	$(VENV)/bin/nnsweeper eval --solvers single_point,csp --rows 10 --cols 10 \
-		--mines 5,10,15,20,25,30 --trials 1000 --jobs $(JOBS) --out eval/results/sweep_10x10
+		--mines 5,10,15,20,25,30 --trials $(TRIALS) --jobs $(JOBS) --out $(EVAL_OUT)

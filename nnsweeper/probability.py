@@ -67,6 +67,8 @@ class BoardAnalysis:
         Independent frontier components.
     unknown : ndarray of bool, shape (rows, cols)
         Covered, unflagged cells.
+    log_layouts : float
+        Natural log of the number of mine layouts that fit the board (flags fixed).
     """
 
     probabilities: np.ndarray
@@ -75,6 +77,7 @@ class BoardAnalysis:
     mines_left: int
     n_components: int
     unknown: np.ndarray
+    log_layouts: float
 
     @property
     def safe(self) -> np.ndarray:
@@ -190,11 +193,11 @@ def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
 
     comps = _components(is_con, need, frontier) if n_front else []
     solved = [_solve_component(c, mines_left) for c in comps]
-    interior_p = _combine(solved, n_interior, mines_left, prob)
+    interior_p, log_layouts = _combine(solved, n_interior, mines_left, prob)
     if n_interior:
         prob[unknown & ~frontier] = interior_p
     return BoardAnalysis(
-        prob, frontier, interior_p if n_interior else None, mines_left, len(comps), unknown
+        prob, frontier, interior_p if n_interior else None, mines_left, len(comps), unknown, log_layouts
     )
 
 
@@ -281,6 +284,7 @@ class _Enumerated:
         self.counts, self.mines = counts[keep], mines[keep]
         self.layouts = np.prod(_COMB[sizes[None, :], self.counts], axis=1)
         self.sizes = sizes
+        self.log_scale = 0.0
 
     def weights(self) -> tuple[np.ndarray, np.ndarray]:
         return self.mines, self.layouts
@@ -319,6 +323,7 @@ class _FrontierDP:
         need = np.zeros((1, 0), dtype=np.int64)
         mines = np.zeros(1, dtype=np.int64)
         alpha = np.ones(1)
+        self.log_scale = 0.0  # log of what the stored alphas were divided by
         self.steps = []  # per box: (alpha before, src, j, inv, n states after)
         for k in range(n_boxes):
             s = int(sizes[k])
@@ -355,7 +360,9 @@ class _FrontierDP:
             self.steps.append((alpha, src, j, inv, first_idx.size))
             need, mines = need[first_idx], mines[first_idx]
             alpha = np.bincount(inv, weights=line_w, minlength=first_idx.size)
-            alpha /= alpha.max()
+            top = alpha.max()
+            alpha /= top
+            self.log_scale += float(np.log(top))
         self.order, self.sizes = order, sizes
         self.final_mines, self.final_alpha = mines, alpha
 
@@ -395,6 +402,7 @@ def _solve_component(comp: _Component, mines_left: int):
         )
     W = np.bincount(mines, weights=w)
     solved.w = W / W.max()
+    solved.log_scale += float(np.log(W.max()))  # log W_true[m] = log w[m] + log_scale
     solved.comp = comp
     return solved
 
@@ -436,16 +444,18 @@ def _group(need: np.ndarray, mines: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 # ------------------------------------------------------------------- combination
-def _convolve_all(ws: list[np.ndarray]) -> np.ndarray:
-    out = np.ones(1)
-    for w in ws:
-        out = np.convolve(out, w)
-        out /= out.max()
-    return out
+def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """Product of two mine-count polynomials, rescaled to max 1, and the log of the scale."""
+    out = np.convolve(a, b)
+    top = out.max()
+    return out / top, float(np.log(top))
 
 
-def _combine(solved: list, n_interior: int, mines_left: int, prob: np.ndarray) -> float:
-    """Fill ``prob`` for every frontier cell; return the interior probability."""
+def _combine(solved: list, n_interior: int, mines_left: int, prob: np.ndarray) -> tuple[float, float]:
+    """Fill ``prob`` for every frontier cell.
+
+    Returns the interior probability and the natural log of the number of layouts.
+    """
     total = sum(s.w.size - 1 for s in solved)
     t = np.arange(total + 1)
     k = mines_left - t  # interior mines when the frontier holds t
@@ -462,12 +472,14 @@ def _combine(solved: list, n_interior: int, mines_left: int, prob: np.ndarray) -
 
     # Leave-one-out products of the component polynomials via prefix and suffix products.
     n = len(solved)
-    prefix = [np.ones(1)]
+    prefix, log_all = [np.ones(1)], 0.0
     for s in solved:
-        prefix.append(_convolve_all([prefix[-1], s.w]))
+        poly, log_top = _convolve(prefix[-1], s.w)
+        prefix.append(poly)
+        log_all += log_top + s.log_scale
     suffix = [np.ones(1)]
     for s in reversed(solved):
-        suffix.append(_convolve_all([suffix[-1], s.w]))
+        suffix.append(_convolve(suffix[-1], s.w)[0])
     suffix.reverse()
     z = prefix[n] * B
     if not np.any(z > 0):
@@ -477,14 +489,15 @@ def _combine(solved: list, n_interior: int, mines_left: int, prob: np.ndarray) -
         )
     flat = prob.ravel()
     for c, s in enumerate(solved):
-        rest = _convolve_all([prefix[c], suffix[c + 1]])
+        rest = _convolve(prefix[c], suffix[c + 1])[0]
         g = np.correlate(B, rest, mode="valid")  # g[m] = sum_k rest[k] * B[m + k]
         qm, qs = s.tallies(g)
         for b, cells in enumerate(s.comp.cells):
             flat[cells] = _ratio(qm[b], qs[b])
+    log_layouts = float(np.log(z.sum())) + log_all + float(logb[feasible].max())
     if n_interior == 0:
-        return 0.0
-    return _ratio(float(np.sum(z * k)), float(np.sum(z * (n_interior - k))))
+        return 0.0, log_layouts
+    return _ratio(float(np.sum(z * k)), float(np.sum(z * (n_interior - k)))), log_layouts
 
 
 def _ratio(qm: float, qs: float) -> float:

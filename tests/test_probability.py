@@ -12,6 +12,7 @@ Two references, both in exact rational arithmetic:
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 from math import comb
 from unittest import mock
@@ -22,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nnsweeper as ns
-from nnsweeper import InconsistentBoardError, mine_probabilities, probability
+from nnsweeper import InconsistentBoardError, InvalidBoardError, mine_probabilities, probability
 
 TOL = Fraction(1, 10**12)
 
@@ -52,7 +53,8 @@ def _numbers(grid, flags):
 
 
 def brute_force(grid, total_mines, flags=None):
-    """Exact P(mine) per cell (dict of Fractions) over all layouts; None when none fits."""
+    """``(P(mine) per cell as a dict of Fractions, number of layouts)`` over all layouts;
+    None when no layout fits."""
     grid = np.asarray(grid)
     flags = np.zeros(grid.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
     rows, cols = grid.shape
@@ -88,11 +90,11 @@ def brute_force(grid, total_mines, flags=None):
                 exact[i, j] = Fraction(1)
             else:
                 exact[i, j] = Fraction(int(mines_per_cell[index[i, j]]), n_fit)
-    return exact
+    return exact, n_fit
 
 
 def frontier_brute_force(grid, total_mines, flags=None):
-    """Exact P(mine) per cell by backtracking over the frontier only; None when nothing fits.
+    """Like :func:`brute_force`, by backtracking over the frontier cells only.
 
     Each frontier layout with ``m`` mines stands for ``C(interior, mines_left - m)``
     full layouts.
@@ -167,7 +169,7 @@ def frontier_brute_force(grid, total_mines, flags=None):
                 exact[i, j] = Fraction(
                     sum(weight[m] * layouts[m] * (mines_left - m) for m in weight), z * n_interior
                 )
-    return exact
+    return exact, z
 
 
 # ------------------------------------------------------------------ positions
@@ -251,14 +253,16 @@ def board_text(grid, flags):
     )
 
 
-def assert_matches(grid, total, flags, exact):
-    """The engine's answer for one board agrees with an exact reference (or both reject it)."""
+def assert_matches(grid, total, flags, reference):
+    """The engine agrees with an exact reference ``(probabilities, layouts)``, or both
+    find that no layout fits (``reference`` is None)."""
     where = f"\n{board_text(grid, flags)}\ntotal_mines={total}"
     grid_before, flags_before = grid.copy(), flags.copy()
-    if exact is None:
+    if reference is None:
         with pytest.raises(InconsistentBoardError):
             mine_probabilities(grid, total, flags)
         return
+    exact, layouts = reference
     analysis = ns.analyze(grid, total, flags)
     p = analysis.probabilities
     assert np.array_equal(grid, grid_before), "the grid was changed"
@@ -276,6 +280,7 @@ def assert_matches(grid, total, flags, exact):
     assert np.array_equal(analysis.unknown, unknown)
     assert np.array_equal(analysis.safe, unknown & (p == 0.0))
     assert np.array_equal(analysis.mines, unknown & (p == 1.0))
+    assert analysis.log_layouts == pytest.approx(math.log(layouts), rel=1e-12, abs=1e-12), where
     interior = unknown & ~analysis.frontier
     if interior.any():
         assert np.all(p[interior] == analysis.interior_probability)
@@ -288,9 +293,9 @@ def assert_matches(grid, total, flags, exact):
 @given(positions())
 def test_consistent_positions_match_brute_force(position):
     grid, total, flags = position
-    exact = brute_force(grid, total, flags)
-    assert exact is not None  # built from a real layout with flags on real mines
-    assert_matches(grid, total, flags, exact)
+    reference = brute_force(grid, total, flags)
+    assert reference is not None  # built from a real layout with flags on real mines
+    assert_matches(grid, total, flags, reference)
 
 
 @settings(max_examples=600)
@@ -304,10 +309,10 @@ def test_perturbed_positions_match_brute_force_or_raise(position):
 @given(positions(perturb=True))
 def test_dynamic_program_matches_brute_force(position):
     grid, total, flags = position
-    exact = brute_force(grid, total, flags)
-    # Every component now goes through the dynamic program instead of enumeration.
+    reference = brute_force(grid, total, flags)
+    # Every component goes through the dynamic program instead of enumeration.
     with mock.patch.object(probability, "_ENUMERATE_LIMIT", 0):
-        assert_matches(grid, total, flags, exact)
+        assert_matches(grid, total, flags, reference)
 
 
 @settings(max_examples=200)
@@ -343,11 +348,11 @@ def chains(draw, max_cols=40):
 @given(chains())
 def test_long_chains_match_frontier_brute_force(position):
     grid, total, flags = position
-    exact = frontier_brute_force(grid, total, flags)
-    assert exact is not None
-    assert_matches(grid, total, flags, exact)
+    reference = frontier_brute_force(grid, total, flags)
+    assert reference is not None
+    assert_matches(grid, total, flags, reference)
     with mock.patch.object(probability, "_ENUMERATE_LIMIT", 0):
-        assert_matches(grid, total, flags, exact)
+        assert_matches(grid, total, flags, reference)
 
 
 def test_references_agree():
@@ -447,6 +452,7 @@ def test_long_one_chain_two_sided():
     assert np.allclose(p[2], expected, rtol=0, atol=1e-15)
     assert np.all(p[:, 1::3] == 0.0) and np.all(p[:, 2::3] == 0.0)
     assert np.all(p[1] == 0.0)
+    assert ns.analyze(grid, 14).log_layouts == pytest.approx(14 * math.log(2), rel=1e-12)
     with pytest.raises(InconsistentBoardError):
         mine_probabilities(grid, 13)
 
@@ -469,8 +475,8 @@ def test_long_one_chain_with_interior():
     p = mine_probabilities(grid, total)
     assert np.allclose(p, expected, rtol=0, atol=1e-12)
     assert np.all(p[2, 1:39] == 0.0)
-    exact = frontier_brute_force(grid, total)
-    assert_matches(grid, total, np.zeros(grid.shape, dtype=bool), exact)
+    assert ns.analyze(grid, total).log_layouts == pytest.approx(math.log(z), rel=1e-12)
+    assert_matches(grid, total, np.zeros(grid.shape, dtype=bool), frontier_brute_force(grid, total))
 
 
 def test_large_board_small_frontier():
@@ -482,14 +488,15 @@ def test_large_board_small_frontier():
     assert p[1, 0] == pytest.approx(1 / 3, abs=1e-12)
     assert p[1, 1] == pytest.approx(1 / 3, abs=1e-12)
     assert p[5, 5] == pytest.approx(98 / 476, abs=1e-12)
+    log_layouts = math.log(3 * comb(476, 98))
+    assert ns.analyze(grid, 99).log_layouts == pytest.approx(log_layouts, rel=1e-12)
 
 
 def test_revealed_and_flagged_cells():
     grid = np.array([[-1, -1, 1], [-1, 2, 1], [0, 0, 0]])
     flags = np.zeros((3, 3), dtype=bool)
     flags[0, 0] = True
-    exact = brute_force(grid, 2, flags)
-    assert_matches(grid, 2, flags, exact)
+    assert_matches(grid, 2, flags, brute_force(grid, 2, flags))
     p = mine_probabilities(grid, 2, flags)
     assert p[0, 0] == 1.0 and p[0, 1] == 1.0 and p[1, 0] == 0.0
 
@@ -503,9 +510,9 @@ def test_inconsistent_numbers():
         probs(["...", "..."], total=7)  # more mines than cells
 
 
-def test_inconsistent_board_error_is_a_value_error():
-    assert issubclass(InconsistentBoardError, ValueError)
-    assert issubclass(InconsistentBoardError, ns.NnsweeperError)
+def test_board_errors_are_value_errors():
+    for error in (InconsistentBoardError, InvalidBoardError):
+        assert issubclass(error, ns.NnsweeperError) and issubclass(error, ValueError)
 
 
 def test_accepts_lists_and_float_grids():
@@ -529,7 +536,7 @@ def test_accepts_lists_and_float_grids():
     ],
 )
 def test_rejects_bad_grids(grid, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InvalidBoardError, match=match):
         mine_probabilities(grid, 1)
 
 
@@ -537,15 +544,15 @@ def test_rejects_bad_grids(grid, match):
     ("total", "match"), [(-1, r"at least 0; got -1"), (2.5, "got 2.5"), (True, "got True")]
 )
 def test_rejects_bad_mine_counts(total, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InvalidBoardError, match=match):
         mine_probabilities(np.full((2, 2), -1), total)
 
 
 def test_rejects_bad_flags():
     grid = np.array([[-1, 1], [-1, 1]])
-    with pytest.raises(ValueError, match=r"shape \(2, 2\); got \(2, 3\)"):
+    with pytest.raises(InvalidBoardError, match=r"shape \(2, 2\); got \(2, 3\)"):
         mine_probabilities(grid, 1, np.zeros((2, 3), dtype=bool))
-    with pytest.raises(ValueError, match=r"revealed \(0, 1\)"):
+    with pytest.raises(InvalidBoardError, match=r"revealed \(0, 1\)"):
         mine_probabilities(grid, 1, np.array([[False, True], [False, False]]))
 
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsweeper.grid import neighbour_sum
+from nnsweeper.errors import InconsistentBoardError
+from nnsweeper.grid import neighbour_sum, neighbours
 from nnsweeper.probability import BoardAnalysis, analyze
 from nnsweeper.solvers.base import Solver, local_rules
 
 __all__ = ["CSPSolver", "TIE_BREAKS"]
+
+#: Interior cells looked at ahead when guessing (the best few by the tie-break).
+_INTERIOR_CANDIDATES = int(__import__("os").environ.get("NNS_INT", 2))
 
 #: How to choose among the cells that share the lowest mine probability.
 TIE_BREAKS = ("random", "fewest_covered_neighbours", "prob_zero")
@@ -35,12 +39,29 @@ class CSPSolver(Solver):
         probability" strategy.
     tolerance : float, default=1e-9
         Cells whose probability is within this of the lowest count as tied.
+    lookahead : int, default=6
+        When guessing, look one move ahead on up to this many candidates (the safest
+        cells, ties ordered by ``tie_break``, plus cells almost as safe): for every
+        number a candidate could show, the exact engine says how likely that number
+        is and whether it would prove some cell safe. The guess maximises the chance
+        to survive this guess and the next, ``P(safe) * (1 - p_next * (1 - P(progress)))``,
+        where ``p_next`` is today's lowest probability. 0 turns the look-ahead off.
+    margin : float, default=0.05
+        Cells at most this much less likely to be safe than the safest one are
+        look-ahead candidates too.
     """
 
     name = "csp"
 
-    def __init__(self, *, start="center", tie_break="prob_zero", tolerance=1e-9):
+    def __init__(self, *, start="center", tie_break="prob_zero", tolerance=1e-9, lookahead=6,
+                 margin=0.05):
         super().__init__(start=start)
+        if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
+            raise ValueError(f"lookahead must be a non-negative integer; got {lookahead!r}")
+        if not 0 <= float(margin) <= 1:
+            raise ValueError(f"margin must be in [0, 1]; got {margin!r}")
+        self.lookahead = lookahead
+        self.margin = float(margin)
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
         if not 0 <= float(tolerance) < 1:
@@ -49,7 +70,13 @@ class CSPSolver(Solver):
         self.tolerance = float(tolerance)
 
     def options(self) -> dict:
-        return {**super().options(), "tie_break": self.tie_break, "tolerance": self.tolerance}
+        return {
+            **super().options(),
+            "tie_break": self.tie_break,
+            "tolerance": self.tolerance,
+            "lookahead": self.lookahead,
+            "margin": self.margin,
+        }
 
     def turn(self, game, flags, rng) -> bool:
         grid = game.grid
@@ -71,19 +98,59 @@ class CSPSolver(Solver):
         game.reveal(i, j, "guess", float(a.probabilities[i, j]))
         return True
 
+    def rank_guesses(self, a: BoardAnalysis, grid, rng) -> np.ndarray:
+        """Unknown cells by lowest probability, ties ordered by ``tie_break``; shape (n, 2)."""
+        p = a.probabilities[a.unknown]
+        cells = np.argwhere(a.unknown)
+        if self.tie_break == "random":
+            tie = rng.random(len(cells))
+        elif self.tie_break == "fewest_covered_neighbours":
+            tie = neighbour_sum(grid < 0)[a.unknown] + rng.random(len(cells)) * 0.5
+        else:
+            tie = -prob_zero(a.probabilities, grid)[a.unknown]
+            tie = tie + rng.random(len(cells)) * 1e-12  # random among exact ties
+        # Probabilities within the tolerance are one level; then the tie-break decides.
+        level = np.floor(p / self.tolerance) if self.tolerance > 0 else p
+        return cells[np.lexsort((tie, level))]
+
     def choose_guess(self, a: BoardAnalysis, grid, flags, rng) -> tuple[int, int]:
         """The cell to reveal when nothing is certain."""
-        p = np.where(a.unknown, a.probabilities, np.inf)
-        tied = p <= p.min() + self.tolerance
-        cells = np.argwhere(tied)
-        if len(cells) == 1 or self.tie_break == "random":
-            return tuple(cells[rng.integers(len(cells))])
-        if self.tie_break == "fewest_covered_neighbours":
-            score = -neighbour_sum(grid < 0)[tied]
-        else:
-            score = prob_zero(a.probabilities, grid)[tied]
-        best = np.flatnonzero(score >= score.max() - 1e-12)
-        return tuple(cells[best[rng.integers(len(best))]])
+        ranked = self.rank_guesses(a, grid, rng)
+        if self.lookahead == 0 or len(ranked) == 1:
+            return tuple(ranked[0])
+        p = a.probabilities
+        p_min = p[tuple(ranked[0])]
+        near = ranked[p[ranked[:, 0], ranked[:, 1]] <= p_min + self.margin]
+        # Interior cells differ only by their neighbourhood: a few of them are enough.
+        inner = ~a.frontier[near[:, 0], near[:, 1]]
+        keep = ~inner | (np.cumsum(inner) <= _INTERIOR_CANDIDATES)
+        cands = near[keep][: self.lookahead]
+        scores = [
+            (1 - p[i, j]) * (1 - p_min * (1 - self._progress(a, grid, flags, i, j)))
+            for i, j in cands
+        ]
+        return tuple(cands[int(np.argmax(scores))])
+
+    def _progress(self, a: BoardAnalysis, grid, flags, i: int, j: int) -> float:
+        """P(revealing (i, j) proves another cell safe | (i, j) is safe), exactly."""
+        r, c = grid.shape
+        nb = neighbours(i, j, r, c)
+        known = sum(bool(flags[x, y]) for x, y in nb)
+        free = sum(bool(a.unknown[x, y] and not flags[x, y]) for x, y in nb)
+        logz, progress = [], []
+        g2 = grid.copy()
+        for v in range(known, known + free + 1):
+            g2[i, j] = v
+            try:
+                a2 = analyze(g2, a.mines_left + int(flags.sum()), flags)
+            except InconsistentBoardError:
+                continue
+            logz.append(a2.log_layouts)
+            progress.append(v == 0 or bool(a2.safe.any()))
+        if not logz:
+            return 0.0
+        w = np.exp(np.array(logz) - max(logz))
+        return float(w @ np.array(progress, dtype=float) / w.sum())
 
 
 def prob_zero(prob: np.ndarray, grid: np.ndarray) -> np.ndarray:
