@@ -133,7 +133,8 @@ class Game:
         +1 for the winning move, -1 for revealing a mine, otherwise the share of safe
         cells the move revealed.
     Episode End
-        On a win or a loss; ``info["result"]`` is then ``"win"`` or ``"lose"``.
+        On a win or a loss; ``info["result"]`` is then ``"win"`` or ``"lose"``. The mine
+        that lost the game stays covered in ``mask`` and is named by ``exploded``.
     Arguments
         ``rules`` (:class:`Rules`) and ``seed`` (int). The layout is a function of the
         rules, the seed and (for ``safe``/``zero``) the first click only. ``reset()``
@@ -192,6 +193,7 @@ class Game:
         self.placed = False
         self.done = False
         self.result: str | None = None
+        self.exploded: tuple[int, int] | None = None
         self.moves = 0
         self._covered_safe = r * c - self.rules.mines
         if self.rules.first_click == "none":
@@ -287,7 +289,8 @@ class Game:
         self.moves += 1
         info: dict = {"moves": self.moves}
         if self._mine[i, j]:
-            self.mask[i, j] = 0
+            # The mine stays covered: the observation only ever shows -1 or a number.
+            self.exploded = (i, j)
             self.done, self.result = True, "lose"
             info.update(result="lose", revealed=1)
             return self.observe(), -1.0, True, info
@@ -310,6 +313,8 @@ class Game:
     def toggle_flag(self, i: int, j: int) -> bool:
         """Flag or unflag a covered cell; returns the new flag state."""
         i, j = self._check_cell(i, j)
+        if self.done:
+            raise InvalidActionError(f"the game is over ({self.result}); call reset() first")
         if self.mask[i, j] == 0:
             raise InvalidActionError(f"cell ({i}, {j}) is revealed and cannot be flagged")
         self.flags[i, j] = not self.flags[i, j]

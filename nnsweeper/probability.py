@@ -30,13 +30,14 @@ no layout with positive weight puts a mine there (or leaves it safe).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
-from nnsweeper.grid import OFFSETS, neighbour_sum
+from nnsweeper.grid import OFFSETS, dilate, neighbour_sum
 
 __all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board"]
 
@@ -110,7 +111,7 @@ def validate_board(grid, total_mines, flags=None) -> tuple[np.ndarray, int, np.n
         i, j = np.argwhere(bad)[0]
         raise InvalidBoardError(f"grid values must be -1 (covered) or 0..8; got {g[i, j]} at ({i}, {j})")
     g = g.astype(np.int8)
-    if isinstance(total_mines, bool | np.bool_) or not float(total_mines).is_integer():
+    if isinstance(total_mines, bool | np.bool_) or not isinstance(total_mines, numbers.Integral):
         raise InvalidBoardError(f"total_mines must be an integer; got {total_mines!r}")
     total_mines = int(total_mines)
     if total_mines < 0:
@@ -121,7 +122,10 @@ def validate_board(grid, total_mines, flags=None) -> tuple[np.ndarray, int, np.n
         f = np.asarray(flags)
         if f.shape != g.shape:
             raise InvalidBoardError(f"flags must have the grid's shape {g.shape}; got {f.shape}")
-        f = f.astype(bool)
+        if f.dtype != bool:
+            if not np.issubdtype(f.dtype, np.integer) or not np.isin(f, (0, 1)).all():
+                raise InvalidBoardError(f"flags must be a boolean array (or 0/1); got dtype {f.dtype}")
+            f = f.astype(bool)
         on_revealed = f & (g != -1)
         if on_revealed.any():
             i, j = np.argwhere(on_revealed)[0]
@@ -160,45 +164,75 @@ def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
     """Like :func:`mine_probabilities`, with the frontier and interior figures beside."""
     g, total_mines, flags = validate_board(grid, total_mines, flags)
     covered = g == -1
-    unknown = covered & ~flags
-    mines_left = total_mines - int(flags.sum())
-    n_unknown = int(unknown.sum())
-    if mines_left < 0:
-        raise InconsistentBoardError(
-            f"{int(flags.sum())} flags exceed the {total_mines} mines on the board"
-        )
-    if mines_left > n_unknown:
-        raise InconsistentBoardError(
-            f"{mines_left} mines left (total {total_mines} minus flags) do not fit in "
-            f"{n_unknown} covered unflagged cells"
-        )
-
-    unk_nb = neighbour_sum(unknown)
-    need = np.where(covered, 0, g.astype(np.int64) - neighbour_sum(flags))
     revealed = ~covered
-    bad = revealed & ((need < 0) | (need > unk_nb))
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise InconsistentBoardError(
-            f"the {g[i, j]} at ({i}, {j}) cannot be satisfied: it needs {need[i, j]} more mines "
-            f"among {unk_nb[i, j]} covered unflagged neighbours"
-        )
+    unknown = covered & ~flags
+    if flags.sum() > total_mines:
+        raise InconsistentBoardError(f"{int(flags.sum())} flags exceed the {total_mines} mines on the board")
+    _check_room(total_mines - int(flags.sum()), int(unknown.sum()), total_mines)
+
+    # Cells the single-point rules settle are the same in every layout: take them out
+    # of the enumeration as known mines (like flags) or known safe cells.
+    mine, safe, free = flags.copy(), np.zeros_like(flags), unknown.copy()
+    first = True
+    while True:
+        free_nb = neighbour_sum(free)
+        need = np.where(covered, 0, g.astype(np.int64) - neighbour_sum(mine))
+        bad = revealed & ((need < 0) | (need > free_nb))
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            if first:
+                raise InconsistentBoardError(
+                    f"the {g[i, j]} at ({i}, {j}) cannot be satisfied: it needs {need[i, j]} more "
+                    f"mines among {free_nb[i, j]} covered unflagged neighbours"
+                )
+            raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
+        first = False
+        live = revealed & (free_nb > 0)
+        new_safe = dilate(live & (need == 0)) & free
+        new_mine = dilate(live & (need == free_nb)) & free
+        if not (new_safe.any() or new_mine.any()):
+            break
+        both = new_safe & new_mine
+        if both.any():
+            i, j = np.argwhere(both)[0]
+            raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
+        safe |= new_safe
+        mine |= new_mine
+        free &= ~(new_safe | new_mine)
+    mines_left = total_mines - int(mine.sum())
+    _check_room(mines_left, int(free.sum()), total_mines)
 
     prob = np.zeros(g.shape, dtype=np.float64)
-    prob[flags] = 1.0
-    is_con = revealed & (unk_nb > 0)
-    frontier = unknown & (neighbour_sum(is_con) > 0)
-    n_front = int(frontier.sum())
-    n_interior = n_unknown - n_front
-
-    comps = _components(is_con, need, frontier) if n_front else []
+    prob[mine] = 1.0
+    is_con = revealed & (free_nb > 0)
+    front = free & (neighbour_sum(is_con) > 0)
+    n_interior = int(free.sum()) - int(front.sum())
+    comps = _components(is_con, need, front) if front.any() else []
     solved = [_solve_component(c, mines_left) for c in comps]
     interior_p, log_layouts = _combine(solved, n_interior, mines_left, prob)
     if n_interior:
-        prob[unknown & ~frontier] = interior_p
+        prob[free & ~front] = interior_p
     return BoardAnalysis(
-        prob, frontier, interior_p if n_interior else None, mines_left, len(comps), unknown, log_layouts
+        probabilities=prob,
+        frontier=unknown & dilate(revealed),
+        interior_probability=interior_p if n_interior else None,
+        mines_left=total_mines - int(flags.sum()),
+        n_components=len(comps),
+        unknown=unknown,
+        log_layouts=log_layouts,
     )
+
+
+def _check_room(mines_left: int, cells: int, total_mines: int) -> None:
+    if mines_left < 0:
+        raise InconsistentBoardError(
+            f"the board holds more than its {total_mines} mines (flags and forced mines)"
+        )
+    if mines_left > cells:
+        raise InconsistentBoardError(
+            f"{mines_left} mines left (of {total_mines}) do not fit in {cells} covered cells "
+            f"that may still hold one"
+        )
 
 
 # --------------------------------------------------------------------------- boxes

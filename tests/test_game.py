@@ -220,8 +220,12 @@ def test_lose_on_a_mine(game):
     _, reward, done, info = g.step(i * rules.cols + j)
     assert done and reward == -1.0 and info["result"] == "lose"
     assert g.result == "lose" and g.explosion and not g.won and g.done
+    # The mine that lost stays covered: the observation never shows a mine as a number.
+    assert g.exploded == (i, j) and g.mask[i, j] == 1 and g.observe()[i, j] == -1
     with pytest.raises(InvalidActionError, match="over"):
         g.step(int(np.argwhere(g.mask.ravel() == 1)[0, 0]))
+    with pytest.raises(InvalidActionError, match="over"):
+        g.toggle_flag(i, j)
 
 
 def test_flood_fill_clears_wrong_flags():

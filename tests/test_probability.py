@@ -519,7 +519,19 @@ def test_accepts_lists_and_float_grids():
     rows = [[-1, -1], [1, 1]]
     expected = [[0.5, 0.5], [0.0, 0.0]]
     assert mine_probabilities(rows, 1).tolist() == expected
-    assert mine_probabilities(np.array(rows, dtype=float), 1.0).tolist() == expected
+    assert mine_probabilities(np.array(rows, dtype=float), np.int64(1)).tolist() == expected
+
+
+@pytest.mark.parametrize("mines", [1.0, "1", None, [1], np.array([1])])
+def test_mine_count_must_be_an_integer(mines):
+    with pytest.raises(InvalidBoardError, match="total_mines must be an integer"):
+        mine_probabilities([[-1, -1], [1, 1]], mines)
+
+
+@pytest.mark.parametrize("flags", [np.full((2, 2), np.nan), np.full((2, 2), 2), np.full((2, 2), "x")])
+def test_flags_must_be_boolean(flags):
+    with pytest.raises(InvalidBoardError, match="flags must be a boolean array"):
+        mine_probabilities([[-1, -1], [1, 1]], 1, flags)
 
 
 # --------------------------------------------------------------- validation

@@ -162,8 +162,7 @@ class Solver:
                 break
         rec.won = self._game.won
         rec.flags = int(flags.sum())
-        revealed_safe = int(np.sum(env.mask == 0)) - int(self._game.lost)
-        rec.cleared = revealed_safe / (env.r * env.c - env.mines)
+        rec.cleared = int(np.sum(env.mask == 0)) / (env.r * env.c - env.mines)
         rec.seconds = time.perf_counter() - t0
         self._game = None
         self.last_record = rec
