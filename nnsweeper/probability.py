@@ -105,7 +105,9 @@ def validate_board(grid, total_mines, flags=None) -> tuple[np.ndarray, int, np.n
         raise InvalidBoardError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
     if not np.issubdtype(g.dtype, np.integer):
         if not (np.issubdtype(g.dtype, np.floating) and np.all(np.mod(g, 1) == 0)):
-            raise InvalidBoardError(f"grid must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}")
+            raise InvalidBoardError(
+                f"grid must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}"
+            )
     bad = (g < -1) | (g > 8)
     if bad.any():
         i, j = np.argwhere(bad)[0]

@@ -12,7 +12,7 @@ from nnsweeper.solvers.base import Solver, local_rules
 __all__ = ["CSPSolver", "TIE_BREAKS"]
 
 #: Interior cells looked at ahead when guessing (the best few by the tie-break).
-_INTERIOR_CANDIDATES = int(__import__("os").environ.get("NNS_INT", 2))
+_INTERIOR_CANDIDATES = 2
 
 #: How to choose among the cells that share the lowest mine probability.
 TIE_BREAKS = ("random", "fewest_covered_neighbours", "prob_zero")
@@ -39,21 +39,22 @@ class CSPSolver(Solver):
         probability" strategy.
     tolerance : float, default=1e-9
         Cells whose probability is within this of the lowest count as tied.
-    lookahead : int, default=6
+    lookahead : int, default=0
         When guessing, look one move ahead on up to this many candidates (the safest
-        cells, ties ordered by ``tie_break``, plus cells almost as safe): for every
-        number a candidate could show, the exact engine says how likely that number
-        is and whether it would prove some cell safe. The guess maximises the chance
-        to survive this guess and the next, ``P(safe) * (1 - p_next * (1 - P(progress)))``,
-        where ``p_next`` is today's lowest probability. 0 turns the look-ahead off.
+        cells in tie-break order, at most two interior ones, plus frontier cells almost
+        as safe): for every number a candidate could show, the exact engine gives its
+        probability and the board after it. The guess maximises the chance to survive
+        it and the next move, ``P(safe) * E[P(next move safe)]``. 0 (the default) turns
+        the look-ahead off: on 4,000 intermediate games it won as often as plain
+        lowest-probability play (78.0% both) at four times the cost.
     margin : float, default=0.05
-        Cells at most this much less likely to be safe than the safest one are
-        look-ahead candidates too.
+        With ``lookahead``: cells at most this much likelier to be mines than the
+        safest one are candidates too.
     """
 
     name = "csp"
 
-    def __init__(self, *, start="center", tie_break="prob_zero", tolerance=1e-9, lookahead=6,
+    def __init__(self, *, start="center", tie_break="prob_zero", tolerance=1e-9, lookahead=0,
                  margin=0.05):
         super().__init__(start=start)
         if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
@@ -94,7 +95,7 @@ class CSPSolver(Solver):
         if a.safe.any():
             game.reveal_all(a.safe, "engine")
             return True
-        i, j = self.choose_guess(a, grid, flags, rng)
+        i, j = self.choose_guess(a, grid, flags, game.env.mines, rng)
         game.reveal(i, j, "guess", float(a.probabilities[i, j]))
         return True
 
@@ -113,7 +114,7 @@ class CSPSolver(Solver):
         level = np.floor(p / self.tolerance) if self.tolerance > 0 else p
         return cells[np.lexsort((tie, level))]
 
-    def choose_guess(self, a: BoardAnalysis, grid, flags, rng) -> tuple[int, int]:
+    def choose_guess(self, a: BoardAnalysis, grid, flags, total_mines: int, rng) -> tuple[int, int]:
         """The cell to reveal when nothing is certain."""
         ranked = self.rank_guesses(a, grid, rng)
         if self.lookahead == 0 or len(ranked) == 1:
@@ -126,13 +127,17 @@ class CSPSolver(Solver):
         keep = ~inner | (np.cumsum(inner) <= _INTERIOR_CANDIDATES)
         cands = near[keep][: self.lookahead]
         scores = [
-            (1 - p[i, j]) * (1 - p_min * (1 - self._progress(a, grid, flags, i, j)))
-            for i, j in cands
+            (1 - p[i, j]) * self._next_safety(a, grid, flags, total_mines, i, j) for i, j in cands
         ]
         return tuple(cands[int(np.argmax(scores))])
 
-    def _progress(self, a: BoardAnalysis, grid, flags, i: int, j: int) -> float:
-        """P(revealing (i, j) proves another cell safe | (i, j) is safe), exactly."""
+    def _next_safety(self, a: BoardAnalysis, grid, flags, total_mines: int, i: int, j: int) -> float:
+        """P(the move after revealing (i, j) is safe | (i, j) is safe), exactly.
+
+        For every number ``v`` the cell could show, the engine gives P(v) (from the
+        layout counts) and the board after it: the next move is safe for sure when a
+        cell is proved safe, otherwise as safe as the safest cell left.
+        """
         r, c = grid.shape
         nb = neighbours(i, j, r, c)
         known = sum(bool(flags[x, y]) for x, y in nb)
@@ -142,11 +147,16 @@ class CSPSolver(Solver):
         for v in range(known, known + free + 1):
             g2[i, j] = v
             try:
-                a2 = analyze(g2, a.mines_left + int(flags.sum()), flags)
+                a2 = analyze(g2, total_mines, flags)
             except InconsistentBoardError:
                 continue
             logz.append(a2.log_layouts)
-            progress.append(v == 0 or bool(a2.safe.any()))
+            if v == 0 or a2.safe.any():
+                progress.append(1.0)
+            else:
+                rest = a2.unknown.copy()
+                rest[i, j] = False
+                progress.append(1.0 - float(a2.probabilities[rest].min()) if rest.any() else 1.0)
         if not logz:
             return 0.0
         w = np.exp(np.array(logz) - max(logz))

@@ -43,6 +43,6 @@ class SinglePointSolver(Solver):
         frontier = unknown & dilate(grid > 0)
         pool = np.argwhere(frontier if frontier.any() else unknown)
         i, j = pool[rng.integers(len(pool))]
-        # The solver has no probabilities; record the covered share as a crude figure.
+        # This solver computes no probabilities: its guesses are recorded with NaN.
         game.reveal(i, j, "guess", float("nan"))
         return True
