@@ -24,6 +24,8 @@ __all__ = ["FIRST_CLICK_RULES", "PRESETS", "Rules", "Game", "MinesweeperEnv"]
 FIRST_CLICK_RULES = ("safe", "zero", "none")
 
 _EIGHT = np.ones((3, 3), dtype=bool)
+#: Spawn key of the mine-layout stream of a game seed.
+_LAYOUT_STREAM = 0
 
 
 def _check_int(name: str, value, minimum: int) -> int:
@@ -182,7 +184,11 @@ class Game:
         """Start the game again (same seed unless one is given); returns the observation."""
         if seed is not None:
             self.seed = self._check_seed(seed)
-        self._rng = np.random.default_rng(self.seed)
+        # The layout comes from a child stream of the seed, not from default_rng(seed)
+        # itself: the seed notebook's harness hands solvers default_rng(seed), and a
+        # solver drawing the same numbers that placed the mines would be correlated
+        # with the layout.
+        self._rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(_LAYOUT_STREAM,)))
         r, c = self.shape
         self.mask = np.ones((r, c), dtype=np.int8)  # 1 covered, 0 revealed
         self.flags = np.zeros((r, c), dtype=bool)

@@ -172,6 +172,16 @@ class Solver:
         """Make at least one move (or flag); return False when nothing can be done."""
         raise NotImplementedError
 
+    @staticmethod
+    def local_step(game: _Turns, flags: np.ndarray) -> bool:
+        """Apply the local rules once: flag new mines, reveal safe cells; True if either fired."""
+        safe, mines = local_rules(game.grid, flags)
+        flags |= mines
+        if safe.any():
+            game.reveal_all(safe, "local")
+            return True
+        return bool(mines.any())
+
 
 class _Turns:
     """The solver's side of one game: the visible grid and the moves made so far."""

@@ -7,7 +7,7 @@ import numpy as np
 from nnsweeper.errors import InconsistentBoardError
 from nnsweeper.grid import neighbour_sum, neighbours
 from nnsweeper.probability import BoardAnalysis, analyze
-from nnsweeper.solvers.base import Solver, local_rules
+from nnsweeper.solvers.base import Solver
 
 __all__ = ["CSPSolver", "TIE_BREAKS"]
 
@@ -80,14 +80,9 @@ class CSPSolver(Solver):
         }
 
     def turn(self, game, flags, rng) -> bool:
+        if self.local_step(game, flags):
+            return True
         grid = game.grid
-        safe, mines = local_rules(grid, flags)
-        flags |= mines
-        if safe.any():
-            game.reveal_all(safe, "local")
-            return True
-        if mines.any():
-            return True
         if not ((grid < 0) & ~flags).any():
             return False
         a = analyze(grid, game.env.mines, flags)

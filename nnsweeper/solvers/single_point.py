@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsweeper.grid import dilate
-from nnsweeper.solvers.base import Solver, local_rules
+from nnsweeper.solvers.base import Solver
 
 __all__ = ["SinglePointSolver"]
 
@@ -29,14 +29,9 @@ class SinglePointSolver(Solver):
     name = "single_point"
 
     def turn(self, game, flags, rng) -> bool:
+        if self.local_step(game, flags):
+            return True
         grid = game.grid
-        safe, mines = local_rules(grid, flags)
-        flags |= mines
-        if safe.any():
-            game.reveal_all(safe, "local")
-            return True
-        if mines.any():
-            return True
         unknown = (grid < 0) & ~flags
         if not unknown.any():
             return False
