@@ -7,6 +7,8 @@ line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import numbers
+
 __all__ = [
     "NnsweeperError",
     "InvalidRulesError",
@@ -14,6 +16,7 @@ __all__ = [
     "InconsistentBoardError",
     "InvalidBoardError",
     "BoardParseError",
+    "check_int",
 ]
 
 
@@ -39,3 +42,12 @@ class InconsistentBoardError(NnsweeperError):
 
 class BoardParseError(NnsweeperError):
     """Board text that does not follow the ``.``/``F``/digit format."""
+
+
+def check_int(name: str, value, minimum: int, error: type[ValueError] = ValueError) -> int:
+    """``value`` as an int, or ``error`` naming it when it is not an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise error(f"{name} must be an integer; got {value!r}")
+    if value < minimum:
+        raise error(f"{name} must be at least {minimum}; got {value}")
+    return int(value)

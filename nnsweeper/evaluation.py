@@ -32,6 +32,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from nnsweeper.errors import InvalidRulesError
+from nnsweeper.errors import check_int as _check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, MinesweeperEnv, Rules
 
@@ -42,14 +43,6 @@ _SEED_HIGH = 2**31 - 1
 
 
 # ---------------------------------------------------------------- validation
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}; got {value}")
-    return int(value)
-
-
 def _check_count(name: str, value) -> int:
     """A mine count; whole floats (``np.linspace`` output) are accepted as in the seed."""
     if isinstance(value, bool | np.bool_):

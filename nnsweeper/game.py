@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from nnsweeper.errors import InvalidActionError, InvalidRulesError
+from nnsweeper.errors import InvalidActionError, InvalidRulesError, check_int
 from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
 __all__ = ["FIRST_CLICK_RULES", "PRESETS", "Rules", "Game", "MinesweeperEnv"]
@@ -29,11 +29,7 @@ _LAYOUT_STREAM = 0
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidRulesError(f"{name} must be an integer; got {value!r}")
-    if value < minimum:
-        raise InvalidRulesError(f"{name} must be at least {minimum}; got {value}")
-    return int(value)
+    return check_int(name, value, minimum, InvalidRulesError)
 
 
 @dataclass(frozen=True)

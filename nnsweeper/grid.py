@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["OFFSETS", "neighbour_sum", "dilate", "neighbours", "covered_grid"]
+__all__ = ["OFFSETS", "neighbour_sum", "dilate", "neighbours", "covered_grid", "single_point_rules"]
 
 #: The eight neighbour offsets, row-major.
 OFFSETS: tuple[tuple[int, int], ...] = tuple(
@@ -65,3 +65,37 @@ def neighbours(i: int, j: int, rows: int, cols: int) -> list[tuple[int, int]]:
 def covered_grid(mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Visible grid from a covered mask and neighbour counts: -1 covered, else the count."""
     return np.where(np.asarray(mask) != 0, -1, counts).astype(np.int8)
+
+
+def single_point_rules(grid: np.ndarray, mines: np.ndarray, free: np.ndarray):
+    """The two single-point rules over the whole board at once.
+
+    A number whose known mines already account for it makes its free neighbours
+    safe; a number whose remaining mines equal its free neighbours makes them all
+    mines.
+
+    Parameters
+    ----------
+    grid : ndarray of int, shape (rows, cols)
+        -1 covered, 0..8 revealed.
+    mines : ndarray of bool
+        Covered cells known to be mines (flags).
+    free : ndarray of bool
+        Covered cells not yet settled either way.
+
+    Returns
+    -------
+    need : ndarray of int64
+        Mines each revealed number still needs among its free neighbours (0 on covered cells).
+    free_nb : ndarray of int64
+        Free neighbours of every cell.
+    safe, new_mines : ndarray of bool
+        Free cells the rules prove safe, and free cells they prove to be mines.
+    """
+    revealed = grid >= 0
+    free_nb = neighbour_sum(free)
+    need = np.where(revealed, grid.astype(np.int64) - neighbour_sum(mines), 0)
+    live = revealed & (free_nb > 0)
+    safe = dilate(live & (need == 0)) & free
+    new_mines = dilate(live & (need == free_nb)) & free
+    return need, free_nb, safe, new_mines

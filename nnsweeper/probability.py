@@ -37,7 +37,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
-from nnsweeper.grid import OFFSETS, dilate, neighbour_sum
+from nnsweeper.grid import OFFSETS, dilate, neighbour_sum, single_point_rules
 
 __all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board"]
 
@@ -177,8 +177,7 @@ def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
     mine, safe, free = flags.copy(), np.zeros_like(flags), unknown.copy()
     first = True
     while True:
-        free_nb = neighbour_sum(free)
-        need = np.where(covered, 0, g.astype(np.int64) - neighbour_sum(mine))
+        need, free_nb, new_safe, new_mine = single_point_rules(g, mine, free)
         bad = revealed & ((need < 0) | (need > free_nb))
         if bad.any():
             i, j = np.argwhere(bad)[0]
@@ -189,9 +188,6 @@ def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
                 )
             raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
         first = False
-        live = revealed & (free_nb > 0)
-        new_safe = dilate(live & (need == 0)) & free
-        new_mine = dilate(live & (need == free_nb)) & free
         if not (new_safe.any() or new_mine.any()):
             break
         both = new_safe & new_mine
@@ -360,7 +356,7 @@ class _FrontierDP:
         mines = np.zeros(1, dtype=np.int64)
         alpha = np.ones(1)
         self.log_scale = 0.0  # log of what the stored alphas were divided by
-        self.steps = []  # per box: (alpha before, src, j, inv, n states after)
+        self.steps = []  # per box: (alpha before, src, j, inv)
         for k in range(n_boxes):
             s = int(sizes[k])
             new = np.flatnonzero(first == k)
@@ -393,7 +389,7 @@ class _FrontierDP:
                 need = need[:, keep_cols]
             first_idx, inv = _group(need, mines)
             line_w = alpha[src] * _COMB[s, j]
-            self.steps.append((alpha, src, j, inv, first_idx.size))
+            self.steps.append((alpha, src, j, inv))
             need, mines = need[first_idx], mines[first_idx]
             alpha = np.bincount(inv, weights=line_w, minlength=first_idx.size)
             top = alpha.max()
@@ -411,7 +407,7 @@ class _FrontierDP:
         qs = np.zeros(n_boxes)
         beta = g[self.final_mines]
         for k in range(n_boxes - 1, -1, -1):
-            alpha, src, j, inv, _ = self.steps[k]
+            alpha, src, j, inv = self.steps[k]
             s = int(self.sizes[k])
             down = _COMB[s, j] * beta[inv]  # layouts of this box times the future
             line = alpha[src] * down

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nnsweeper.grid import covered_grid, dilate, neighbour_sum
+from nnsweeper.grid import covered_grid, single_point_rules
 
 __all__ = ["Move", "GameRecord", "Solver", "local_rules", "first_click_cell", "MOVE_KINDS"]
 
@@ -101,7 +101,7 @@ def first_click_cell(start, rows: int, cols: int) -> tuple[int, int]:
 
 
 def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The single-point rules over the whole board at once.
+    """The single-point rules with the solver's flags as the known mines.
 
     A number whose flagged neighbours already account for it makes its other covered
     neighbours safe; a number whose remaining mines equal its covered unflagged
@@ -111,13 +111,7 @@ def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.nda
     -------
     safe, mines : ndarray of bool, shape (rows, cols)
     """
-    covered = grid < 0
-    unknown = covered & ~flags
-    unk_nb = neighbour_sum(unknown)
-    need = grid - neighbour_sum(flags)
-    live = ~covered & (unk_nb > 0)
-    safe = dilate(live & (need == 0)) & unknown
-    mines = dilate(live & (need == unk_nb)) & unknown
+    _, _, safe, mines = single_point_rules(grid, flags, (grid < 0) & ~flags)
     return safe, mines
 
 
