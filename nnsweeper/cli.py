@@ -159,8 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="output path prefix: eval/results/NAME writes eval/results/NAME.csv, .json "
         "and .png (folders are created)",
     )
+    ev.add_argument(
+        "--dataset", action="append", default=[], metavar="FOLDER",
+        help="a dataset the solvers learned from (its folder or manifest.json); the "
+        "evaluation refuses to play any of its game seeds (repeatable)",
+    )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(handler=_cmd_eval)
+
+    _add_generate(sub)
 
     an = sub.add_parser(
         "analyze",
@@ -179,7 +186,90 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_generate(sub) -> None:
+    from nnsweeper.datasets import MIXES, POLICIES, RECORD_MODES, STARTS
+    from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
+    from nnsweeper.parallel import BACKENDS
+
+    ge = sub.add_parser(
+        "generate",
+        help="play games and write labelled board states (truth and exact probabilities)",
+        description="Play games with a behaviour policy, record the board states it decides "
+        "on, label every covered cell with the truth and its exact mine probability, and "
+        "write sharded .npz files and manifest.json into OUT. Running the same command "
+        "again after an interruption resumes it; the output does not depend on --jobs.",
+        epilog="parts: ROWSxCOLS:MINES[:GAMES[:POLICY]] or PRESET[:GAMES[:POLICY]]; MINES is "
+        "N, A-B (every count), A-B/STEP or a comma list; presets: " + ", ".join(PRESETS)
+        + "; mixtures: " + "; ".join(f"{k} = {' + '.join(v)}" for k, v in MIXES.items())
+        + ". example: nnsweeper generate data/mixed --mix mixed --games 200 --jobs 2",
+    )
+    ge.add_argument("out", metavar="OUT", help="output folder (new, empty, or an unfinished run to resume)")
+    ge.add_argument("parts", nargs="*", metavar="PART", help="configurations (see below)")
+    ge.add_argument("--mix", action="append", default=[], choices=sorted(MIXES),
+                    help="add a named mixture of configurations (repeatable)")
+    ge.add_argument("--games", type=_positive_int, default=100,
+                    help="games per configuration where a part does not say (default: 100)")
+    ge.add_argument("--splits", type=_fractions, default=(0.8, 0.1, 0.1), metavar="TRAIN,VAL,TEST",
+                    help="shares of each configuration's games per split (default: 0.8,0.1,0.1)")
+    ge.add_argument("--seed", type=int, default=0, help="entropy of the game-seed streams (default: 0)")
+    ge.add_argument("--policy", choices=POLICIES, default="csp",
+                    help="behaviour policy where a part does not say (default: csp)")
+    ge.add_argument("--record", choices=RECORD_MODES, default="all",
+                    help="record every decision, or only guesses (default: all)")
+    ge.add_argument("--epsilon", type=float, default=0.1,
+                    help="explore policy: chance per decision of a random non-certain reveal (default: 0.1)")
+    ge.add_argument("--start", choices=STARTS, default="random",
+                    help="where the first click goes (default: random)")
+    ge.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
+                    help="first-click rule where a part does not say (default: safe)")
+    ge.add_argument("--shard-games", type=_positive_int, default=50,
+                    help="games per shard file (default: 50)")
+    ge.add_argument("--jobs", type=_jobs, default=-1,
+                    help="worker processes, -1 for all cores; the output does not depend on it (default: -1)")
+    ge.add_argument("--backend", choices=BACKENDS, default=None,
+                    help="joblib backend (default: loky, local processes); dask or ray run on a cluster")
+    ge.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="with --backend dask: a running scheduler, e.g. tcp://host:8786 "
+                    "(default: a local cluster)")
+    ge.add_argument("--quiet", action="store_true", help="no progress bar, no card")
+    ge.set_defaults(handler=_cmd_generate)
+
+
+def _fractions(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(t) for t in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected three fractions such as 0.8,0.1,0.1; got {text!r}"
+        ) from None
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"expected three fractions (train,val,test); got {text!r}")
+    return values
+
+
 # ------------------------------------------------------------------ commands
+def _cmd_generate(args, argv) -> int:
+    from nnsweeper.datasets import generate
+    from nnsweeper.parallel import backend
+
+    items = [*args.mix, *args.parts]
+    if not items:
+        raise ValueError("give at least one PART (such as 10x10:5-30:100) or --mix NAME")
+    with backend(args.backend, args.scheduler):
+        manifest = generate(
+            args.out, items, games=args.games, splits=args.splits, seed=args.seed, policy=args.policy,
+            record=args.record, epsilon=args.epsilon, start=args.start, first_click=args.first_click,
+            shard_games=args.shard_games, n_jobs=None if args.backend in ("dask", "ray") else args.jobs,
+            progress=not args.quiet,
+        )
+    if not args.quiet:
+        print(manifest["card_text"])
+        sizes = [f"{s} {v['games']} games / {v['states']} states" for s, v in manifest["splits"].items()]
+        print("splits: " + ", ".join(sizes))
+        print(f"wrote {Path(args.out) / 'manifest.json'} and {len(manifest['shards'])} shards")
+    return 0
+
+
 def _out_prefix(text: str) -> Path:
     if not text.strip() or text.endswith(("/", "\\")) or Path(text).is_dir():
         raise ValueError(
@@ -199,7 +289,7 @@ def _cmd_eval(args, argv) -> int:
     solvers = {name: get_solver(name, start=args.start) for name in args.solvers}
     common = dict(
         trials=args.trials, base_seed=args.base_seed, first_click=args.first_click,
-        n_jobs=args.jobs, progress=not args.quiet,
+        n_jobs=args.jobs, progress=not args.quiet, datasets=args.dataset or None,
     )
     if args.preset is not None:
         given = [f for f, v in (("--rows", args.rows), ("--cols", args.cols),

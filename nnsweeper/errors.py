@@ -16,6 +16,9 @@ __all__ = [
     "InconsistentBoardError",
     "InvalidBoardError",
     "BoardParseError",
+    "DatasetError",
+    "ChecksumError",
+    "SeedOverlapError",
     "check_int",
 ]
 
@@ -42,6 +45,18 @@ class InconsistentBoardError(NnsweeperError):
 
 class BoardParseError(NnsweeperError):
     """Board text that does not follow the ``.``/``F``/digit format."""
+
+
+class DatasetError(NnsweeperError):
+    """A dataset specification, folder or manifest that cannot be used as asked."""
+
+
+class ChecksumError(DatasetError):
+    """A dataset shard whose bytes differ from the checksum its manifest records."""
+
+
+class SeedOverlapError(NnsweeperError):
+    """Game seeds that were meant to be held out appear in another set (training, evaluation)."""
 
 
 def check_int(name: str, value, minimum: int, error: type[ValueError] = ValueError) -> int:

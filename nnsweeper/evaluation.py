@@ -343,6 +343,7 @@ def evaluate(
     first_click="safe",
     n_jobs=1,
     progress=False,
+    datasets=None,
 ) -> EvalTable:
     """Play every solver on every board on the same game seeds and tabulate the results.
 
@@ -371,6 +372,10 @@ def evaluate(
         depend on it.
     progress : bool, default=False
         Show a progress bar.
+    datasets : path, dict, or a list of them, optional
+        Datasets the solvers learned from (folders, ``manifest.json`` files or
+        manifests). Their game seeds must not be evaluated on: any overlap raises
+        :class:`~nnsweeper.errors.SeedOverlapError` before a game is played.
 
     Returns
     -------
@@ -382,6 +387,7 @@ def evaluate(
     configs = _resolve_boards(mines_list, rows, cols, boards, first_click)
     seeds = game_seeds(base_seed, trials)
     n_jobs = _check_n_jobs(n_jobs)
+    checked = _check_datasets(datasets, seeds)
     keys = [(name, b) for name in named for b in configs]
     # Solvers with play() report a GameRecord (guesses); others only win or lose.
     jobs = [(named[name], callable(getattr(named[name], "play", None)), b) for name, b in keys]
@@ -399,6 +405,8 @@ def evaluate(
                      "mines_list": [b.mines for b in configs]}
     arguments.update(trials=len(seeds), base_seed=int(base_seed), first_click=first_click,
                      n_jobs=n_jobs)
+    if checked:
+        arguments["held_out_from"] = checked
     metadata = {
         "nnsweeper_version": __version__,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -406,6 +414,18 @@ def evaluate(
         "solvers": {name: _describe(fn) for name, fn in named.items()},
     }
     return EvalTable(rows_out, metadata)
+
+
+def _check_datasets(datasets, seeds: np.ndarray) -> list[str]:
+    """Refuse evaluation seeds that a dataset used; returns what was checked."""
+    if datasets is None:
+        return []
+    from nnsweeper.datasets.seeds import check_seed_overlap
+
+    items = [datasets] if isinstance(datasets, str | os.PathLike | Mapping) else list(datasets)
+    for item in items:
+        check_seed_overlap(item, seeds, what="evaluation")
+    return [os.fspath(d) if not isinstance(d, Mapping) else "<manifest>" for d in items]
 
 
 def _wilson(wins: int, games: int) -> tuple[float, float]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nnsweeper.grid import covered_grid, single_point_rules
+from nnsweeper.probability import BoardAnalysis, analyze
 
 __all__ = ["Move", "GameRecord", "Solver", "local_rules", "first_click_cell", "MOVE_KINDS"]
 
@@ -187,6 +188,24 @@ class _Turns:
         self.won = False
         self.lost = False
         self.grid = covered_grid(env.mask, env._counts)
+        # Bumped on every reveal; with the flags it identifies a position.
+        self.version = 0
+        self._analysis: tuple[int, bytes, BoardAnalysis] | None = None
+
+    def analyze(self, flags: np.ndarray) -> BoardAnalysis:
+        """The exact engine on the current grid with ``flags``, computed once per position."""
+        hit = self.cached_analysis(self.version, flags)
+        if hit is None:
+            hit = analyze(self.grid, self.env.mines, flags)
+            self._analysis = (self.version, flags.tobytes(), hit)
+        return hit
+
+    def cached_analysis(self, version: int, flags: np.ndarray) -> BoardAnalysis | None:
+        """The last analysis, if it was of position ``version`` with these ``flags``."""
+        hit = self._analysis
+        if hit is not None and hit[0] == version and hit[1] == flags.tobytes():
+            return hit[2]
+        return None
 
     def reveal(self, i: int, j: int, kind: str, probability: float) -> bool:
         """Reveal one covered cell; returns True when the game ended."""
@@ -194,6 +213,7 @@ class _Turns:
         _, _, done, info = env.step(env._flat(i, j))
         self.record.moves.append(Move((int(i), int(j)), kind, float(probability)))
         self.grid = covered_grid(env.mask, env._counts)
+        self.version += 1
         if done:
             self.done = True
             self.won = info.get("result") == "win"

@@ -85,7 +85,7 @@ class CSPSolver(Solver):
         grid = game.grid
         if not ((grid < 0) & ~flags).any():
             return False
-        a = analyze(grid, game.env.mines, flags)
+        a = game.analyze(flags)
         flags |= a.mines
         if a.safe.any():
             game.reveal_all(a.safe, "engine")

@@ -1,0 +1,51 @@
+"""Labelled datasets: generation, storage, held-out seeds, and torch / PyG loaders.
+
+- :func:`generate` plays games with a behaviour policy and writes sharded ``.npz``
+  files plus ``manifest.json`` (:mod:`~nnsweeper.datasets.generate`,
+  :mod:`~nnsweeper.datasets.storage`).
+- :mod:`~nnsweeper.datasets.seeds`: the game-seed streams of the splits, disjoint
+  from each other and from every evaluation seed; :func:`check_seed_overlap`.
+- :mod:`~nnsweeper.datasets.loaders`: a torch ``Dataset`` of grid tensors for the
+  CNN and a torch-geometric dataset of constraint graphs for the GNN, loaded shard
+  by shard.
+"""
+
+from nnsweeper.datasets.generate import (
+    MIXES,
+    POLICIES,
+    RECORD_MODES,
+    STARTS,
+    Part,
+    format_card,
+    generate,
+    parse_part,
+    record_game,
+    resolve_parts,
+    shard_statistics,
+)
+from nnsweeper.datasets.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_range, stream_seeds
+from nnsweeper.datasets.storage import SHARD_FIELDS, file_sha256, load_manifest, read_shard, write_shard
+
+__all__ = [
+    "MIXES",
+    "POLICIES",
+    "RECORD_MODES",
+    "SHARD_FIELDS",
+    "SPLITS",
+    "STARTS",
+    "Part",
+    "check_seed_overlap",
+    "file_sha256",
+    "format_card",
+    "generate",
+    "load_manifest",
+    "manifest_seeds",
+    "parse_part",
+    "read_shard",
+    "record_game",
+    "resolve_parts",
+    "shard_statistics",
+    "split_range",
+    "stream_seeds",
+    "write_shard",
+]

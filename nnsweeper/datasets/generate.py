@@ -1,0 +1,666 @@
+"""Play games with a behaviour policy and record labelled board states.
+
+:func:`generate` plays the games of every configuration of a mixture, records the
+positions a policy decides on, labels each with the truth (from the game's hidden
+layout, read here and in the game only) and the exact mine probabilities
+(:func:`nnsweeper.analyze`), and writes byte-reproducible shards plus a manifest
+(:mod:`nnsweeper.datasets.storage`).
+
+Determinism: every shard is a function of the arguments alone (its games' seeds come
+from :mod:`nnsweeper.datasets.seeds`, its policy's randomness from each game's seed),
+so any ``n_jobs`` or backend gives the same bytes, and a run started again after an
+interruption skips the finished shards and ends as an uninterrupted run would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nnsweeper.errors import DatasetError, InvalidRulesError
+from nnsweeper.fileio import write_text_atomic
+from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Game, Rules
+from nnsweeper.grid import OFFSETS
+from nnsweeper.parallel import imap
+from nnsweeper.probability import analyze
+from nnsweeper.solvers.base import GameRecord, _Turns
+from nnsweeper.solvers.csp import CSPSolver
+from nnsweeper.solvers.single_point import SinglePointSolver
+
+from .seeds import SPLITS, seed_stream, stream_seeds
+from .storage import (
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST_NAME,
+    SHARD_FIELDS,
+    empty_shard,
+    file_sha256,
+    load_manifest,
+    read_shard,
+    write_shard,
+)
+
+__all__ = [
+    "POLICIES",
+    "RECORD_MODES",
+    "STARTS",
+    "MIXES",
+    "Part",
+    "parse_part",
+    "resolve_parts",
+    "generate",
+    "record_game",
+    "shard_statistics",
+    "format_card",
+]
+
+#: Behaviour policies: the CSP solver, the single-point solver, and CSP that now and
+#: then (with probability ``epsilon`` per decision) reveals a random covered cell
+#: whose exact probability is neither 0 nor 1.
+POLICIES = ("csp", "single_point", "explore")
+#: Which states are recorded: every decision, or only those where the policy guessed.
+RECORD_MODES = ("all", "guess")
+#: Where the first click goes: a uniformly random cell (from the game's seed), the
+#: centre or the top-left corner.
+STARTS = ("random", "center", "corner")
+#: Named mixtures: lists of part texts (games per configuration come from ``games``).
+MIXES: dict[str, tuple[str, ...]] = {
+    "mixed": ("10x10:5-30", "beginner", "intermediate", "expert"),
+    "10x10": ("10x10:5-30",),
+    "classic": ("beginner", "intermediate", "expert"),
+}
+_PLAN_NAME = ".generate.json"
+_CALIBRATION_BINS = 10
+
+
+# ------------------------------------------------------------------ the mixture
+@dataclass(frozen=True)
+class Part:
+    """One configuration of a mixture: a board, a mine count, a rule, a policy, games."""
+
+    rows: int
+    cols: int
+    mines: int
+    games: int
+    first_click: str = "safe"
+    policy: str = "csp"
+
+    def __post_init__(self):
+        if self.policy not in POLICIES:
+            raise DatasetError(f"unknown policy {self.policy!r}; choose one of {', '.join(POLICIES)}")
+        if isinstance(self.games, bool) or not isinstance(self.games, numbers.Integral) or self.games < 1:
+            raise DatasetError(f"games must be a positive integer; got {self.games!r}")
+        try:
+            Rules(self.rows, self.cols, self.mines, self.first_click)
+        except InvalidRulesError as exc:
+            raise DatasetError(f"impossible configuration {self.rows}x{self.cols} with {self.mines} mines: "
+                               f"{exc}") from None
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.rows, self.cols, self.mines, self.first_click)
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe name, unique within a dataset: ``10x10-m15-safe-csp``."""
+        return f"{self.rows}x{self.cols}-m{self.mines}-{self.first_click}-{self.policy}"
+
+    @property
+    def stream_key(self) -> tuple[int, ...]:
+        """What identifies this configuration's seed stream (the games are not in it)."""
+        return (self.rows, self.cols, self.mines, FIRST_CLICK_RULES.index(self.first_click),
+                POLICIES.index(self.policy))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_SIZE = re.compile(r"^(\d+)x(\d+)$")
+_MINES = re.compile(r"^(\d+)(?:-(\d+)(?:/(\d+))?)?$")
+
+
+def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy: str = "csp") -> list[Part]:
+    """Parts from text: ``ROWSxCOLS:MINES[:GAMES[:POLICY]]`` or ``PRESET[:GAMES[:POLICY]]``.
+
+    ``MINES`` is a count (``15``), a range with every count (``5-30``), a range with a
+    step (``5-30/5``) or a comma list (``5,10,15``); each mine count is one
+    configuration with ``GAMES`` games (default ``games``).
+
+    Examples
+    --------
+    >>> [p.mines for p in parse_part("10x10:5-30/5:200")]
+    [5, 10, 15, 20, 25, 30]
+    >>> parse_part("expert:50:explore")[0].key
+    '16x30-m99-safe-explore'
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise DatasetError(f"a part must be text like '10x10:5-30:200' or 'expert:100'; got {text!r}")
+    fields = [f.strip() for f in text.strip().split(":")]
+    head = fields[0].lower()
+    if head in PRESETS:
+        rows, cols, mine_counts = *PRESETS[head][:2], [PRESETS[head][2]]
+        rest = fields[1:]
+    else:
+        size = _SIZE.match(head)
+        if size is None or len(fields) < 2:
+            raise DatasetError(
+                f"part {text!r}: expected ROWSxCOLS:MINES[:GAMES[:POLICY]] or PRESET[:GAMES[:POLICY]] "
+                f"(presets: {', '.join(PRESETS)})"
+            )
+        rows, cols = int(size.group(1)), int(size.group(2))
+        mine_counts = _parse_mines(fields[1], text)
+        rest = fields[2:]
+    if len(rest) > 2:
+        raise DatasetError(f"part {text!r} has too many ':' fields")
+    if rest and rest[0]:
+        if not rest[0].isdigit():
+            raise DatasetError(f"part {text!r}: games must be a positive integer; got {rest[0]!r}")
+        games = int(rest[0])
+    if len(rest) == 2:
+        policy = rest[1]
+    return [Part(rows, cols, m, games, first_click, policy) for m in mine_counts]
+
+
+def _parse_mines(field: str, text: str) -> list[int]:
+    counts: list[int] = []
+    for item in field.split(","):
+        m = _MINES.match(item.strip())
+        if m is None:
+            raise DatasetError(f"part {text!r}: mines must be N, A-B, A-B/STEP or a comma list; got {item!r}")
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        step = int(m.group(3)) if m.group(3) else 1
+        if hi < lo or step < 1:
+            raise DatasetError(f"part {text!r}: empty mine range {item!r}")
+        counts.extend(range(lo, hi + 1, step))
+    return counts
+
+
+def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy: str = "csp") -> list[Part]:
+    """Parts from a mix of :class:`Part` objects, part texts and mixture names (:data:`MIXES`).
+
+    Raises
+    ------
+    DatasetError
+        An unparseable item, an impossible configuration, or two parts with the same
+        configuration (board, mines, rule and policy).
+    """
+    if first_click not in FIRST_CLICK_RULES:
+        raise DatasetError(f"first_click must be one of {', '.join(FIRST_CLICK_RULES)}; got {first_click!r}")
+    if isinstance(items, str | Part):
+        items = [items]
+    parts: list[Part] = []
+    for item in items:
+        if isinstance(item, Part):
+            parts.append(item)
+        elif isinstance(item, str) and item in MIXES:
+            for text in MIXES[item]:
+                parts.extend(parse_part(text, games=games, first_click=first_click, policy=policy))
+        else:
+            parts.extend(parse_part(item, games=games, first_click=first_click, policy=policy))
+    if not parts:
+        raise DatasetError("no parts: give at least one configuration such as '10x10:10:100' or a mixture")
+    seen: dict[str, Part] = {}
+    for p in parts:
+        if p.key in seen:
+            raise DatasetError(f"configuration {p.key} appears twice; give each board, mine count and "
+                               f"policy once (with the total number of games)")
+        seen[p.key] = p
+    return parts
+
+
+def _split_games(games: int, fractions: dict[str, float]) -> dict[str, int]:
+    """Games per split: floors of the shares, the remainder to the largest fractional parts."""
+    raw = {s: games * f for s, f in fractions.items()}
+    out = {s: math.floor(v) for s, v in raw.items()}
+    left = games - sum(out.values())
+    for s in sorted(raw, key=lambda s: (out[s] - raw[s], SPLITS.index(s)))[:left]:
+        out[s] += 1
+    return out
+
+
+def _check_splits(splits) -> dict[str, float]:
+    if isinstance(splits, dict):
+        fractions = dict(splits)
+    else:
+        try:
+            values = [float(v) for v in splits]
+        except (TypeError, ValueError):
+            raise DatasetError(f"splits must be three fractions (train, val, test); got {splits!r}") from None
+        if len(values) != len(SPLITS):
+            raise DatasetError(f"splits must be three fractions (train, val, test); got {splits!r}")
+        fractions = dict(zip(SPLITS, values, strict=True))
+    unknown = set(fractions) - set(SPLITS)
+    if unknown:
+        raise DatasetError(f"unknown split(s) {sorted(unknown)}; splits are {', '.join(SPLITS)}")
+    fractions = {s: float(fractions.get(s, 0.0)) for s in SPLITS}
+    if any(not 0 <= v <= 1 for v in fractions.values()) or abs(sum(fractions.values()) - 1) > 1e-9:
+        raise DatasetError(f"split fractions must lie in [0, 1] and sum to 1; got {fractions}")
+    return fractions
+
+
+# -------------------------------------------------------------------- playing
+def _start_cell(start, rows: int, cols: int, rng: np.random.Generator) -> tuple[int, int]:
+    if start == "random":
+        k = int(rng.integers(rows * cols))
+        return divmod(k, cols)
+    if start == "center":
+        return rows // 2, cols // 2
+    return 0, 0
+
+
+def _policy_solver(policy: str):
+    return SinglePointSolver() if policy == "single_point" else CSPSolver()
+
+
+def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "all", epsilon: float = 0.1,
+                start: str = "random") -> tuple[dict[str, np.ndarray], bool]:
+    """Play one game with a policy and return its recorded, labelled states.
+
+    The state before each decision of the policy after the first click is a
+    candidate (the all-covered board before the first click tells nothing); with
+    ``record="guess"`` only the decisions where the policy guessed are kept. The
+    policy's randomness comes from ``np.random.default_rng(seed)``, the layout from
+    the game's own stream of ``seed``.
+
+    Returns
+    -------
+    arrays : dict of ndarray
+        The per-state shard arrays (see :mod:`nnsweeper.datasets.storage`) except
+        ``game`` (set by the caller).
+    won : bool
+    """
+    if policy not in POLICIES:
+        raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if record not in RECORD_MODES:
+        raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
+    if start not in STARTS:
+        raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
+    env = Game(rules, seed=seed)
+    rng = np.random.default_rng(seed)
+    solver = _policy_solver(policy)
+    rec = GameRecord()
+    game = _Turns(env, rec)
+    game.reveal(*_start_cell(start, env.r, env.c, rng), "first", float("nan"))
+    flags = np.zeros(env.shape, dtype=bool)
+    kept = []
+    step = 0
+    while not game.done:
+        grid, held, version, n_moves = game.grid, flags.copy(), game.version, len(rec.moves)
+        if policy == "explore" and rng.random() < epsilon:
+            a = game.analyze(held)
+            open_ = a.unknown & (a.probabilities > 0) & (a.probabilities < 1)
+            if open_.any():
+                cells = np.argwhere(open_)
+                i, j = cells[rng.integers(len(cells))]
+                game.reveal(i, j, "guess", float(a.probabilities[i, j]))
+                moved = True
+            else:
+                moved = solver.turn(game, flags, rng)
+        else:
+            moved = solver.turn(game, flags, rng)
+        if not moved:
+            break
+        guessed = any(m.kind == "guess" for m in rec.moves[n_moves:])
+        if record == "all" or guessed:
+            # The policy's own analysis of this position, when it made one, is the label.
+            kept.append((grid, held, game.cached_analysis(version, held), guessed, step))
+        step += 1
+    if not kept:
+        return {k: v for k, v in empty_shard(env.r, env.c).items() if k != "game"}, bool(game.won)
+    layout = env.mine_layout()
+    n = len(kept)
+    grids = np.stack([k[0] for k in kept])
+    prob = np.stack([
+        (a if a is not None else analyze(g, env.mines, f)).probabilities for g, f, a, _, _ in kept
+    ])
+    arrays = {
+        "grid": grids.astype(np.int8),
+        "flags": np.stack([k[1] for k in kept]),
+        "mines": layout[None] & (grids < 0),
+        "prob": prob,
+        "total_mines": np.full(n, env.mines, dtype=np.int16),
+        "game_seed": np.full(n, seed, dtype=np.int64),
+        "step": np.array([k[4] for k in kept], dtype=np.int16),
+        "guess": np.array([k[3] for k in kept], dtype=bool),
+        "won": np.full(n, bool(game.won)),
+    }
+    return arrays, bool(game.won)
+
+
+# ---------------------------------------------------------------- statistics
+def _dilate3(mask: np.ndarray) -> np.ndarray:
+    """3x3 dilation of a stack of boards (n, r, c)."""
+    n, r, c = mask.shape
+    p = np.zeros((n, r + 2, c + 2), dtype=bool)
+    p[:, 1:-1, 1:-1] = mask
+    out = mask.copy()
+    for di, dj in OFFSETS:
+        out |= p[:, 1 + di : r + 1 + di, 1 + dj : c + 1 + dj]
+    return out
+
+
+def shard_statistics(arrays: dict[str, np.ndarray]) -> dict:
+    """What the dataset card sums over: counts and label statistics of one shard.
+
+    Cells counted are the unknown ones (covered, not flagged). ``calibration`` holds,
+    per tenth of probability, the cells, the sum of their exact probabilities and
+    their mines.
+    """
+    grid, flags, mines, prob = arrays["grid"], arrays["flags"], arrays["mines"], arrays["prob"]
+    unknown = (grid < 0) & ~flags
+    frontier = unknown & _dilate3(grid >= 0)
+    p, truth = prob[unknown], mines[unknown]
+    bins = np.minimum((p * _CALIBRATION_BINS).astype(int), _CALIBRATION_BINS - 1)
+    safe_known = (unknown & (prob == 0.0)).any(axis=(1, 2))
+    return {
+        "states": int(len(grid)),
+        "unknown_cells": int(unknown.sum()),
+        "frontier_cells": int(frontier.sum()),
+        "interior_cells": int((unknown & ~frontier).sum()),
+        "guess_needed": int((~safe_known).sum()),
+        "policy_guessed": int(arrays["guess"].sum()),
+        "mine_cells": int(truth.sum()),
+        "mine_prob_sum": float(p[truth].sum()),
+        "safe_cells": int((~truth).sum()),
+        "safe_prob_sum": float(p[~truth].sum()),
+        "calibration": {
+            "cells": np.bincount(bins, minlength=_CALIBRATION_BINS).tolist(),
+            "prob_sum": np.bincount(bins, weights=p, minlength=_CALIBRATION_BINS).tolist(),
+            "mines": np.bincount(bins, weights=truth, minlength=_CALIBRATION_BINS).astype(int).tolist(),
+        },
+    }
+
+
+def _add_stats(total: dict | None, s: dict) -> dict:
+    if total is None:
+        return json.loads(json.dumps(s))
+    for k, v in s.items():
+        if k == "calibration":
+            for name, values in v.items():
+                total[k][name] = [a + b for a, b in zip(total[k][name], values, strict=True)]
+        else:
+            total[k] += v
+    return total
+
+
+def _card_row(name: str, games: int, s: dict) -> dict:
+    def share(a, b):
+        return a / b if b else None
+
+    return {
+        "configuration": name,
+        "games": games,
+        "states": s["states"],
+        "frontier_share": share(s["frontier_cells"], s["unknown_cells"]),
+        "interior_share": share(s["interior_cells"], s["unknown_cells"]),
+        "guess_needed_share": share(s["guess_needed"], s["states"]),
+        "policy_guessed_share": share(s["policy_guessed"], s["states"]),
+        "mean_prob_mines": share(s["mine_prob_sum"], s["mine_cells"]),
+        "mean_prob_safe": share(s["safe_prob_sum"], s["safe_cells"]),
+    }
+
+
+def format_card(card: list[dict]) -> str:
+    """The dataset card as a plain-text table."""
+    head = ("configuration", "games", "states", "frontier", "interior", "guess needed",
+            "policy guessed", "P(mine) mines", "P(mine) safe")
+    lines = [head]
+    for row in card:
+        lines.append((
+            row["configuration"], str(row["games"]), str(row["states"]),
+            *("-" if row[k] is None else f"{100 * row[k]:.1f}%" for k in
+              ("frontier_share", "interior_share", "guess_needed_share", "policy_guessed_share")),
+            *("-" if row[k] is None else f"{row[k]:.3f}" for k in ("mean_prob_mines", "mean_prob_safe")),
+        ))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths,
+                                                                                                  strict=True)))
+        for line in lines
+    )
+
+
+# ------------------------------------------------------------------ shards
+def _make_shard(path: str, part: Part, seeds: np.ndarray, first_game: int, record: str, epsilon: float,
+                start: str) -> tuple[str, str, dict]:
+    """Write one shard (or read it back when a previous run finished it); returns its entry."""
+    target = Path(path)
+    if target.exists():
+        arrays = read_shard(target)
+        digest = file_sha256(target)
+    else:
+        rules = part.rules
+        pieces = []
+        for g, sd in enumerate(seeds):
+            arrays, _ = record_game(rules, int(sd), part.policy, record=record, epsilon=epsilon, start=start)
+            arrays["game"] = np.full(len(arrays["grid"]), first_game + g, dtype=np.int32)
+            pieces.append(arrays)
+        arrays = {k: np.concatenate([a[k] for a in pieces]) for k in SHARD_FIELDS}
+        digest = write_shard(target, arrays)
+    return path, digest, shard_statistics(arrays)
+
+
+def _arguments(parts, fractions, seed, record, epsilon, start, shard_games) -> dict:
+    return {
+        "parts": [p.to_dict() for p in parts],
+        "splits": fractions,
+        "seed": seed,
+        "record": record,
+        "epsilon": epsilon,
+        "start": start,
+        "shard_games": shard_games,
+    }
+
+
+def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
+    """Check that ``out`` is new, a run of these arguments, or their finished dataset.
+
+    Returns the manifest when the dataset is already complete.
+    """
+    if out.exists() and not out.is_dir():
+        raise DatasetError(f"output {os.fspath(out)!r} exists and is not a folder")
+    manifest_path, plan_path = out / MANIFEST_NAME, out / _PLAN_NAME
+    if manifest_path.exists():
+        m = load_manifest(out)
+        if m["arguments"] != arguments:
+            raise DatasetError(_different(out, m["arguments"], arguments))
+        return m
+    if plan_path.exists():
+        try:
+            plan = json.loads(plan_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise DatasetError(
+                f"{os.fspath(plan_path)!r} is damaged; remove the folder to start over"
+            ) from None
+        if plan.get("arguments") != arguments:
+            raise DatasetError(_different(out, plan.get("arguments", {}), arguments))
+        if plan.get("nnsweeper_version") != version:
+            raise DatasetError(
+                f"{os.fspath(out)!r} holds a partial dataset from nnsweeper {plan.get('nnsweeper_version')}; "
+                f"this is {version}, whose shards may differ: remove the folder to start over"
+            )
+        return None
+    if out.exists() and any(out.iterdir()):
+        raise DatasetError(f"output folder {os.fspath(out)!r} is not empty and holds no nnsweeper dataset; "
+                           f"choose a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(plan_path, json.dumps({"nnsweeper_version": version, "arguments": arguments}, indent=1))
+    return None
+
+
+def _different(out: Path, old: dict, new: dict) -> str:
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return (f"output folder {os.fspath(out)!r} holds a different dataset (its {', '.join(keys)} differ from "
+            f"these arguments); choose a new folder or give the same arguments to resume it")
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    # Temporary names start with '.' (see nnsweeper.fileio.atomic_path); a killed run
+    # may leave one behind. Finished shards never start with '.'.
+    shards = out / "shards"
+    if shards.is_dir():
+        for tmp in shards.glob("*/.*.npz"):
+            tmp.unlink(missing_ok=True)
+
+
+def generate(
+    out,
+    parts,
+    *,
+    games: int = 100,
+    splits=(0.8, 0.1, 0.1),
+    seed: int = 0,
+    policy: str = "csp",
+    record: str = "all",
+    epsilon: float = 0.1,
+    start: str = "random",
+    first_click: str = "safe",
+    shard_games: int = 50,
+    n_jobs: int | None = 1,
+    progress: bool = False,
+) -> dict:
+    """Generate a labelled dataset of board states into the folder ``out``.
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        A new or empty folder, or the folder of an interrupted run with the same
+        arguments (it is resumed), or of a finished one (checked and returned).
+    parts : str, Part, or a sequence of them
+        Configurations: part texts (:func:`parse_part`), :class:`Part` objects, or
+        mixture names (:data:`MIXES`).
+    games : int, default=100
+        Games per configuration where a part does not say.
+    splits : three fractions or dict, default=(0.8, 0.1, 0.1)
+        Share of each configuration's games in train, val and test; each split's
+        game seeds come from its own stream (:mod:`nnsweeper.datasets.seeds`).
+    seed : int, default=0
+        Entropy of every game-seed stream.
+    policy : {"csp", "single_point", "explore"}, default="csp"
+        Behaviour policy where a part does not say.
+    record : {"all", "guess"}, default="all"
+        Record every decision, or only those where the policy guessed.
+    epsilon : float, default=0.1
+        For ``explore``: the chance per decision of a random non-certain reveal.
+    start : {"random", "center", "corner"}, default="random"
+        Where the first click goes.
+    first_click : {"safe", "zero", "none"}, default="safe"
+        First-click rule where a part does not say.
+    shard_games : int, default=50
+        Games per shard (a shard never mixes configurations or splits).
+    n_jobs : int or None, default=1
+        Worker processes (joblib; -1 all cores; None: the active
+        ``joblib.parallel_config``). The output does not depend on it.
+    progress : bool, default=False
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        The manifest, also written to ``out/manifest.json``; ``manifest["card_text"]``
+        is the dataset card.
+    """
+    from nnsweeper import __version__
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise DatasetError(f"seed must be a non-negative integer; got {seed!r}")
+    if policy not in POLICIES:
+        raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if record not in RECORD_MODES:
+        raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
+    if start not in STARTS:
+        raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
+    if not 0 <= float(epsilon) <= 1:
+        raise DatasetError(f"epsilon must be in [0, 1]; got {epsilon!r}")
+    if isinstance(shard_games, bool) or not isinstance(shard_games, numbers.Integral) or shard_games < 1:
+        raise DatasetError(f"shard_games must be a positive integer; got {shard_games!r}")
+    if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
+        raise DatasetError(f"games must be a positive integer; got {games!r}")
+    parts = resolve_parts(parts, games=int(games), first_click=first_click, policy=policy)
+    fractions = _check_splits(splits)
+    arguments = _arguments(parts, fractions, int(seed), record, float(epsilon), start, int(shard_games))
+    out = Path(out)
+    done = _prepare_folder(out, arguments, __version__)
+    if done is not None:
+        _verify_shards(out, done)
+        return done
+    _remove_stale_temporaries(out)
+
+    streams, tasks, entries = [], [], []
+    for part in parts:
+        for split, n in _split_games(part.games, fractions).items():
+            streams.append({**seed_stream(seed, split, part.stream_key, n), "configuration": part.key})
+            seeds = stream_seeds(streams[-1])
+            for k, a in enumerate(range(0, n, shard_games)):
+                b = min(n, a + shard_games)
+                rel = f"shards/{split}/{part.key}-{k:05d}.npz"
+                entries.append({"file": rel, "split": split, "config": part.key, "rows": part.rows,
+                                "cols": part.cols, "mines": part.mines, "games": [a, b]})
+                tasks.append((os.fspath(out / rel), part, seeds[a:b], a, record, float(epsilon), start))
+
+    from tqdm.auto import tqdm
+
+    by_path = {t[0]: e for t, e in zip(tasks, entries, strict=True)}
+    with tqdm(total=sum(e["games"][1] - e["games"][0] for e in entries), disable=not progress,
+              unit="game", desc="games") as bar:
+        for path, digest, stats in imap(_make_shard, tasks, n_jobs, ordered=False):
+            entry = by_path[path]
+            entry.update(states=stats["states"], sha256=digest, statistics=stats)
+            bar.update(entry["games"][1] - entry["games"][0])
+    manifest = _manifest(arguments, parts, streams, entries, __version__)
+    write_text_atomic(out / MANIFEST_NAME, json.dumps(manifest, indent=1, allow_nan=False) + "\n")
+    (out / _PLAN_NAME).unlink(missing_ok=True)
+    return manifest
+
+
+def _manifest(arguments: dict, parts: Sequence[Part], streams: list, entries: list, version: str) -> dict:
+    configurations, card = [], []
+    totals = None
+    for part in parts:
+        mine = [e for e in entries if e["config"] == part.key]
+        per_split = {s: None for s in SPLITS}
+        for e in mine:
+            per_split[e["split"]] = _add_stats(per_split[e["split"]], e["statistics"])
+        games = {s: sum(e["games"][1] - e["games"][0] for e in mine if e["split"] == s) for s in SPLITS}
+        states = {s: (per_split[s] or {"states": 0})["states"] for s in SPLITS}
+        both = None
+        for s in SPLITS:
+            if per_split[s] is not None:
+                both = _add_stats(both, per_split[s])
+        configurations.append({**part.to_dict(), "key": part.key, "games_per_split": games,
+                               "states_per_split": states, "statistics": both})
+        card.append(_card_row(part.key, part.games, both))
+        totals = _add_stats(totals, both)
+    card.append(_card_row("all", sum(p.games for p in parts), totals))
+    shards = [{k: v for k, v in e.items() if k != "statistics"} for e in entries]
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "nnsweeper_version": version,
+        "arguments": arguments,
+        "splits": {s: {"games": sum(c["games_per_split"][s] for c in configurations),
+                       "states": sum(c["states_per_split"][s] for c in configurations)} for s in SPLITS},
+        "configurations": configurations,
+        "statistics": totals,
+        "card": card,
+        "card_text": format_card(card),
+        "seed_streams": streams,
+        "seed_note": ("game seeds of split s lie in [2**62 + s * 2**58, 2**62 + (s + 1) * 2**58) "
+                      "(s = 0 train, 1 val, 2 test); evaluation seeds lie below 2**31"),
+        "shards": shards,
+    }
+
+
+def _verify_shards(out: Path, manifest: dict) -> None:
+    for e in manifest["shards"]:
+        read_shard(out / e["file"], e["sha256"])
+

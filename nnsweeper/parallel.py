@@ -1,0 +1,125 @@
+"""Parallel work through joblib, with a switchable backend.
+
+Everything that fans out (evaluation, dataset generation) calls :func:`imap`, which
+runs tasks in this process for ``n_jobs=1`` and otherwise through
+``joblib.Parallel``. joblib picks its backend from the active
+``joblib.parallel_config``, so the same call runs on local processes (loky, the
+default), on a Dask cluster or on a Ray cluster::
+
+    from dask.distributed import Client
+    import joblib
+    client = Client("tcp://scheduler:8786")        # or Client(LocalCluster(...))
+    with joblib.parallel_config(backend="dask"):
+        nnsweeper.datasets.generate("data/big", ["expert:5000"], n_jobs=-1)
+
+    from ray.util.joblib import register_ray       # Ray: register, then select
+    register_ray()
+    with joblib.parallel_config(backend="ray"):
+        ...
+
+:func:`backend` does the same from a name (what ``--backend`` on the command line
+uses).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+
+__all__ = ["imap", "single_threaded_workers", "backend", "BACKENDS"]
+
+#: Backend names :func:`backend` understands.
+BACKENDS = ("loky", "threading", "multiprocessing", "dask", "ray")
+
+
+@contextlib.contextmanager
+def single_threaded_workers() -> Iterator[None]:
+    """Start worker processes with ``OMP_NUM_THREADS=1`` (a value the user set is kept).
+
+    Without it every worker that imports torch or a threaded BLAS starts a thread per
+    core, and on a small machine the oversubscription costs far more than it gains.
+    """
+    if "OMP_NUM_THREADS" in os.environ:
+        yield
+        return
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop("OMP_NUM_THREADS", None)
+
+
+def imap(fn: Callable, tasks: Sequence, n_jobs: int | None, *, ordered: bool = True) -> Iterator:
+    """``fn(*task)`` for every task, yielded as they finish.
+
+    Parameters
+    ----------
+    fn : callable
+        A picklable function.
+    tasks : sequence of tuples
+        Positional arguments of each call.
+    n_jobs : int or None
+        1 runs in this process; otherwise joblib workers (-1: all cores; None: the
+        active ``joblib.parallel_config``'s choice).
+    ordered : bool, default=True
+        Yield in task order; with False, in order of completion (wrap each result
+        with what identifies its task).
+    """
+    if n_jobs == 1:
+        for task in tasks:
+            yield fn(*task)
+        return
+    from joblib import Parallel, delayed
+
+    with single_threaded_workers():
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator" if ordered else "generator_unordered")
+        yield from parallel(delayed(fn)(*task) for task in tasks)
+
+
+@contextlib.contextmanager
+def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
+    """Run the enclosed :func:`imap` calls on joblib backend ``name``.
+
+    Parameters
+    ----------
+    name : str or None
+        One of :data:`BACKENDS`; None keeps joblib's current choice.
+    scheduler : str, optional
+        For ``"dask"``: the address of a running scheduler (``tcp://host:8786``).
+        Without one, a local Dask cluster is started for the duration.
+    """
+    if name is None:
+        if scheduler is not None:
+            raise ValueError("scheduler is only used with backend 'dask'")
+        yield
+        return
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}")
+    if scheduler is not None and name != "dask":
+        raise ValueError(f"scheduler is only used with backend 'dask'; got backend {name!r}")
+    from joblib import parallel_config
+
+    with contextlib.ExitStack() as stack:
+        if name == "dask":
+            try:
+                from dask.distributed import Client, LocalCluster
+            except ImportError:
+                raise ValueError(
+                    "backend 'dask' needs dask.distributed: pip install 'dask[distributed]'"
+                ) from None
+            if scheduler is None:
+                cluster = stack.enter_context(LocalCluster(processes=True, threads_per_worker=1))
+                client = stack.enter_context(Client(cluster))
+            else:
+                client = stack.enter_context(Client(scheduler))
+            del client  # the active client is what joblib's dask backend uses
+        elif name == "ray":
+            try:
+                from ray.util.joblib import register_ray
+            except ImportError:
+                raise ValueError("backend 'ray' needs ray: pip install 'ray[default]'") from None
+            register_ray()
+        stack.enter_context(parallel_config(backend=name))
+        yield
+
