@@ -86,6 +86,9 @@ def test_help_for_each_command(capsys):
     assert "--trials" in out and "--preset" in out and "path prefix" in out
     assert main(["analyze", "--help"]) == 0
     assert "--mines" in capsys.readouterr().out
+    assert main(["generate", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "ROWSxCOLS:MINES" in out and "--record" in out and "--backend" in out
 
 
 @pytest.mark.parametrize(
@@ -104,6 +107,11 @@ def test_help_for_each_command(capsys):
          ["--preset", "--mines"]),
         (["eval", "--start", "middle", "--out", "o"], ["--start", "'middle'"]),
         (["analyze", "board.txt"], ["--mines", "required"]),
+        (["generate", "out", "10x10:5:3", "--policy", "greedy"], ["--policy", "'greedy'"]),
+        (["generate", "out", "10x10:99:3"], ["impossible configuration 10x10 with 99 mines"]),
+        (["generate", "out", "10x10:5:3", "--splits", "0.5,0.5"], ["three fractions"]),
+        (["generate", "out", "10x10:5:3", "--scheduler", "tcp://x:1"], ["scheduler", "dask"]),
+        (["eval", "--dataset", "nowhere", "--out", "o"], ["no dataset manifest", "nowhere"]),
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_code_2(argv, fragments, capsys, tmp_path,
@@ -112,6 +120,16 @@ def test_bad_arguments_give_one_line_and_exit_code_2(argv, fragments, capsys, tm
     line = one_error_line(capsys, main(argv), *fragments)
     assert "usage:" not in line
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_eval_refuses_seeds_of_a_dataset(tmp_path, capsys):
+    manifest = {"seed_streams": [{"split": "test", "seeds": [1826701614]}]}  # game_seeds(0, 1)[0]
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    one_error_line(capsys, main(["eval", "--mines", "3", "--rows", "5", "--cols", "5", "--trials", "2",
+                                 "--quiet", "--dataset", str(path), "--out", str(tmp_path / "r")]),
+                   "1 evaluation game seed(s) are also in the dataset's 'test' split")
+    assert not list(tmp_path.glob("r.*"))
 
 
 def test_eval_out_must_be_a_prefix(tmp_path, capsys):

@@ -26,7 +26,23 @@ from nnsweeper.datasets.generate import (
 from nnsweeper.datasets.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_range, stream_seeds
 from nnsweeper.datasets.storage import SHARD_FIELDS, file_sha256, load_manifest, read_shard, write_shard
 
+# The loaders need torch; they are imported on first use, so that generating data (and
+# its worker processes) does not load torch.
+_LOADERS = (
+    "StateDataset", "GraphDataset", "ShardBatchSampler", "collate_grids", "grid_loader", "graph_loader",
+)
+
+
+def __getattr__(name):
+    if name in _LOADERS:
+        from nnsweeper.datasets import loaders
+
+        return getattr(loaders, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    *_LOADERS,
     "MIXES",
     "POLICIES",
     "RECORD_MODES",

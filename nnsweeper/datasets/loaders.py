@@ -37,7 +37,7 @@ import torch_geometric.data
 import torch_geometric.loader
 
 from nnsweeper import features
-from nnsweeper.errors import DatasetError
+from nnsweeper.errors import DatasetError, check_int
 from nnsweeper.grid import dilate
 
 from .seeds import SPLITS
@@ -60,11 +60,7 @@ _SAMPLER_KW = ("pool", "drop_last", "rank", "world_size")
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise DatasetError(f"{name} must be an integer; got {value!r}")
-    if value < minimum:
-        raise DatasetError(f"{name} must be at least {minimum}; got {value}")
-    return int(value)
+    return check_int(name, value, minimum, DatasetError)
 
 
 def _is_scalar_index(idx) -> bool:
@@ -262,9 +258,15 @@ class _ShardedStates:
         return int(entry["rows"]), int(entry["cols"])
 
     def state(self, i) -> dict[str, np.ndarray]:
-        """The raw state ``i``: ``grid``, ``flags``, ``mines``, ``prob`` (rows, cols) and the
-        per-state fields ``total_mines``, ``game_seed``, ``game``, ``step``, ``guess``,
-        ``won`` (0-d arrays), copied out of its shard."""
+        """The raw arrays of state ``i``, copied out of its shard.
+
+        Returns
+        -------
+        dict of ndarray
+            One entry per shard field: ``grid``, ``flags``, ``mines``, ``prob`` of shape
+            (rows, cols), and ``total_mines``, ``game_seed``, ``game``, ``step``,
+            ``guess``, ``won`` as 0-d arrays.
+        """
         return self._index.state(i)
 
 
