@@ -15,7 +15,6 @@ cleared in lost games and time per game.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import datetime
 import io
@@ -24,7 +23,7 @@ import math
 import numbers
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from nnsweeper.errors import InvalidRulesError
 from nnsweeper.errors import check_int as _check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, MinesweeperEnv, Rules
+from nnsweeper.parallel import single_threaded_workers
 
 __all__ = ["EvalTable", "eval_solver_over_mines", "evaluate", "game_seeds"]
 
@@ -218,21 +218,6 @@ def _play_games(solver, board: _Board, first_click: str, seeds: np.ndarray, reco
     return out
 
 
-@contextlib.contextmanager
-def _single_threaded_workers() -> Iterator[None]:
-    # Workers start with OMP_NUM_THREADS=1, so a solver that imports torch (or a
-    # threaded BLAS) does not start a thread per core in every process. A value
-    # the user set is kept.
-    if "OMP_NUM_THREADS" in os.environ:
-        yield
-        return
-    os.environ["OMP_NUM_THREADS"] = "1"
-    try:
-        yield
-    finally:
-        os.environ.pop("OMP_NUM_THREADS", None)
-
-
 def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool):
     """Play every (solver, record, board) job on every seed.
 
@@ -259,7 +244,7 @@ def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool)
                 results[j].extend(_play_games(solver, board, first_click, chunk, record))
                 bar.update(len(chunk))
         else:
-            with _single_threaded_workers():
+            with single_threaded_workers():
                 parallel = Parallel(n_jobs=n_jobs, return_as="generator")
                 done = parallel(
                     delayed(_play_games)(solver, board, first_click, chunk, record)

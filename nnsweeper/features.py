@@ -33,7 +33,7 @@ from torch_geometric.data import Batch, HeteroData
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import OFFSETS, dilate, neighbour_sum
-from nnsweeper.probability import validate_board
+from nnsweeper.probability import check_flags, check_grid_values, validate_board
 
 __all__ = [
     "GRID_CHANNELS",
@@ -126,18 +126,7 @@ def _validate_batch(grids, total_mines, flags) -> tuple[np.ndarray, np.ndarray, 
         raise InvalidBoardError(
             f"grids must be a non-empty 3-D array (boards, rows, cols); got shape {g.shape}"
         )
-    if not np.issubdtype(g.dtype, np.integer):
-        if not (np.issubdtype(g.dtype, np.floating) and np.all(np.mod(g, 1) == 0)):
-            raise InvalidBoardError(
-                f"grids must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}"
-            )
-    bad = (g < -1) | (g > 8)
-    if bad.any():
-        b, i, j = np.argwhere(bad)[0]
-        raise InvalidBoardError(
-            f"grid values must be -1 (covered) or 0..8; got {g[b, i, j]} at ({i}, {j}) of board {b}"
-        )
-    g = g.astype(np.int8)
+    g = check_grid_values(g, "grids")
     n = g.shape[0]
 
     t = np.asarray(total_mines)
@@ -152,22 +141,7 @@ def _validate_batch(grids, total_mines, flags) -> tuple[np.ndarray, np.ndarray, 
         b = int(np.argmax(t < 0))
         raise InvalidBoardError(f"total_mines must be at least 0; got {t[b]} for board {b}")
 
-    if flags is None:
-        f = np.zeros(g.shape, dtype=bool)
-    else:
-        f = np.asarray(flags)
-        if f.shape != g.shape:
-            raise InvalidBoardError(f"flags must have the grids' shape {g.shape}; got {f.shape}")
-        if f.dtype != bool:
-            if not np.issubdtype(f.dtype, np.integer) or not np.isin(f, (0, 1)).all():
-                raise InvalidBoardError(f"flags must be a boolean array (or 0/1); got dtype {f.dtype}")
-            f = f.astype(bool)
-        on_revealed = f & (g != -1)
-        if on_revealed.any():
-            b, i, j = np.argwhere(on_revealed)[0]
-            raise InvalidBoardError(
-                f"flags must be on covered cells; got a flag on revealed ({i}, {j}) of board {b}"
-            )
+    f = check_flags(flags, g, "grids'")
     mines_left = t - f.sum(axis=(1, 2))
     n_unknown = ((g == -1) & ~f).sum(axis=(1, 2))
     bad_b = (mines_left < 0) | (mines_left > n_unknown)

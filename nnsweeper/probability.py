@@ -103,36 +103,55 @@ def validate_board(grid, total_mines, flags=None) -> tuple[np.ndarray, int, np.n
     g = np.asarray(grid)
     if g.ndim != 2 or g.size == 0:
         raise InvalidBoardError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
-    if not np.issubdtype(g.dtype, np.integer):
-        if not (np.issubdtype(g.dtype, np.floating) and np.all(np.mod(g, 1) == 0)):
-            raise InvalidBoardError(
-                f"grid must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}"
-            )
-    bad = (g < -1) | (g > 8)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise InvalidBoardError(f"grid values must be -1 (covered) or 0..8; got {g[i, j]} at ({i}, {j})")
-    g = g.astype(np.int8)
+    g = check_grid_values(g, "grid")
     if isinstance(total_mines, bool | np.bool_) or not isinstance(total_mines, numbers.Integral):
         raise InvalidBoardError(f"total_mines must be an integer; got {total_mines!r}")
     total_mines = int(total_mines)
     if total_mines < 0:
         raise InvalidBoardError(f"total_mines must be at least 0; got {total_mines}")
+    return g, total_mines, check_flags(flags, g, "grid's")
+
+
+def _where(index) -> str:
+    """A cell's place in an error message: ``(i, j)``, or ``(i, j) of board b`` in a stack."""
+    index = [int(v) for v in index]
+    cell = f"({index[-2]}, {index[-1]})"
+    return cell if len(index) == 2 else f"{cell} of board {index[0]}"
+
+
+def check_grid_values(g: np.ndarray, name: str = "grid") -> np.ndarray:
+    """``g`` (one board or a stack of boards) as int8, or an error naming the bad value."""
+    if not np.issubdtype(g.dtype, np.integer):
+        if not (np.issubdtype(g.dtype, np.floating) and np.all(np.mod(g, 1) == 0)):
+            raise InvalidBoardError(
+                f"{name} must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}"
+            )
+    bad = (g < -1) | (g > 8)
+    if bad.any():
+        at = np.argwhere(bad)[0]
+        raise InvalidBoardError(
+            f"grid values must be -1 (covered) or 0..8; got {g[tuple(at)]} at {_where(at)}"
+        )
+    return g.astype(np.int8)
+
+
+def check_flags(flags, g: np.ndarray, owner: str = "grid's") -> np.ndarray:
+    """Flags for the board(s) ``g`` as bool (all False for None), or an error naming the rule."""
     if flags is None:
-        f = np.zeros(g.shape, dtype=bool)
-    else:
-        f = np.asarray(flags)
-        if f.shape != g.shape:
-            raise InvalidBoardError(f"flags must have the grid's shape {g.shape}; got {f.shape}")
-        if f.dtype != bool:
-            if not np.issubdtype(f.dtype, np.integer) or not np.isin(f, (0, 1)).all():
-                raise InvalidBoardError(f"flags must be a boolean array (or 0/1); got dtype {f.dtype}")
-            f = f.astype(bool)
-        on_revealed = f & (g != -1)
-        if on_revealed.any():
-            i, j = np.argwhere(on_revealed)[0]
-            raise InvalidBoardError(f"flags must be on covered cells; got a flag on revealed ({i}, {j})")
-    return g, total_mines, f
+        return np.zeros(g.shape, dtype=bool)
+    f = np.asarray(flags)
+    if f.shape != g.shape:
+        raise InvalidBoardError(f"flags must have the {owner} shape {g.shape}; got {f.shape}")
+    if f.dtype != bool:
+        if not np.issubdtype(f.dtype, np.integer) or not np.isin(f, (0, 1)).all():
+            raise InvalidBoardError(f"flags must be a boolean array (or 0/1); got dtype {f.dtype}")
+        f = f.astype(bool)
+    on_revealed = f & (g != -1)
+    if on_revealed.any():
+        raise InvalidBoardError(
+            f"flags must be on covered cells; got a flag on revealed {_where(np.argwhere(on_revealed)[0])}"
+        )
+    return f
 
 
 def mine_probabilities(grid, total_mines, flags=None) -> np.ndarray:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
 import re
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nnsweeper.errors import DatasetError, InvalidRulesError
+from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Game, Rules
 from nnsweeper.grid import OFFSETS
@@ -96,8 +95,7 @@ class Part:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise DatasetError(f"unknown policy {self.policy!r}; choose one of {', '.join(POLICIES)}")
-        if isinstance(self.games, bool) or not isinstance(self.games, numbers.Integral) or self.games < 1:
-            raise DatasetError(f"games must be a positive integer; got {self.games!r}")
+        check_int("games", self.games, 1, DatasetError)
         try:
             Rules(self.rows, self.cols, self.mines, self.first_click)
         except InvalidRulesError as exc:
@@ -248,6 +246,15 @@ def _check_splits(splits) -> dict[str, float]:
 
 
 # -------------------------------------------------------------------- playing
+def _check_choices(policy: str, record: str, start: str) -> None:
+    if policy not in POLICIES:
+        raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if record not in RECORD_MODES:
+        raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
+    if start not in STARTS:
+        raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
+
+
 def _start_cell(start, rows: int, cols: int, rng: np.random.Generator) -> tuple[int, int]:
     if start == "random":
         k = int(rng.integers(rows * cols))
@@ -278,12 +285,7 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
         ``game`` (set by the caller).
     won : bool
     """
-    if policy not in POLICIES:
-        raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    if record not in RECORD_MODES:
-        raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
-    if start not in STARTS:
-        raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
+    _check_choices(policy, record, start)
     env = Game(rules, seed=seed)
     rng = np.random.default_rng(seed)
     solver = _policy_solver(policy)
@@ -571,20 +573,12 @@ def generate(
     """
     from nnsweeper import __version__
 
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise DatasetError(f"seed must be a non-negative integer; got {seed!r}")
-    if policy not in POLICIES:
-        raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    if record not in RECORD_MODES:
-        raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
-    if start not in STARTS:
-        raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
+    seed = check_int("seed", seed, 0, DatasetError)
+    _check_choices(policy, record, start)
     if not 0 <= float(epsilon) <= 1:
         raise DatasetError(f"epsilon must be in [0, 1]; got {epsilon!r}")
-    if isinstance(shard_games, bool) or not isinstance(shard_games, numbers.Integral) or shard_games < 1:
-        raise DatasetError(f"shard_games must be a positive integer; got {shard_games!r}")
-    if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
-        raise DatasetError(f"games must be a positive integer; got {games!r}")
+    shard_games = check_int("shard_games", shard_games, 1, DatasetError)
+    games = check_int("games", games, 1, DatasetError)
     parts = resolve_parts(parts, games=int(games), first_click=first_click, policy=policy)
     fractions = _check_splits(splits)
     arguments = _arguments(parts, fractions, int(seed), record, float(epsilon), start, int(shard_games))
