@@ -1,4 +1,4 @@
-"""Win-rate plot: one line and one interval band per solver."""
+"""Win-rate plot: one line and one interval band per solver; reliability diagram."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from nnsweeper.evaluation import EvalTable
-from nnsweeper.plots import plot_win_rate, save_figure
+from nnsweeper.metrics import PredictionSet, reliability_curve
+from nnsweeper.plots import plot_reliability, plot_win_rate, save_figure
 
 
 def row(solver, board, rows, cols, mines, wins, games=10):
@@ -71,3 +72,59 @@ def test_save_figure_writes_png_atomically(tmp_path):
     path = save_figure(fig, tmp_path / "deep" / "win.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in path.parent.iterdir()] == ["win.png"]
+
+
+# Reliability diagram.
+
+
+def preds(shift=0.0, seed=0, n=400):
+    rng = np.random.default_rng(seed)
+    p_exact = rng.uniform(0, 1, n)
+    mine = (rng.uniform(size=n) < p_exact).astype(float)
+    p_model = np.clip(p_exact + shift, 0, 1)
+    return PredictionSet(p_model, p_exact, mine, rng.integers(1, 4, n))
+
+
+def test_reliability_lines_for_model_and_exact():
+    fig, ax = axes()
+    p = preds(0.1)
+    assert plot_reliability(p, ax, bins=10, title="frontier cells") is ax
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["_diagonal", "model", "exact"]
+    curve = reliability_curve(p, bins=10)
+    used = curve["weight"] > 0
+    np.testing.assert_allclose(lines[1].get_xdata(), curve["mean_predicted"][used])
+    np.testing.assert_allclose(lines[1].get_ydata(), curve["observed"][used])
+    np.testing.assert_allclose(lines[2].get_xdata(), curve["mean_predicted_exact"][curve["weight_exact"] > 0])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["model", "exact"]
+    assert ax.get_title() == "frontier cells"
+    assert len(ax.collections) == 2  # the weight-sized markers
+
+    fig, ax = axes()
+    plot_reliability(curve, ax, label="cnn", show_exact=False)
+    assert [line.get_label() for line in ax.get_lines()] == ["_diagonal", "cnn"]
+
+
+def test_reliability_several_models():
+    fig, ax = axes()
+    plot_reliability({"cnn": preds(0.1), "gnn": preds(-0.05)}, ax)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["cnn", "gnn", "exact"]
+    fig, ax = axes()
+    plot_reliability({"cnn": preds(0.1, seed=1), "gnn": reliability_curve(preds(0.0, seed=2))}, ax)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["cnn", "gnn", "exact (cnn)", "exact (gnn)"]
+
+
+def test_reliability_bad_input():
+    with pytest.raises(ValueError, match="must be a PredictionSet, a reliability_curve dict or a dict of"):
+        plot_reliability([0.1, 0.2], axes()[1])
+    with pytest.raises(ValueError, match="model 'empty' has no cells with weight to plot"):
+        plot_reliability({"empty": PredictionSet.empty()}, axes()[1])
+    with pytest.raises(ValueError, match="'cnn' must be a PredictionSet or a reliability_curve dict; got"):
+        plot_reliability({"cnn": 3}, axes()[1])
+
+
+def test_reliability_saves_png(tmp_path):
+    fig, ax = axes()
+    plot_reliability({"cnn": preds(0.1), "gnn": preds(-0.05)}, ax)
+    path = save_figure(fig, tmp_path / "reliability.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,212 @@
+"""A fully convolutional mine predictor over the grid encoding.
+
+:class:`MineCNN` reads :func:`nnsweeper.features.encode_grid` channels and gives one
+logit per cell. Every layer keeps the board size (no pooling, "same" padding), so
+one network runs on boards of any size. Dilated residual blocks let the receptive
+field (:attr:`MineCNN.receptive_field`) grow fast enough to follow long chains of
+constraints across the board.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from nnsweeper import features
+from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
+
+from .base import MineModel, ModelError, board_error, config_choice, config_int
+
+__all__ = ["MineCNN"]
+
+_NORMS = ("group", "none")
+_REQUIRED_KEYS = ("x", "prob", "mine", "unknown", "frontier")
+
+
+def _norm(kind: str, channels: int) -> nn.Module:
+    if kind == "group":
+        # Per-board statistics only (no running averages): train and eval behave alike.
+        return nn.GroupNorm(math.gcd(channels, 8), channels)
+    return nn.Identity()
+
+
+class _Block(nn.Module):
+    """Residual block: conv-norm-act, conv-norm, add the input, act; one dilation for both convs."""
+
+    def __init__(self, channels: int, kernel: int, dilation: int, norm: str):
+        super().__init__()
+        pad = dilation * (kernel - 1) // 2
+        self.conv1 = nn.Conv2d(channels, channels, kernel, padding=pad, dilation=dilation)
+        self.norm1 = _norm(norm, channels)
+        self.conv2 = nn.Conv2d(channels, channels, kernel, padding=pad, dilation=dilation)
+        self.norm2 = _norm(norm, channels)
+        self.act = nn.ReLU()
+        # Start as the identity: the residual branch's last scale (or conv) is zero.
+        if isinstance(self.norm2, nn.GroupNorm):
+            nn.init.zeros_(self.norm2.weight)
+        else:
+            nn.init.zeros_(self.conv2.weight)
+            nn.init.zeros_(self.conv2.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.act(self.norm1(self.conv1(x)))
+        h = self.norm2(self.conv2(h))
+        return self.act(x + h)
+
+
+class MineCNN(MineModel):
+    """Dilated residual CNN: a logit of P(mine) for every cell of a board of any size.
+
+    Parameters
+    ----------
+    config : dict, optional
+        ``channels`` (int, default 32): width of every layer;
+        ``blocks`` (int, default 6): residual blocks (0 allowed);
+        ``dilations`` (list of int, default [1, 2, 4, 8]): dilation of block ``b`` is
+        ``dilations[b % len(dilations)]``;
+        ``kernel`` (odd int, default 3): kernel size of the stem and the blocks;
+        ``norm`` ("group" or "none", default "group"): GroupNorm with
+        ``gcd(channels, 8)`` groups after each convolution, or no normalisation.
+
+    Notes
+    -----
+    Input ``x`` (B, len(GRID_CHANNELS), rows, cols) float32; output (B, rows, cols)
+    logits. GroupNorm takes its statistics over the whole (padded) board, so a board
+    padded to a larger size by :func:`nnsweeper.datasets.collate_grids` gets slightly
+    different logits than alone; :meth:`predict_proba` never pads (boards are grouped
+    by size), and :class:`nnsweeper.datasets.ShardBatchSampler` batches one size at a
+    time.
+    """
+
+    arch: ClassVar[str] = "cnn"
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "channels": 32,
+        "blocks": 6,
+        "dilations": [1, 2, 4, 8],
+        "kernel": 3,
+        "norm": "group",
+    }
+
+    def __init__(self, config: dict | None = None):
+        super().__init__(config)
+        c = self.config
+        ch, k = c["channels"], c["kernel"]
+        self.stem = nn.Sequential(
+            nn.Conv2d(len(features.GRID_CHANNELS), ch, k, padding=k // 2),
+            _norm(c["norm"], ch),
+            nn.ReLU(),
+        )
+        self.blocks = nn.Sequential(
+            *(_Block(ch, k, self.dilation(b), c["norm"]) for b in range(c["blocks"]))
+        )
+        self.head = nn.Conv2d(ch, 1, 1)
+
+    @classmethod
+    def _check_values(cls, config: dict[str, Any]) -> None:
+        config["channels"] = config_int(config, "channels", 1)
+        config["blocks"] = config_int(config, "blocks", 0)
+        kernel = config_int(config, "kernel", 1)
+        if kernel % 2 == 0:
+            raise ModelError(
+                f"config['kernel'] must be odd so that padding keeps the board size; got {kernel}"
+            )
+        config["kernel"] = kernel
+        dil = config["dilations"]
+        if not isinstance(dil, list) or not dil:
+            raise ModelError(f"config['dilations'] must be a non-empty list of integers >= 1; got {dil!r}")
+        config["dilations"] = [config_int({"dilations": d}, "dilations", 1) for d in dil]
+        config_choice(config, "norm", _NORMS)
+
+    def dilation(self, block: int) -> int:
+        """The dilation of residual block ``block``."""
+        dil = self.config["dilations"]
+        return dil[block % len(dil)]
+
+    @property
+    def receptive_field(self) -> int:
+        """Side of the square of input cells that one output cell depends on.
+
+        The stem adds ``kernel - 1``, each block ``2 * (kernel - 1) * dilation`` and
+        the 1x1 head nothing: ``kernel + 2 * (kernel - 1) * sum of block dilations``
+        (75 for the defaults).
+        """
+        k = self.config["kernel"]
+        return k + sum(2 * (k - 1) * self.dilation(b) for b in range(self.config["blocks"]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits (B, rows, cols) of encoded boards ``x`` (B, C, rows, cols)."""
+        n_ch = len(features.GRID_CHANNELS)
+        if x.dim() != 4 or x.shape[1] != n_ch:
+            raise ModelError(f"x must have shape (boards, {n_ch}, rows, cols); got {tuple(x.shape)}")
+        return self.head(self.blocks(self.stem(x))).squeeze(1)
+
+    def outputs(self, batch) -> dict[str, torch.Tensor]:
+        """One row per unknown cell of a :func:`~nnsweeper.datasets.collate_grids` batch.
+
+        Rows follow the batch order, each board's cells in row-major order; see
+        :meth:`MineModel.outputs` for the keys. Every row is one cell (weight 1),
+        ``"frontier"`` is the batch's frontier mask.
+
+        Raises
+        ------
+        ModelError
+            A batch that is not a dict with ``"x"``, ``"prob"``, ``"mine"``,
+            ``"unknown"`` and ``"frontier"``.
+        """
+        if not isinstance(batch, dict):
+            raise ModelError(f"a CNN batch must be a dict from collate_grids; got {type(batch).__name__}")
+        missing = [k for k in _REQUIRED_KEYS if k not in batch]
+        if missing:
+            raise ModelError(
+                f"a CNN batch needs the keys {', '.join(_REQUIRED_KEYS)}; missing {', '.join(missing)}"
+            )
+        dev = self.device
+        logits = self(batch["x"].to(dev, torch.float32))
+        unknown = batch["unknown"].to(dev, torch.bool)
+        if unknown.shape != logits.shape:
+            raise ModelError(
+                f"batch['unknown'] must have the board shape {tuple(logits.shape)}; "
+                f"got {tuple(unknown.shape)}"
+            )
+        graph = torch.arange(logits.shape[0], device=dev)[:, None, None].expand_as(logits)
+        n = int(unknown.sum())
+        return {
+            "logit": logits[unknown],
+            "prob": batch["prob"].to(dev, torch.float32)[unknown],
+            "mine": batch["mine"].to(dev, torch.float32)[unknown],
+            "weight": torch.ones(n, dtype=torch.float32, device=dev),
+            "frontier": batch["frontier"].to(dev, torch.bool)[unknown],
+            "graph": graph[unknown].to(torch.int64),
+        }
+
+    def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
+        n = len(grids)
+        encoded, groups = [], {}
+        for b in range(n):
+            try:
+                x = features.encode_grid(grids[b], totals[b], flags[b])
+            except (InvalidBoardError, InconsistentBoardError) as exc:
+                raise board_error(exc, b, n) from None
+            encoded.append(x)
+            groups.setdefault(x.shape[1:], []).append(b)
+
+        ch = features.GRID_CHANNELS
+        i_cov, i_flag = ch.index("covered"), ch.index("flagged")
+        out: list[np.ndarray] = [np.empty(0)] * n
+        dev = self.device
+        for members in groups.values():
+            for start in range(0, len(members), batch_size):
+                chunk = members[start : start + batch_size]
+                x = np.stack([encoded[b] for b in chunk])
+                logits = self(torch.from_numpy(x).to(dev)).double()
+                probs = torch.sigmoid(logits).cpu().numpy()
+                for k, b in enumerate(chunk):
+                    unknown = x[k, i_cov] > 0
+                    p = np.where(unknown, probs[k], 0.0)
+                    p[x[k, i_flag] > 0] = 1.0
+                    out[b] = p
+        return out

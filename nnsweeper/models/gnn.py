@@ -1,0 +1,250 @@
+"""A heterogeneous graph network over frontier cells and constraints.
+
+:class:`MineGNN` reads the graphs of :func:`nnsweeper.features.build_graph`: frontier
+cells and constraints (revealed numbers) exchange messages round after round, much
+as belief propagation passes beliefs between variables and factors, and the
+board-wide figures (``data.globals``) are added to every node in every round. It
+gives a logit per frontier cell and, from a pooled readout of the whole graph, one
+logit shared by all interior cells of the board.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+from torch_geometric.data import Batch, HeteroData
+from torch_geometric.nn import GATv2Conv, GraphConv, HeteroConv, SAGEConv
+from torch_geometric.utils import scatter
+
+from nnsweeper import features
+from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
+
+from .base import MineModel, ModelError, board_error, config_bool, config_choice, config_int
+
+__all__ = ["MineGNN", "CONVS"]
+
+#: Message-passing layers that ``config["conv"]`` can name.
+CONVS: tuple[str, ...] = ("sage", "graph", "gatv2")
+
+_IN = ("cell", "in", "constraint")
+_HAS = ("constraint", "has", "cell")
+_NEAR = ("cell", "near", "cell")
+_NODES = ("cell", "constraint")
+
+
+def _conv(kind: str, hidden: int) -> nn.Module:
+    dims = (hidden, hidden)
+    if kind == "sage":
+        return SAGEConv(dims, hidden)
+    if kind == "graph":
+        return GraphConv(dims, hidden)
+    # Bipartite edge types have no self loops to add; a node's own state is kept by the residual.
+    return GATv2Conv(dims, hidden, add_self_loops=False)
+
+
+def _mlp(n_in: int, hidden: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+
+class MineGNN(MineModel):
+    """Message passing between frontier cells and constraints, plus an interior readout.
+
+    Parameters
+    ----------
+    config : dict, optional
+        ``hidden`` (int, default 64): width of the node states;
+        ``layers`` (int, default 6): rounds of message passing (0 allowed);
+        ``conv`` ("sage", "graph" or "gatv2", default "sage"): the torch-geometric
+        layer on each edge type (``SAGEConv``, ``GraphConv``, ``GATv2Conv``);
+        ``cell_edges`` (bool, default True): also pass messages along the
+        ``("cell", "near", "cell")`` edges (the graphs must then have them).
+
+    Notes
+    -----
+    A round computes, for each node type, the sum over the edge types that end in
+    it of the layer's messages ``m``, adds ``Linear(globals)`` of the node's graph,
+    and updates ``h <- LayerNorm(h + relu(m + g))``. The readout per graph is the
+    mean of its cell states, the mean of its constraint states (zeros when it has
+    none) and its globals, through a two-layer MLP. Nothing depends on the order of
+    the nodes or edges.
+    """
+
+    arch: ClassVar[str] = "gnn"
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "hidden": 64,
+        "layers": 6,
+        "conv": "sage",
+        "cell_edges": True,
+    }
+
+    def __init__(self, config: dict | None = None):
+        super().__init__(config)
+        c = self.config
+        h, n_glob = c["hidden"], len(features.GLOBAL_FEATURES)
+        self.edge_types = (_IN, _HAS, _NEAR) if c["cell_edges"] else (_IN, _HAS)
+        self.encode = nn.ModuleDict(
+            {
+                "cell": nn.Linear(len(features.CELL_FEATURES), h),
+                "constraint": nn.Linear(len(features.CONSTRAINT_FEATURES), h),
+            }
+        )
+        self.convs = nn.ModuleList(
+            HeteroConv({et: _conv(c["conv"], h) for et in self.edge_types}, aggr="sum")
+            for _ in range(c["layers"])
+        )
+        self.inject = nn.ModuleList(
+            nn.ModuleDict({t: nn.Linear(n_glob, h) for t in _NODES}) for _ in range(c["layers"])
+        )
+        self.norms = nn.ModuleList(
+            nn.ModuleDict({t: nn.LayerNorm(h) for t in _NODES}) for _ in range(c["layers"])
+        )
+        self.act = nn.ReLU()
+        self.cell_head = _mlp(h, h)
+        self.interior_head = _mlp(2 * h + n_glob, h)
+
+    @classmethod
+    def _check_values(cls, config: dict[str, Any]) -> None:
+        config["hidden"] = config_int(config, "hidden", 1)
+        config["layers"] = config_int(config, "layers", 0)
+        config_choice(config, "conv", CONVS)
+        config["cell_edges"] = config_bool(config, "cell_edges")
+
+    # ----------------------------------------------------------------- forward
+    def _check_graph(self, data) -> None:
+        if not isinstance(data, HeteroData):
+            raise ModelError(f"a GNN input must be a HeteroData graph or batch; got {type(data).__name__}")
+        for t, names in (("cell", features.CELL_FEATURES), ("constraint", features.CONSTRAINT_FEATURES)):
+            if t not in data.node_types or "x" not in data[t]:
+                raise ModelError(f"a GNN input needs {t!r} nodes with features 'x' (from build_graph)")
+            x = data[t].x
+            if x.dim() != 2 or x.shape[1] != len(names):
+                raise ModelError(
+                    f"data[{t!r}].x must have shape (nodes, {len(names)}); got {tuple(x.shape)}"
+                )
+        for et in self.edge_types:
+            if et not in data.edge_types:
+                hint = " (build the graphs with cell_edges=True)" if et == _NEAR else ""
+                raise ModelError(f"this model passes messages along {et} edges, which the graph lacks{hint}")
+        if "globals" not in data:
+            raise ModelError("a GNN input needs graph-level 'globals' (from build_graph)")
+
+    @staticmethod
+    def _batch_vector(data, t: str, dev: torch.device) -> torch.Tensor:
+        store = data[t]
+        if "batch" in store:
+            return store.batch.to(dev)
+        return torch.zeros(store.num_nodes, dtype=torch.int64, device=dev)
+
+    def forward(self, data) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits of a graph or a batch of graphs.
+
+        Parameters
+        ----------
+        data : HeteroData or Batch
+            From :func:`nnsweeper.features.build_graph` (or a batch of them).
+
+        Returns
+        -------
+        cell_logits : Tensor, shape (cell nodes,)
+            One logit per frontier cell, in node order.
+        interior_logits : Tensor, shape (graphs,)
+            One logit per graph for its interior cells (computed for every graph,
+            meaningful where it has interior cells).
+        """
+        self._check_graph(data)
+        dev = self.device
+        glob = data.globals.to(dev, torch.float32).reshape(-1, len(features.GLOBAL_FEATURES))
+        n_graphs = glob.shape[0]
+        batch = {t: self._batch_vector(data, t, dev) for t in _NODES}
+        h = {t: self.encode[t](data[t].x.to(dev, torch.float32)) for t in _NODES}
+        edges = {et: data[et].edge_index.to(dev) for et in self.edge_types}
+        for conv, inject, norms in zip(self.convs, self.inject, self.norms, strict=True):
+            msg = conv(h, edges)
+            h = {
+                t: norms[t](h[t] + self.act(msg.get(t, 0.0) + inject[t](glob)[batch[t]]))
+                for t in _NODES
+            }
+        pooled = [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
+        interior = self.interior_head(torch.cat([*pooled, glob], dim=1)).squeeze(1)
+        return self.cell_head(h["cell"]).squeeze(1), interior
+
+    # ----------------------------------------------------------------- training interface
+    def outputs(self, batch) -> dict[str, torch.Tensor]:
+        """One row per frontier cell and one per graph with interior cells.
+
+        Rows are grouped by graph in batch order: a graph's frontier cells (node
+        order), then its interior row, if it has interior cells. An interior row has
+        ``"prob"`` = ``interior_prob`` (the mean P(mine) over the interior cells),
+        ``"mine"`` = ``interior_mines / n_interior`` and ``"weight"`` = ``n_interior``;
+        see :meth:`MineModel.outputs` for the keys.
+
+        Raises
+        ------
+        ModelError
+            A batch without the targets of :class:`~nnsweeper.datasets.GraphDataset`.
+        """
+        self._check_graph(batch)
+        needed = [("cell", "y_prob"), ("cell", "y_mine")]
+        missing = [f"data[{t!r}].{k}" for t, k in needed if k not in batch[t]]
+        missing += [f"data.{k}" for k in ("interior_prob", "interior_mines", "n_interior") if k not in batch]
+        if missing:
+            raise ModelError(
+                f"outputs() needs graphs with targets (build_graph with probabilities and mines); "
+                f"missing {', '.join(missing)}"
+            )
+        dev = self.device
+        cell_logits, interior_logits = self(batch)
+        cell_graph = self._batch_vector(batch, "cell", dev)
+        n_int = batch.n_interior.to(dev).reshape(-1)
+        has = torch.nonzero(n_int > 0).reshape(-1)
+        n_cell = cell_logits.shape[0]
+        w_int = n_int[has].to(torch.float32)
+
+        graph = torch.cat([cell_graph, has])
+        # Stable sort by graph, a graph's cells before its interior row.
+        order = torch.argsort(graph * 2 + (torch.arange(graph.shape[0], device=dev) >= n_cell), stable=True)
+        rows = {
+            "logit": torch.cat([cell_logits, interior_logits[has]]),
+            "prob": torch.cat(
+                [batch["cell"].y_prob.to(dev, torch.float32), batch.interior_prob.to(dev, torch.float32)[has]]
+            ),
+            "mine": torch.cat(
+                [
+                    batch["cell"].y_mine.to(dev, torch.float32),
+                    batch.interior_mines.to(dev).reshape(-1)[has].to(torch.float32) / w_int,
+                ]
+            ),
+            "weight": torch.cat([torch.ones(n_cell, dtype=torch.float32, device=dev), w_int]),
+            "frontier": torch.cat(
+                [torch.ones(n_cell, dtype=torch.bool, device=dev), torch.zeros_like(has, dtype=torch.bool)]
+            ),
+            "graph": graph.to(torch.int64),
+        }
+        return {k: v[order] for k, v in rows.items()}
+
+    # ----------------------------------------------------------------- prediction
+    def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
+        n = len(grids)
+        cell_edges = self.config["cell_edges"]
+        out: list[np.ndarray] = []
+        for start in range(0, n, batch_size):
+            graphs = []
+            for b in range(start, min(n, start + batch_size)):
+                try:
+                    graphs.append(features.build_graph(grids[b], totals[b], flags[b], cell_edges=cell_edges))
+                except (InvalidBoardError, InconsistentBoardError) as exc:
+                    raise board_error(exc, b, n) from None
+            batch = Batch.from_data_list(graphs)
+            cell_logits, interior_logits = self(batch)
+            cell_p = torch.sigmoid(cell_logits.double()).cpu().numpy()
+            int_p = torch.sigmoid(interior_logits.double()).cpu().numpy()
+            ptr = batch["cell"].ptr.cpu().numpy()
+            for k, data in enumerate(graphs):
+                b = start + k
+                out.append(
+                    features.graph_to_grid(data, cell_p[ptr[k] : ptr[k + 1]], int_p[k], grids[b], flags[b])
+                )
+        return out
