@@ -168,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(handler=_cmd_eval)
 
     _add_generate(sub)
+    _add_train(sub)
 
     an = sub.add_parser(
         "analyze",
@@ -235,6 +236,23 @@ def _add_generate(sub) -> None:
     ge.set_defaults(handler=_cmd_generate)
 
 
+def _add_train(sub) -> None:
+    tr = sub.add_parser(
+        "train",
+        help="train a CNN or GNN mine-probability model from a TOML config",
+        description="Train the model a config describes (train/*.toml) on its dataset; write best.pt, "
+        "last.pt (state dicts with JSON configs), history.json and resume.pt into its output folder. "
+        "Overrides take the form section.key=value with TOML values. For several processes or GPUs "
+        "run it under torchrun: torchrun --nproc_per_node 2 -m nnsweeper train --config ...",
+        epilog="example: nnsweeper train --config train/cnn_small.toml train.epochs=2 output.dir=runs/try",
+    )
+    tr.add_argument("--config", required=True, metavar="TOML", help="the training config")
+    tr.add_argument("overrides", nargs="*", metavar="SECTION.KEY=VALUE", help="config overrides")
+    tr.add_argument("--resume", action="store_true", help="continue the run in the output folder")
+    tr.add_argument("--quiet", action="store_true", help="no progress bars")
+    tr.set_defaults(handler=_cmd_train)
+
+
 def _fractions(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(t) for t in text.split(","))
@@ -248,6 +266,16 @@ def _fractions(text: str) -> tuple[float, ...]:
 
 
 # ------------------------------------------------------------------ commands
+def _cmd_train(args, argv) -> int:
+    from nnsweeper.training import load_config, train
+
+    config = load_config(args.config, args.overrides)
+    result = train(config, resume=args.resume, progress=not args.quiet)
+    if not args.quiet and result.history:
+        print(f"wrote {result.best} and {result.last}")
+    return 0
+
+
 def _cmd_generate(args, argv) -> int:
     from nnsweeper.datasets import generate
     from nnsweeper.parallel import backend

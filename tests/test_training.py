@@ -1,0 +1,211 @@
+"""Training: configs, a short run lowers the loss, resume after a kill, DDP, bad input."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from nnsweeper.models import MineModel, load_checkpoint
+from nnsweeper.training import TrainingError, check_config, load_config, train, validate
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "tiny"
+
+CNN = {"arch": "cnn", "channels": 8, "blocks": 2, "dilations": [1, 2]}
+GNN = {"arch": "gnn", "hidden": 16, "layers": 2}
+
+
+def _config(tmp_path, model, **train_kw):
+    t = {"epochs": 2, "batch_size": 16, "lr": 3e-3, "seed": 0, "threads": 1, "device": "cpu", **train_kw}
+    return {"data": {"path": str(FIXTURE)}, "model": dict(model), "train": t,
+            "output": {"dir": str(tmp_path / "run")}}
+
+
+def _toml(path: Path, config: dict) -> Path:
+    def value(v):
+        if isinstance(v, str):
+            return f'"{v}"'
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return repr(v)
+
+    lines = []
+    for section, items in config.items():
+        lines.append(f"[{section}]")
+        lines += [f"{k} = {value(v)}" for k, v in items.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _state(path: Path) -> dict:
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+# ------------------------------------------------------------------ configs
+def test_config_defaults_and_overrides(tmp_path):
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN))
+    c = load_config(path, ["train.epochs=5", "model.dilations=[1, 2, 4]", "train.target=truth"])
+    assert c["train"]["epochs"] == 5 and c["train"]["target"] == "truth"
+    assert c["model"]["dilations"] == [1, 2, 4] and c["model"]["channels"] == 8
+    assert c["train"]["weight_decay"] == 1e-4  # a default
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("train.epochs=0", "train.epochs must be an integer of at least 1; got 0"),
+        ("train.lr=0", "train.lr must be a number"),
+        ("train.target=guess", "train.target must be one of exact, truth"),
+        ("train.speed=3", "unknown key(s) ['speed'] in [train]"),
+        ("model.channels=-4", "[model]"),
+        ("model.arch=mlp", "[model]"),
+        ("optim.lr=1", "unknown config section 'optim'"),
+        ("epochs=3", "section.key=value"),
+    ],
+)
+def test_bad_configs(tmp_path, override, words):
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN))
+    with pytest.raises(TrainingError) as info:
+        load_config(path, [override])
+    assert words in str(info.value)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(TrainingError, match="no training config"):
+        load_config(tmp_path / "none.toml")
+
+
+# ------------------------------------------------------------------ training
+@pytest.mark.parametrize("model", [CNN, GNN], ids=["cnn", "gnn"])
+def test_two_epochs_lower_the_loss(tmp_path, model):
+    config = check_config(_config(tmp_path, model, epochs=2))
+    from nnsweeper.training import _loader
+
+    torch.manual_seed(0)
+    fresh = MineModel.from_config(config["model"])
+    val = _loader(config, FIXTURE, "val", shuffle=False, rank=0, world=1)
+    before = validate(fresh, val)["loss"]
+    result = train(config, progress=False)
+    assert [h["epoch"] for h in result.history] == [1, 2]
+    assert result.history[-1]["val_loss"] < before
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"] * 1.05
+    model_back = load_checkpoint(result.best, expected={"arch": model["arch"]})
+    assert validate(model_back, val)["loss"] == pytest.approx(min(h["val_loss"] for h in result.history))
+    assert model_back.checkpoint_meta["extra"]["data_manifest_sha256"]
+    for name in ("best.pt", "best.json", "last.pt", "last.json", "history.json", "config.json", "resume.pt"):
+        assert (result.run_dir / name).exists()
+
+
+def test_resume_after_kill_gives_the_same_weights(tmp_path):
+    config = _config(tmp_path, CNN, epochs=4, save_every=2)
+    reference = dict(config, output={"dir": str(tmp_path / "reference")})
+    train(check_config(reference), progress=False)
+
+    path = _toml(tmp_path / "c.toml", config)
+    run = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "nnsweeper", "train", "--config", str(path), "--quiet"]
+    proc = subprocess.Popen(cmd, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (run / "resume.pt").exists():
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.002)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "training ended before it could be killed"
+    assert not (run / "history.json").exists() or len(__import__("json").loads(
+        (run / "history.json").read_text())) < 4
+    from nnsweeper.cli import main
+
+    assert main(["train", "--config", str(path), "--resume", "--quiet"]) == 0
+    a, b = _state(run / "last.pt"), _state(tmp_path / "reference" / "last.pt")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_nan_loss_stops_with_the_step(tmp_path, monkeypatch):
+    from nnsweeper.models import MineCNN
+
+    real = MineCNN.outputs
+    calls = {"n": 0}
+
+    def poisoned(self, batch):
+        out = real(self, batch)
+        calls["n"] += 1
+        if self.training and calls["n"] == 3:
+            out["logit"] = out["logit"] * float("nan")
+        return out
+
+    monkeypatch.setattr(MineCNN, "outputs", poisoned)
+    with pytest.raises(TrainingError, match=r"the loss became nan at epoch 1, step 3"):
+        train(check_config(_config(tmp_path, CNN)), progress=False)
+
+
+def test_dataset_that_does_not_match_is_refused(tmp_path):
+    config = _config(tmp_path, CNN)
+    config["data"]["manifest_sha256"] = "0" * 64
+    with pytest.raises(TrainingError, match="does not match the config: its manifest's SHA-256"):
+        train(check_config(config), progress=False)
+    config = _config(tmp_path, CNN)
+    config["data"]["configurations"] = ["16x30-m99-safe-csp"]
+    with pytest.raises(TrainingError, match="lacks the configuration"):
+        train(check_config(config), progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_folder_rules(tmp_path):
+    config = check_config(_config(tmp_path, CNN, epochs=1))
+    with pytest.raises(TrainingError, match="nothing to resume"):
+        train(config, resume=True, progress=False)
+    train(config, progress=False)
+    with pytest.raises(TrainingError, match="is not empty; use --resume"):
+        train(config, progress=False)
+    other = check_config(_config(tmp_path, {**CNN, "channels": 4}, epochs=1))
+    with pytest.raises(TrainingError, match="started with another config"):
+        train(other, resume=True, progress=False)
+
+
+def test_corrupted_resume_state_is_refused(tmp_path):
+    config = check_config(_config(tmp_path, CNN, epochs=1))
+    train(config, progress=False)
+    blob = (tmp_path / "run" / "resume.pt").read_bytes()
+    (tmp_path / "run" / "resume.pt").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(TrainingError, match="resume.pt"):
+        train(config, resume=True, progress=False)
+
+
+def test_ddp_two_cpu_processes(tmp_path):
+    pytest.importorskip("torch.distributed.run")
+    if not torch.distributed.is_available():
+        pytest.skip("torch.distributed is not available")
+    config = _config(tmp_path, CNN, epochs=1)
+    path = _toml(tmp_path / "c.toml", config)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "nnsweeper", "train", "--config", str(path), "--quiet"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = tmp_path / "run"
+    model = load_checkpoint(run / "last.pt")
+    # Each rank takes half of the batches.
+    assert model.checkpoint_meta["extra"]["step"] == -(-_batches(config) // 2)
+    single = _config(tmp_path, CNN, epochs=1)
+    single["output"]["dir"] = str(tmp_path / "single")
+    one = train(check_config(single), progress=False)
+    assert load_checkpoint(one.last).checkpoint_meta["extra"]["step"] == _batches(config)
+    shutil.rmtree(tmp_path / "single")
+
+
+def _batches(config) -> int:
+    from nnsweeper.training import _loader
+
+    return len(_loader(check_config(config), FIXTURE, "train", shuffle=True, rank=0, world=1))
