@@ -15,6 +15,17 @@ from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # The models need torch; importing them on first use keeps `import nnsweeper` (and
+    # every worker process that plays or generates games) free of it.
+    if name == "load_model":
+        from nnsweeper.models import load_model
+
+        return load_model
+    raise AttributeError(f"module 'nnsweeper' has no attribute {name!r}")
+
+
 __all__ = [
     "BoardAnalysis",
     "BoardParseError",
@@ -35,6 +46,7 @@ __all__ = [
     "PRESETS",
     "Rules",
     "analyze",
+    "load_model",
     "mine_probabilities",
     "__version__",
 ]

@@ -55,7 +55,10 @@ import torch
 from nnsweeper.errors import NnsweeperError
 from nnsweeper.fileio import atomic_path, write_text_atomic
 
-__all__ = ["DEFAULTS", "TrainingError", "TrainResult", "load_config", "apply_overrides", "train"]
+__all__ = [
+    "DEFAULTS", "TrainingError", "TrainResult", "load_config", "apply_overrides", "check_config", "train",
+    "validate", "evaluate_model",
+]
 
 
 class TrainingError(NnsweeperError):
@@ -499,3 +502,59 @@ def _prepare_run(run_dir: Path, config: dict, digest: str, *, resume: bool, rank
         run_dir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(run_dir / "config.json", json.dumps(config, indent=1) + "\n")
     return None
+
+
+def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, max_batches: int = 0,
+                   progress: bool = False):
+    """Score a model on one split of a dataset, per configuration and overall.
+
+    Parameters
+    ----------
+    model : MineModel
+    root : str or os.PathLike
+        A dataset folder.
+    split : {"train", "val", "test"}, default="test"
+    batch_size : int, default=128
+    max_batches : int, default=0
+        At most this many batches per configuration (0: all).
+    progress : bool, default=False
+
+    Returns
+    -------
+    result : dict
+        :func:`nnsweeper.metrics.evaluate_predictions` with ``by`` the configuration
+        keys: frontier, interior and all cells, overall and per configuration, each
+        figure next to the exact engine's.
+    preds : PredictionSet
+        Every row, for reliability diagrams.
+    """
+    from tqdm.auto import tqdm
+
+    from nnsweeper.datasets import graph_loader, grid_loader, load_manifest
+    from nnsweeper.metrics import PredictionAccumulator, PredictionSet, evaluate_predictions
+
+    manifest = load_manifest(root)
+    keys = [c["key"] for c in manifest["configurations"] if c["states_per_split"].get(split, 0)]
+    if not keys:
+        raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states")
+    make = graph_loader if model.arch == "gnn" else grid_loader
+    kw = {"cell_edges": model.config.get("cell_edges", True)} if model.arch == "gnn" else {}
+    sets, labels = [], []
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
+            acc = PredictionAccumulator()
+            loader = make(root, split, batch_size=batch_size, shuffle=False, configs=[key], **kw)
+            for b, batch in enumerate(loader):
+                if max_batches and b >= max_batches:
+                    break
+                out = model.outputs(_to(batch, model.device))
+                acc.add(torch.sigmoid(out["logit"].float()), out["prob"], out["mine"], weight=out["weight"],
+                        frontier=out["frontier"])
+            s = acc.to_set()
+            sets.append(s)
+            labels += [key] * len(s)
+    model.train(was_training)
+    preds = PredictionSet.concat(sets)
+    return evaluate_predictions(preds, by=np.array(labels)), preds

@@ -209,3 +209,29 @@ def _batches(config) -> int:
     from nnsweeper.training import _loader
 
     return len(_loader(check_config(config), FIXTURE, "train", shuffle=True, rank=0, world=1))
+
+
+def test_evaluate_model_command(tmp_path, capsys):
+    import json
+
+    from nnsweeper.cli import main
+    from nnsweeper.training import evaluate_model
+
+    result = train(check_config(_config(tmp_path, GNN, epochs=1)), progress=False)
+    model = load_checkpoint(result.best)
+    scores, preds = evaluate_model(model, FIXTURE, "test")
+    # The exact engine as the model scores a ratio of 1; a trained model is worse, not better.
+    assert scores["frontier"]["log_loss_ratio"] >= 1.0
+    assert set(scores["by"]) == {"6x6-m5-safe-csp", "9x9-m10-safe-csp", "9x9-m10-safe-explore"}
+    total = sum(v["all"]["cells"] for v in scores["by"].values())
+    assert total == scores["all"]["cells"] == preds.cells
+    out = tmp_path / "eval" / "gnn"
+    assert main(["evaluate-model", "--model", str(result.best), "--data", str(FIXTURE), "--out", str(out),
+                 "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "frontier" in printed and "interior" in printed
+    saved = json.loads(out.with_suffix(".json").read_text())
+    assert saved["frontier"]["log_loss_ratio"] == pytest.approx(scores["frontier"]["log_loss_ratio"])
+    assert out.with_suffix(".png").stat().st_size > 10_000
+    assert main(["evaluate-model", "--model", "nowhere.pt", "--data", str(FIXTURE), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
