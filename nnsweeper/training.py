@@ -336,6 +336,7 @@ def train(config: dict, *, resume: bool = False, progress: bool = True) -> Train
     """
     from tqdm.auto import tqdm
 
+    from nnsweeper.metrics import to_json
     from nnsweeper.models import MineModel, resolve_device, save_checkpoint
 
     config = check_config(config)
@@ -440,11 +441,11 @@ def train(config: dict, *, resume: bool = False, progress: bool = True) -> Train
             history.append(record)
             improved = val["loss"] < best
             best = min(best, val["loss"])
-            meta = {**extra, "epoch": epoch, "step": step, "val": _jsonable(val)}
+            meta = {**extra, "epoch": epoch, "step": step, "val": json.loads(to_json(val))}
             save_checkpoint(run_dir / "last.pt", model, extra=meta)
             if improved:
                 save_checkpoint(run_dir / "best.pt", model, extra=meta)
-            write_text_atomic(run_dir / "history.json", json.dumps(_jsonable(history), indent=1) + "\n")
+            to_json(history, run_dir / "history.json", indent=1)
             save_resume(epoch, 0)
             if progress:
                 tqdm.write(
@@ -455,19 +456,6 @@ def train(config: dict, *, resume: bool = False, progress: bool = True) -> Train
         if world > 1:
             torch.distributed.barrier()
     return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", history)
-
-
-def _jsonable(value):
-    """NaN and infinities as None, numpy scalars as Python numbers (for JSON files)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _prepare_run(run_dir: Path, config: dict, digest: str, *, resume: bool, rank: int) -> dict | None:
