@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -558,3 +559,21 @@ def test_encoded_batches_match_single_boards():
             torch.sigmoid(batched[k].double()).numpy()[grids[k] == -1],
             atol=1e-6,
         )
+
+
+def test_bundled_gnn_predicts_close_to_the_engine():
+    """The shipped GNN weights load by name and track the exact probabilities."""
+    import nnsweeper as ns
+    from nnsweeper.datasets import StateDataset
+
+    if not (checkpoint_module.WEIGHTS_DIR / "gnn.pt").exists():
+        pytest.skip("no bundled GNN weights in this installation")
+    model = ns.load_model("gnn")
+    data = StateDataset(Path(__file__).resolve().parents[1] / "data" / "fixtures" / "tiny", "test")
+    states = [data.state(i) for i in range(len(data))]
+    p = model.predict_proba([s["grid"] for s in states], [int(s["total_mines"]) for s in states],
+                            [s["flags"] for s in states])
+    unknown = [(s["grid"] < 0) & ~s["flags"] for s in states]
+    err = np.concatenate([np.abs(q - s["prob"])[u] for q, s, u in zip(p, states, unknown, strict=True)])
+    assert err.mean() < 0.05, err.mean()
+    assert model.checkpoint_meta["extra"]["data_manifest_sha256"]
