@@ -481,14 +481,15 @@ def _prepare_run(run_dir: Path, config: dict, digest: str, *, resume: bool, rank
                 f"the dataset changed since {os.fspath(run_dir)!r} began (its manifest SHA-256 differs)"
             )
         return state
+    if rank != 0:
+        return None  # rank 0 checks and creates the folder (and stops the run if it is in the way)
     if run_dir.exists() and any(run_dir.iterdir()):
         raise TrainingError(
             f"run folder {os.fspath(run_dir)!r} is not empty; use --resume to continue it or choose another "
             f"output.dir"
         )
-    if rank == 0:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(run_dir / "config.json", json.dumps(config, indent=1) + "\n")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(run_dir / "config.json", json.dumps(config, indent=1) + "\n")
     return None
 
 
