@@ -293,9 +293,6 @@ def _fractions(text: str) -> tuple[float, ...]:
 
 # ------------------------------------------------------------------ commands
 def _cmd_evaluate_model(args, argv) -> int:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     from nnsweeper.metrics import format_metrics, to_json
     from nnsweeper.models import load_model
     from nnsweeper.plots import plot_reliability, save_figure
@@ -309,8 +306,7 @@ def _cmd_evaluate_model(args, argv) -> int:
     result["data"] = {"path": args.data, "split": args.split}
     result["command"] = shlex.join([PROG, *argv])
     to_json(result, out.with_name(out.name + ".json"))
-    fig = Figure(figsize=(9.6, 4.4))
-    FigureCanvasAgg(fig)
+    fig = _figure((9.6, 4.4))
     axes = fig.subplots(1, 2)
     for ax, frontier, name in ((axes[0], True, "frontier cells"), (axes[1], False, "interior cells")):
         part = preds.select(frontier=frontier)
@@ -403,15 +399,20 @@ def _cmd_eval(args, argv) -> int:
     return 0
 
 
-def _save_plot(table, path: Path, *, x: str, title: str) -> None:
+def _figure(size: tuple[float, float]):
     # A bare Figure on the Agg canvas: no pyplot, no global backend, no display needed.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save_plot(table, path: Path, *, x: str, title: str) -> None:
     from nnsweeper.plots import plot_win_rate, save_figure
 
-    fig = Figure(figsize=(6.4, 4.2))
-    FigureCanvasAgg(fig)
+    fig = _figure((6.4, 4.2))
     ax = fig.subplots()
     plot_win_rate(table, ax, x=x)
     ax.set_title(title, fontsize=10)

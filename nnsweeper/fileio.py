@@ -8,12 +8,13 @@ same file system, hence the temporary file in the target's own folder.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_text_atomic"]
+__all__ = ["atomic_path", "write_text_atomic", "file_sha256"]
 
 
 def _default_mode() -> int:
@@ -66,3 +67,12 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes, as hex (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

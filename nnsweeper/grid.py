@@ -42,14 +42,18 @@ def neighbour_sum(a: np.ndarray) -> np.ndarray:
 
 
 def dilate(mask: np.ndarray) -> np.ndarray:
-    """Boolean 3x3 dilation: a cell is set when it or any neighbour is set."""
+    """Boolean 3x3 dilation: a cell is set when it or any neighbour is set.
+
+    ``mask`` is one board (rows, cols) or a stack of boards (..., rows, cols); the
+    dilation acts on the last two axes.
+    """
     mask = np.asarray(mask, dtype=bool)
-    r, c = mask.shape
-    p = np.zeros((r + 2, c + 2), dtype=bool)
-    p[1:-1, 1:-1] = mask
-    out = p[1:-1, 1:-1].copy()
+    *lead, r, c = mask.shape
+    p = np.zeros((*lead, r + 2, c + 2), dtype=bool)
+    p[..., 1:-1, 1:-1] = mask
+    out = mask.copy()
     for di, dj in OFFSETS:
-        out |= p[1 + di : r + 1 + di, 1 + dj : c + 1 + dj]
+        out |= p[..., 1 + di : r + 1 + di, 1 + dj : c + 1 + dj]
     return out
 
 

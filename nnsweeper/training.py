@@ -39,7 +39,6 @@ takes every N-th batch; rank 0 validates and writes the files.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import os
@@ -52,8 +51,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from nnsweeper.errors import NnsweeperError
-from nnsweeper.fileio import atomic_path, write_text_atomic
+from nnsweeper.errors import NnsweeperError, check_int
+from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
 
 __all__ = [
     "DEFAULTS", "TrainingError", "TrainResult", "load_config", "apply_overrides", "check_config", "train",
@@ -190,13 +189,7 @@ def check_config(raw: dict) -> dict:
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TrainingError(f"{name} must be an integer of at least {minimum}; got {value!r}")
-    return value
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return check_int(name, value, minimum, TrainingError)
 
 
 def _check_dataset(config: dict) -> tuple[Path, dict, str]:
@@ -206,7 +199,7 @@ def _check_dataset(config: dict) -> tuple[Path, dict, str]:
     data = config["data"]
     root = Path(data["path"])
     manifest = load_manifest(root)
-    digest = _sha256(root / "manifest.json")
+    digest = file_sha256(root / "manifest.json")
     if data["manifest_sha256"] and data["manifest_sha256"] != digest:
         raise TrainingError(
             f"the dataset in {os.fspath(root)!r} does not match the config: its manifest's SHA-256 is "
@@ -284,11 +277,10 @@ def _schedule(optimizer, total_steps: int, warmup: float, min_lr: float):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def validate(model, loader, *, target: str = "exact", max_batches: int = 0, device=None) -> dict:
-    """Loss and metrics of ``model`` over ``loader`` (frontier, interior and all cells)."""
-    from nnsweeper.metrics import PredictionAccumulator, evaluate_predictions
+def _predict(model, loader, *, target: str, max_batches: int, device):
+    """Every prediction row of ``model`` over ``loader`` and the mean loss (eval mode, no grad)."""
+    from nnsweeper.metrics import PredictionAccumulator
 
-    device = device or model.device
     acc = PredictionAccumulator()
     total, weight = 0.0, 0.0
     was_training = model.training
@@ -304,8 +296,17 @@ def validate(model, loader, *, target: str = "exact", max_batches: int = 0, devi
             acc.add(torch.sigmoid(out["logit"].float()), out["prob"], out["mine"], weight=out["weight"],
                     frontier=out["frontier"])
     model.train(was_training)
-    result = evaluate_predictions(acc.to_set())
-    result["loss"] = total / max(weight, 1.0)
+    return acc.to_set(), total / max(weight, 1.0)
+
+
+def validate(model, loader, *, target: str = "exact", max_batches: int = 0, device=None) -> dict:
+    """Loss and metrics of ``model`` over ``loader`` (frontier, interior and all cells)."""
+    from nnsweeper.metrics import evaluate_predictions
+
+    device = device or model.device
+    preds, loss = _predict(model, loader, target=target, max_batches=max_batches, device=device)
+    result = evaluate_predictions(preds)
+    result["loss"] = loss
     return result
 
 
@@ -520,7 +521,7 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     from tqdm.auto import tqdm
 
     from nnsweeper.datasets import graph_loader, grid_loader, load_manifest
-    from nnsweeper.metrics import PredictionAccumulator, PredictionSet, evaluate_predictions
+    from nnsweeper.metrics import PredictionSet, evaluate_predictions
 
     manifest = load_manifest(root)
     keys = [c["key"] for c in manifest["configurations"] if c["states_per_split"].get(split, 0)]
@@ -529,21 +530,10 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     make = graph_loader if model.arch == "gnn" else grid_loader
     kw = {"cell_edges": model.config.get("cell_edges", True)} if model.arch == "gnn" else {}
     sets, labels = [], []
-    was_training = model.training
-    model.eval()
-    with torch.inference_mode():
-        for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
-            acc = PredictionAccumulator()
-            loader = make(root, split, batch_size=batch_size, shuffle=False, configs=[key], **kw)
-            for b, batch in enumerate(loader):
-                if max_batches and b >= max_batches:
-                    break
-                out = model.outputs(_to(batch, model.device))
-                acc.add(torch.sigmoid(out["logit"].float()), out["prob"], out["mine"], weight=out["weight"],
-                        frontier=out["frontier"])
-            s = acc.to_set()
-            sets.append(s)
-            labels += [key] * len(s)
-    model.train(was_training)
+    for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
+        loader = make(root, split, batch_size=batch_size, shuffle=False, configs=[key], **kw)
+        s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device)
+        sets.append(s)
+        labels += [key] * len(s)
     preds = PredictionSet.concat(sets)
     return evaluate_predictions(preds, by=np.array(labels)), preds

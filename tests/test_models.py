@@ -15,6 +15,7 @@ from nnsweeper import mine_probabilities
 from nnsweeper.datasets import GraphDataset, StateDataset, collate_grids, grid_loader
 from nnsweeper.errors import InconsistentBoardError, NnsweeperError
 from nnsweeper.features import GRID_CHANNELS, build_graph, encode_grids
+from nnsweeper.fileio import file_sha256
 from nnsweeper.game import Game, Rules
 from nnsweeper.grid import dilate
 from nnsweeper.models import (
@@ -447,7 +448,7 @@ def _rewrite_weights(path, state) -> None:
     torch.save(state, path)
     meta_path = path.with_suffix(".json")
     meta = json.loads(meta_path.read_text())
-    meta["sha256"] = checkpoint_module._sha256(path)
+    meta["sha256"] = file_sha256(path)
     meta_path.write_text(json.dumps(meta))
 
 
@@ -471,7 +472,7 @@ def test_damaged_checkpoints_are_refused(cnn_checkpoint, tmp_path):
     # Truncated with a matching checksum: torch.load itself fails.
     cnn_checkpoint.write_bytes(data[: len(data) // 2])
     meta = json.loads(cnn_checkpoint.with_suffix(".json").read_text())
-    meta["sha256"] = checkpoint_module._sha256(cnn_checkpoint)
+    meta["sha256"] = file_sha256(cnn_checkpoint)
     cnn_checkpoint.with_suffix(".json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match="cnn.pt.*cannot be read by torch.load"):
         load_checkpoint(cnn_checkpoint)

@@ -60,7 +60,8 @@ def test_config_defaults_and_overrides(tmp_path):
 @pytest.mark.parametrize(
     ("override", "words"),
     [
-        ("train.epochs=0", "train.epochs must be an integer of at least 1; got 0"),
+        ("train.epochs=0", "train.epochs must be at least 1; got 0"),
+        ("train.epochs=2.5", "train.epochs must be an integer; got 2.5"),
         ("train.lr=0", "train.lr must be a number"),
         ("train.target=guess", "train.target must be one of exact, truth"),
         ("train.speed=3", "unknown key(s) ['speed'] in [train]"),

@@ -27,10 +27,10 @@ import numpy as np
 from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Game, Rules
-from nnsweeper.grid import OFFSETS
+from nnsweeper.grid import dilate
 from nnsweeper.parallel import imap
 from nnsweeper.probability import analyze
-from nnsweeper.solvers.base import GameRecord, _Turns
+from nnsweeper.solvers.base import GameRecord, _Turns, first_click_cell
 from nnsweeper.solvers.csp import CSPSolver
 from nnsweeper.solvers.single_point import SinglePointSolver
 
@@ -257,11 +257,8 @@ def _check_choices(policy: str, record: str, start: str) -> None:
 
 def _start_cell(start, rows: int, cols: int, rng: np.random.Generator) -> tuple[int, int]:
     if start == "random":
-        k = int(rng.integers(rows * cols))
-        return divmod(k, cols)
-    if start == "center":
-        return rows // 2, cols // 2
-    return 0, 0
+        return divmod(int(rng.integers(rows * cols)), cols)
+    return first_click_cell(start, rows, cols)
 
 
 def _policy_solver(policy: str):
@@ -297,19 +294,8 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
     step = 0
     while not game.done:
         grid, held, version, n_moves = game.grid, flags.copy(), game.version, len(rec.moves)
-        if policy == "explore" and rng.random() < epsilon:
-            a = game.analyze(held)
-            open_ = a.unknown & (a.probabilities > 0) & (a.probabilities < 1)
-            if open_.any():
-                cells = np.argwhere(open_)
-                i, j = cells[rng.integers(len(cells))]
-                game.reveal(i, j, "guess", float(a.probabilities[i, j]))
-                moved = True
-            else:
-                moved = solver.turn(game, flags, rng)
-        else:
-            moved = solver.turn(game, flags, rng)
-        if not moved:
+        explored = policy == "explore" and rng.random() < epsilon and _explore(game, held, rng)
+        if not (explored or solver.turn(game, flags, rng)):
             break
         guessed = any(m.kind == "guess" for m in rec.moves[n_moves:])
         if record == "all" or guessed:
@@ -338,18 +324,19 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
     return arrays, bool(game.won)
 
 
+def _explore(game: _Turns, flags: np.ndarray, rng: np.random.Generator) -> bool:
+    """Reveal a random cell whose exact probability is neither 0 nor 1; False if there is none."""
+    a = game.analyze(flags)
+    open_ = a.unknown & (a.probabilities > 0) & (a.probabilities < 1)
+    if not open_.any():
+        return False
+    cells = np.argwhere(open_)
+    i, j = cells[rng.integers(len(cells))]
+    game.reveal(i, j, "guess", float(a.probabilities[i, j]))
+    return True
+
+
 # ---------------------------------------------------------------- statistics
-def _dilate3(mask: np.ndarray) -> np.ndarray:
-    """3x3 dilation of a stack of boards (n, r, c)."""
-    n, r, c = mask.shape
-    p = np.zeros((n, r + 2, c + 2), dtype=bool)
-    p[:, 1:-1, 1:-1] = mask
-    out = mask.copy()
-    for di, dj in OFFSETS:
-        out |= p[:, 1 + di : r + 1 + di, 1 + dj : c + 1 + dj]
-    return out
-
-
 def shard_statistics(arrays: dict[str, np.ndarray]) -> dict:
     """What the dataset card sums over: counts and label statistics of one shard.
 
@@ -359,7 +346,7 @@ def shard_statistics(arrays: dict[str, np.ndarray]) -> dict:
     """
     grid, flags, mines, prob = arrays["grid"], arrays["flags"], arrays["mines"], arrays["prob"]
     unknown = (grid < 0) & ~flags
-    frontier = unknown & _dilate3(grid >= 0)
+    frontier = unknown & dilate(grid >= 0)
     p, truth = prob[unknown], mines[unknown]
     bins = np.minimum((p * _CALIBRATION_BINS).astype(int), _CALIBRATION_BINS - 1)
     safe_known = (unknown & (prob == 0.0)).any(axis=(1, 2))

@@ -16,14 +16,14 @@ rather than every seed; :func:`stream_seeds` regenerates them, and
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 import numpy as np
 
 from nnsweeper.errors import DatasetError, SeedOverlapError
+
+from .storage import read_manifest_json
 
 __all__ = [
     "SPLITS",
@@ -94,17 +94,13 @@ def stream_seeds(entry: Mapping) -> np.ndarray:
 
 
 def _load_manifest(manifest) -> dict:
+    # Any JSON with seed streams will do: datasets made by other tools list their seeds.
     if isinstance(manifest, Mapping):
         return dict(manifest)
-    path = Path(manifest)
-    if path.is_dir():
-        path = path / "manifest.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"no dataset manifest at {os.fspath(path)!r}") from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{os.fspath(path)!r} is not valid JSON: {exc}") from None
+    path, m = read_manifest_json(manifest)
+    if not isinstance(m, dict):
+        raise DatasetError(f"{os.fspath(path)!r} is not a dataset manifest (a JSON object)")
+    return m
 
 
 def manifest_seeds(manifest, splits: Iterable[str] | None = None) -> dict[str, np.ndarray]:

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import ChecksumError, DatasetError
-from nnsweeper.fileio import atomic_path
+from nnsweeper.fileio import atomic_path, file_sha256
 
 __all__ = [
     "SHARD_FIELDS",
@@ -120,15 +120,6 @@ def write_shard(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> st
     return hashlib.sha256(data).hexdigest()
 
 
-def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 of a file's bytes, as hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_shard(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
     """Load one shard, checking its checksum (when given) and its arrays.
 
@@ -160,17 +151,22 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None) -> dict[str, 
     return arrays
 
 
-def load_manifest(folder: str | os.PathLike) -> dict:
-    """Read and check a dataset's ``manifest.json`` (``folder`` or the file itself)."""
+def read_manifest_json(folder: str | os.PathLike) -> tuple[Path, object]:
+    """The path of a dataset's ``manifest.json`` (``folder`` or the file itself) and its JSON value."""
     path = Path(folder)
     if path.is_dir():
         path = path / MANIFEST_NAME
     try:
-        m = json.loads(path.read_text(encoding="utf-8"))
+        return path, json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DatasetError(f"no dataset manifest at {os.fspath(path)!r}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{os.fspath(path)!r} is not a valid manifest: {exc}") from None
+
+
+def load_manifest(folder: str | os.PathLike) -> dict:
+    """Read and check a dataset's ``manifest.json`` (``folder`` or the file itself)."""
+    path, m = read_manifest_json(folder)
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise DatasetError(f"{os.fspath(path)!r} is not an nnsweeper dataset manifest (format != {FORMAT!r})")
     if m.get("format_version") != FORMAT_VERSION:

@@ -16,7 +16,6 @@ or weights that do not fit.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -27,7 +26,7 @@ import torch
 
 from nnsweeper import features
 from nnsweeper.errors import NnsweeperError
-from nnsweeper.fileio import atomic_path, write_text_atomic
+from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
 
 from .base import ARCHS, MineModel, ModelError, resolve_device
 
@@ -59,14 +58,6 @@ def _version() -> str:
     import nnsweeper
 
     return str(getattr(nnsweeper, "__version__", "unknown"))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _paths(path) -> tuple[Path, Path]:
@@ -130,7 +121,7 @@ def save_checkpoint(path, model: MineModel, *, extra: Mapping | None = None) -> 
     state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
     with atomic_path(pt) as tmp:
         torch.save(state, tmp)
-        sha = _sha256(tmp)
+        sha = file_sha256(tmp)
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -278,7 +269,7 @@ def load_checkpoint(path, *, expected: Mapping | None = None, device="cpu") -> M
     _check_expected(meta, expected, js)
     _check_features(meta, js)
 
-    sha = _sha256(pt)
+    sha = file_sha256(pt)
     if sha != meta["sha256"]:
         raise CheckpointError(
             f"checkpoint {os.fspath(pt)!r} is damaged or was replaced: its sha256 {sha} differs from "
