@@ -1,9 +1,11 @@
 """The ``nnsweeper`` command line.
 
 ``nnsweeper eval`` plays solvers on fixed game seeds and writes a table (CSV and
-JSON) and a win-rate plot; ``nnsweeper analyze`` prints the exact mine probability
-of every cell of a board typed as text. Bad input ends with one line on stderr,
-``nnsweeper: error: <message>``, and exit code 2.
+JSON) and a win-rate plot; ``nnsweeper compare`` does the same with the logic,
+neural and hybrid solvers on every 10x10 mine count from 5 to 30; ``nnsweeper
+analyze`` prints the exact mine probability of every cell of a board typed as text;
+``generate``, ``train`` and ``evaluate-model`` make datasets and models. Bad input
+ends with one line on stderr, ``nnsweeper: error: <message>``, and exit code 2.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ PROG = "nnsweeper"
 _DEFAULT_MINES = (5, 10, 15, 20, 25, 30)
 _DEFAULT_SIZE = 10
 _PRESET_CHOICES = ("classic", "beginner", "intermediate", "expert")
+_COMPARE_SOLVERS = ("single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn")
+_COMPARE_TRIALS = 200
 _OUT_SUFFIXES = (".csv", ".json", ".png")
 
 
@@ -35,11 +39,19 @@ class _Parser(argparse.ArgumentParser):
 
 # ------------------------------------------------------------ argument types
 def _int_list(text: str) -> list[int]:
+    values = []
     try:
-        values = [int(t) for t in text.split(",") if t.strip()]
+        for token in (t.strip() for t in text.split(",")):
+            if not token:
+                continue
+            lo, sep, hi = token.partition("-")
+            if sep and lo:  # a range A-B (a leading minus is a negative number)
+                values += range(int(lo), int(hi) + 1)
+            else:
+                values.append(int(token))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers such as 5,10,15; got {text!r}"
+            f"expected comma-separated integers or ranges such as 5,10,15 or 5-30; got {text!r}"
         ) from None
     if not values:
         raise argparse.ArgumentTypeError(f"expected at least one integer; got {text!r}")
@@ -91,7 +103,6 @@ def _start(text: str):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nnsweeper`` command."""
     from nnsweeper import __version__
-    from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
 
     parser = _Parser(
         prog=PROG,
@@ -110,62 +121,24 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: nnsweeper eval --solvers single_point,csp --mines 5,10,15,20 "
         "--trials 1000 --jobs 2 --out eval/results/sp_vs_csp",
     )
-    ev.add_argument(
-        "--solvers", type=_name_list, default=["single_point", "csp"], metavar="NAMES",
-        help="comma-separated solver names (default: single_point,csp)",
-    )
-    ev.add_argument(
-        "--rows", type=_positive_int, default=None,
-        help=f"board rows (default: {_DEFAULT_SIZE}); not with --preset",
-    )
-    ev.add_argument(
-        "--cols", type=_positive_int, default=None,
-        help=f"board columns (default: {_DEFAULT_SIZE}); not with --preset",
-    )
-    ev.add_argument(
-        "--mines", type=_int_list, default=None, metavar="LIST",
-        help="comma-separated mine counts (default: "
-        f"{','.join(map(str, _DEFAULT_MINES))}); not with --preset",
-    )
-    ev.add_argument(
-        "--preset", choices=_PRESET_CHOICES, default=None,
-        help="evaluate a classic board instead of --rows/--cols/--mines: "
-        + ", ".join(f"{n} {r}x{c}/{m}" for n, (r, c, m) in PRESETS.items())
-        + "; classic = all three",
-    )
-    ev.add_argument(
-        "--trials", type=_positive_int, default=200,
-        help="games per solver and mine count (default: 200)",
-    )
-    ev.add_argument(
-        "--base-seed", type=int, default=0,
-        help="seed of the game seeds; the same value plays the same games (default: 0)",
-    )
-    ev.add_argument(
-        "--first-click", choices=FIRST_CLICK_RULES, default="safe",
-        help="first-click rule: safe (never a mine), zero (opens an area), none "
-        "(default: safe)",
-    )
-    ev.add_argument(
-        "--start", type=_start, default="center", metavar="WHERE",
-        help="where solvers click first: center, corner or ROW,COL (default: center)",
-    )
-    ev.add_argument(
-        "--jobs", type=_jobs, default=1,
-        help="worker processes, -1 for all cores; results do not depend on it (default: 1)",
-    )
-    ev.add_argument(
-        "--out", required=True, metavar="PREFIX",
-        help="output path prefix: eval/results/NAME writes eval/results/NAME.csv, .json "
-        "and .png (folders are created)",
-    )
-    ev.add_argument(
-        "--dataset", action="append", default=[], metavar="FOLDER",
-        help="a dataset the solvers learned from (its folder or manifest.json); the "
-        "evaluation refuses to play any of its game seeds (repeatable)",
-    )
-    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_play_options(ev, solvers=("single_point", "csp"), mines=_DEFAULT_MINES, trials=200, out=None)
     ev.set_defaults(handler=_cmd_eval)
+
+    co = sub.add_parser(
+        "compare",
+        help="the main comparison: logic, neural and hybrid solvers across mine densities",
+        description="Play single_point, csp, cnn, gnn, hybrid-cnn and hybrid-gnn (the bundled "
+        "models unless --cnn/--gnn name checkpoints) on the same held-out games: 10x10 "
+        "boards with 5 to 30 mines by default, or the classic boards with --preset "
+        "classic. Prints the table and writes OUT.csv, OUT.json and OUT.png (win rate "
+        "against mine count with 95%% intervals). The models' training seeds are checked "
+        "against the evaluation seeds before any game is played.",
+        epilog="example: nnsweeper compare --preset classic --start corner --trials 2000 "
+        "--jobs 2 --out eval/results/compare_classic",
+    )
+    _add_play_options(co, solvers=_COMPARE_SOLVERS, mines=tuple(range(5, 31)), trials=_COMPARE_TRIALS,
+                      out="compare")
+    co.set_defaults(handler=_cmd_eval)
 
     _add_generate(sub)
     _add_train(sub)
@@ -186,6 +159,78 @@ def build_parser() -> argparse.ArgumentParser:
     )
     an.set_defaults(handler=_cmd_analyze)
     return parser
+
+
+def _add_play_options(p, *, solvers, mines, trials: int, out: str | None) -> None:
+    """The options of ``eval`` and ``compare`` (which differ in their defaults)."""
+    from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
+
+    p.add_argument(
+        "--solvers", type=_name_list, default=list(solvers), metavar="NAMES",
+        help=f"comma-separated solver names (default: {','.join(solvers)})",
+    )
+    p.add_argument(
+        "--rows", type=_positive_int, default=None,
+        help=f"board rows (default: {_DEFAULT_SIZE}); not with --preset",
+    )
+    p.add_argument(
+        "--cols", type=_positive_int, default=None,
+        help=f"board columns (default: {_DEFAULT_SIZE}); not with --preset",
+    )
+    shown = f"{mines[0]}..{mines[-1]}" if len(mines) > 6 else ",".join(map(str, mines))
+    p.add_argument(
+        "--mines", type=_int_list, default=None, metavar="LIST",
+        help=f"comma-separated mine counts, or A-B for a range (default: {shown}); not with --preset",
+    )
+    p.set_defaults(default_mines=list(mines))
+    p.add_argument(
+        "--preset", choices=_PRESET_CHOICES, default=None,
+        help="evaluate a classic board instead of --rows/--cols/--mines: "
+        + ", ".join(f"{n} {r}x{c}/{m}" for n, (r, c, m) in PRESETS.items())
+        + "; classic = all three",
+    )
+    p.add_argument(
+        "--trials", type=_positive_int, default=trials,
+        help=f"games per solver and mine count (default: {trials})",
+    )
+    p.add_argument(
+        "--base-seed", type=int, default=0,
+        help="seed of the game seeds; the same value plays the same games (default: 0)",
+    )
+    p.add_argument(
+        "--first-click", choices=FIRST_CLICK_RULES, default="safe",
+        help="first-click rule: safe (never a mine), zero (opens an area), none "
+        "(default: safe)",
+    )
+    p.add_argument(
+        "--start", type=_start, default="center", metavar="WHERE",
+        help="where solvers click first: center, corner or ROW,COL (default: center)",
+    )
+    p.add_argument(
+        "--jobs", type=_jobs, default=1,
+        help="worker processes, -1 for all cores; results do not depend on it (default: 1)",
+    )
+    p.add_argument(
+        "--out", required=out is None, default=out, metavar="PREFIX",
+        help="output path prefix: eval/results/NAME writes eval/results/NAME.csv, .json "
+        "and .png (folders are created)" + (f" (default: {out})" if out else ""),
+    )
+    p.add_argument(
+        "--cnn", default="cnn", metavar="NAME|PATH",
+        help="the model of the cnn and hybrid-cnn solvers: a checkpoint path (default: the bundled cnn)",
+    )
+    p.add_argument(
+        "--gnn", default="gnn", metavar="NAME|PATH",
+        help="the model of the gnn and hybrid-gnn solvers: a checkpoint path (default: the bundled gnn)",
+    )
+    p.add_argument("--device", default="cpu", help="where the models run: cpu, cuda or auto (default: cpu)")
+    p.add_argument(
+        "--dataset", action="append", default=[], metavar="FOLDER",
+        help="a dataset the solvers learned from (its folder or manifest.json); the "
+        "evaluation refuses to play any of its game seeds (repeatable; models' own "
+        "training seeds are always checked)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _add_generate(sub) -> None:
@@ -365,7 +410,8 @@ def _cmd_eval(args, argv) -> int:
     from nnsweeper.solvers import get_solver
 
     out = _out_prefix(args.out)
-    solvers = {name: get_solver(name, start=args.start) for name in args.solvers}
+    solvers = {name: get_solver(name, start=args.start, **_model_options(name, args))
+               for name in args.solvers}
     common = dict(
         trials=args.trials, base_seed=args.base_seed, first_click=args.first_click,
         n_jobs=args.jobs, progress=not args.quiet, datasets=args.dataset or None,
@@ -383,7 +429,7 @@ def _cmd_eval(args, argv) -> int:
     else:
         rows = args.rows or _DEFAULT_SIZE
         cols = args.cols or _DEFAULT_SIZE
-        mines = args.mines or list(_DEFAULT_MINES)
+        mines = args.mines or args.default_mines
         table = evaluate(solvers, mines, rows=rows, cols=cols, **common)
         x, where = "mines", f"{rows}x{cols}"
     table.metadata["command"] = shlex.join([PROG, *argv])
@@ -397,6 +443,17 @@ def _cmd_eval(args, argv) -> int:
     if not args.quiet:
         print("wrote " + ", ".join(str(p) for p in paths))
     return 0
+
+
+def _model_options(name: str, args) -> dict:
+    """The model options of a neural solver (none for the others)."""
+    from nnsweeper.solvers import SOLVERS, NeuralSolver
+
+    cls = SOLVERS.get(name)
+    if cls is None or not issubclass(cls, NeuralSolver):
+        return {}
+    arch = "cnn" if name.endswith("cnn") else "gnn"
+    return {"model": getattr(args, arch), "device": args.device}
 
 
 def _figure(size: tuple[float, float]):

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
+from nnsweeper.datasets.seeds import check_seed_overlap
 from nnsweeper.errors import InvalidRulesError
 from nnsweeper.errors import check_int as _check_int
 from nnsweeper.fileio import write_text_atomic
@@ -196,26 +197,47 @@ def _describe(fn) -> str:
 
 
 # ------------------------------------------------------------------- playing
+#: Most games one lockstep batch of a batched solver plays at once.
+_BATCH_GAMES = 1024
+
 def _play_games(solver, board: _Board, first_click: str, seeds: np.ndarray, record: bool):
-    """Play one game per seed; returns a list of (won, guesses, cleared, seconds)."""
-    out = []
-    for sd in seeds:
-        env = MinesweeperEnv(
+    """Play one game per seed; returns per game (won, guesses, cleared, seconds, model calls,
+    model picks, model picks that were safe)."""
+    def env_of(sd):
+        return MinesweeperEnv(
             rows=board.rows, cols=board.cols, mines=board.mines, seed=int(sd),
             first_click=first_click,
         )
+
+    if record and _batched(solver):
+        # Lockstep play: every board waiting on the model goes in one batch.
+        records = solver.play_many([env_of(sd) for sd in seeds], [np.random.default_rng(sd) for sd in seeds])
+        return [_game_tuple(rec, rec.seconds) for rec in records]
+    out = []
+    for sd in seeds:
+        env = env_of(sd)
         rng = np.random.default_rng(sd)
         t0 = time.perf_counter()
         if record:
             rec = solver.play(env, rng)
-            seconds = time.perf_counter() - t0
-            out.append((bool(rec.won), float(rec.guesses), float(rec.cleared), seconds))
+            out.append(_game_tuple(rec, time.perf_counter() - t0))
         else:
             won = bool(solver(env, rng))
             seconds = time.perf_counter() - t0
             # The env is ours, so the share cleared is known even for plain callables.
-            out.append((won, math.nan, env.revealed_safe / env.safe_cells, seconds))
+            out.append((won, math.nan, env.revealed_safe / env.safe_cells, seconds, 0, 0, 0))
     return out
+
+
+def _batched(solver) -> bool:
+    """Whether a solver plays many games in lockstep (``play_many(envs, rngs)``)."""
+    return callable(getattr(solver, "play_many", None))
+
+
+def _game_tuple(rec, seconds: float) -> tuple:
+    return (bool(rec.won), float(rec.guesses), float(rec.cleared), seconds,
+            int(getattr(rec, "model_calls", 0)), int(getattr(rec, "model_picks", 0)),
+            int(getattr(rec, "model_safe", 0)))
 
 
 def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool):
@@ -230,12 +252,15 @@ def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool)
     trials = len(seeds)
     total = trials * len(jobs)
     # Several chunks per worker balance the load; each chunk is a whole number of
-    # games, so chunking never changes a result.
+    # games, so chunking never changes a result. Batched solvers get large chunks:
+    # a chunk is one lockstep batch.
     size = 1 if workers == 1 else max(1, min(64, math.ceil(total / (8 * workers))))
+    big = min(_BATCH_GAMES, math.ceil(trials / workers))
     tasks = [
-        (j, solver, board, record, seeds[s : s + size])
+        (j, solver, board, record, seeds[s : s + step])
         for j, (solver, record, board) in enumerate(jobs)
-        for s in range(0, trials, size)
+        for step in [big if record and _batched(solver) else size]
+        for s in range(0, trials, step)
     ]
     results: list[list] = [[] for _ in jobs]
     with tqdm(total=total, disable=not progress, unit="game", desc="games") as bar:
@@ -360,7 +385,9 @@ def evaluate(
     datasets : path, dict, or a list of them, optional
         Datasets the solvers learned from (folders, ``manifest.json`` files or
         manifests). Their game seeds must not be evaluated on: any overlap raises
-        :class:`~nnsweeper.errors.SeedOverlapError` before a game is played.
+        :class:`~nnsweeper.errors.SeedOverlapError` before a game is played. Solvers
+        whose model records its training seeds (``solver.training_seeds``, as the
+        neural solvers' checkpoints do) are checked the same way without being asked.
 
     Returns
     -------
@@ -373,6 +400,12 @@ def evaluate(
     seeds = game_seeds(base_seed, trials)
     n_jobs = _check_n_jobs(n_jobs)
     checked = _check_datasets(datasets, seeds)
+    for name, fn in named.items():
+        # Solvers that learned from games (neural ones) carry their training seeds.
+        learned = getattr(fn, "training_seeds", None)
+        if learned:
+            check_seed_overlap(learned, seeds, what=f"evaluation (solver {name!r})")
+            checked.append(f"{name}: training data")
     keys = [(name, b) for name in named for b in configs]
     # Solvers with play() report a GameRecord (guesses); others only win or lose.
     jobs = [(named[name], callable(getattr(named[name], "play", None)), b) for name, b in keys]
@@ -405,8 +438,6 @@ def _check_datasets(datasets, seeds: np.ndarray) -> list[str]:
     """Refuse evaluation seeds that a dataset used; returns what was checked."""
     if datasets is None:
         return []
-    from nnsweeper.datasets.seeds import check_seed_overlap
-
     items = [datasets] if isinstance(datasets, str | os.PathLike | Mapping) else list(datasets)
     for item in items:
         check_seed_overlap(item, seeds, what="evaluation")
@@ -423,6 +454,7 @@ def _summarise(name: str, board: _Board, first_click: str, record: bool, games) 
     guesses = np.array([g[1] for g in games], dtype=float)
     cleared = np.array([g[2] for g in games], dtype=float)
     seconds = np.array([g[3] for g in games], dtype=float)
+    calls, picks, safe = (np.array([g[c] for g in games], dtype=float) for c in (4, 5, 6))
     n, k = len(games), int(won.sum())
     low, high = _wilson(k, n)
     lost = ~won
@@ -443,6 +475,8 @@ def _summarise(name: str, board: _Board, first_click: str, record: bool, games) 
         "mean_cleared_lost": float(cleared[lost].mean()) if lost.any() else math.nan,
         "mean_seconds": float(seconds.mean()),
         "median_seconds": float(np.median(seconds)),
+        "model_calls": float(calls.mean()) if calls.any() else math.nan,
+        "model_safe_rate": float(safe.sum() / picks.sum()) if picks.any() else math.nan,
     }
 
 
@@ -470,17 +504,22 @@ class EvalTable:
         ``density``, ``first_click``, ``games``, ``wins``, ``win_rate``, ``ci_low`` and
         ``ci_high`` (95% Wilson interval of the win rate), ``mean_guesses`` (guesses per
         game, first click excluded), ``mean_cleared_lost`` (mean share of safe cells
-        revealed in lost games), ``mean_seconds`` and ``median_seconds`` per game.
+        revealed in lost games), ``mean_seconds`` and ``median_seconds`` per game,
+        ``model_calls`` (times per game a neural model was asked) and
+        ``model_safe_rate`` (share of the cells opened on the model's say-so that
+        were safe); the last two are NaN for solvers without a model.
     """
 
     COLUMNS = (
         "solver", "board", "rows", "cols", "mines", "density", "first_click", "games",
         "wins", "win_rate", "ci_low", "ci_high", "mean_guesses", "mean_cleared_lost",
-        "mean_seconds", "median_seconds",
+        "mean_seconds", "median_seconds", "model_calls", "model_safe_rate",
     )
+    #: Columns that tables written before they existed lack (read as NaN).
+    _LATER = ("model_calls", "model_safe_rate")
 
     def __init__(self, rows, metadata=None):
-        self.rows = [dict(r) for r in rows]
+        self.rows = [{**dict.fromkeys(self._LATER, math.nan), **dict(r)} for r in rows]
         for i, r in enumerate(self.rows):
             missing = [c for c in self.COLUMNS if c not in r]
             if missing:
@@ -537,7 +576,8 @@ class EvalTable:
     # ------------------------------------------------------------------ text
     def __str__(self) -> str:
         headers = ("solver", "board", "mines", "density", "games", "wins", "win rate",
-                   "95% CI", "guesses", "cleared|lost", "ms mean", "ms median")
+                   "95% CI", "guesses", "cleared|lost", "ms mean", "ms median", "model calls",
+                   "model safe")
 
         def num(v, fmt):
             return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
@@ -549,6 +589,7 @@ class EvalTable:
                 f"{num(r['ci_low'], '.3f')}-{num(r['ci_high'], '.3f')}",
                 num(r["mean_guesses"], ".2f"), num(r["mean_cleared_lost"], ".3f"),
                 num(1000 * r["mean_seconds"], ".1f"), num(1000 * r["median_seconds"], ".1f"),
+                num(r["model_calls"], ".2f"), num(r["model_safe_rate"], ".3f"),
             )
             for r in self.rows
         ]

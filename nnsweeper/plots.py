@@ -1,20 +1,29 @@
-"""Figures drawn from results: win rate against mine count, density or board.
+"""Figures drawn from results: win rate, reliability, P(mine) boards and game animations.
 
-Plotting functions only draw: they read a table computed elsewhere and return the
-axes. pyplot is imported only when a function has to create its own figure, and no
-backend is chosen here; the command line saves through the Agg canvas.
+Plotting functions only draw: they read a table or board computed elsewhere and return
+the axes (or the figure, when one call fills several axes). pyplot is imported only
+when a function has to create its own figure, and no backend is chosen here; the
+command line saves through the Agg canvas.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from nnsweeper.fileio import atomic_path
 
-__all__ = ["plot_win_rate", "save_figure", "plot_reliability"]
+__all__ = [
+    "plot_win_rate",
+    "save_figure",
+    "plot_reliability",
+    "plot_probability_boards",
+    "animate_game",
+]
 
 _X_AXES = {
     "mines": ("mines", "mines"),
@@ -253,3 +262,414 @@ def _distinct_exact_curves(curves: dict) -> dict:
         if not any(all(equal(curve[k], other[k]) for k in keys) for other in kept.values()):
             kept[name] = curve
     return kept
+
+
+# Boards coloured by P(mine): one panel per map, and the same drawing per animation frame.
+
+_MAX_TEXT_COLS = 16  # boards wider than this get no probability text
+_REVEALED_COLOR = "0.82"  # revealed cells
+_TILE_COLOR = "0.6"  # covered cells without a colour: flagged, or no P(mine) map
+_FLAG_COLOR = "red"
+_MINE_COLOR = "#16a34a"  # outline of a covered mine in the true layout
+_MOVE_COLOR = "cyan"  # outline of the cell revealed next
+_NUMBER_COLORS = {
+    1: "#1f3fbf", 2: "#1a7f1a", 3: "#d01c1c", 4: "#1a237e",
+    5: "#7f1a1a", 6: "#00838f", 7: "black", 8: "0.35",
+}
+
+# Layout of a figure made here, in inches.
+_CELL_MAX_IN = 0.45  # largest cell
+_PANEL_MAX_IN = 5.0  # longest side of one board
+_LEFT_IN, _GAP_IN, _BOTTOM_IN = 0.35, 0.35, 0.15
+_TOP_IN = 0.5  # column numbers and the panel title
+_LINE_IN = 0.25  # each further title line
+_CBAR_GAP_IN, _CBAR_IN, _RIGHT_IN = 0.2, 0.15, 0.65
+
+
+def plot_probability_boards(grid, maps, *, flags=None, mines=None, axes=None, title=None,
+                            cmap="magma_r"):
+    """Draw one board several times, side by side, coloured by each P(mine) map.
+
+    Covered unflagged cells are coloured by P(mine) on one scale 0..1 shared by all
+    panels (one colorbar for the figure), with the value written in the cell (``0.12``)
+    on boards at most 16 columns wide. Revealed cells are light grey with their number
+    (none for 0); flagged cells are grey tiles with a red ``F``. With ``mines``, every
+    covered cell that is a mine gets a green outline, so the colours can be judged
+    against the true layout (a flagged cell without one is a wrong flag).
+
+    Parameters
+    ----------
+    grid : array_like of int, shape (rows, cols)
+        The visible board: -1 covered, 0..8 revealed.
+    maps : dict
+        ``{label: P(mine) array of shape (rows, cols)}``, one panel per entry in dict
+        order, titled by its label. Values on revealed and flagged cells are not drawn.
+    flags : array_like of bool, shape (rows, cols), optional
+        Covered cells known to be mines.
+    mines : array_like of bool, shape (rows, cols), optional
+        The true mine layout.
+    axes : sequence of matplotlib.axes.Axes, optional
+        One Axes per map, all in one figure; the colorbar takes its room from them.
+        A new figure (through pyplot) when omitted, its width growing with the number
+        of panels and the board's width.
+    title : str, optional
+        Figure title.
+    cmap : str or matplotlib.colors.Colormap, default="magma_r"
+        Colours of P(mine) from 0 to 1.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding the panels.
+
+    Raises
+    ------
+    ValueError
+        A grid that is not 2-D or holds values outside -1..8; flags (on revealed
+        cells, or not boolean) or mines not of the grid's shape; ``maps`` empty or not a
+        dict; a map not of the grid's shape or with a value that is not finite or lies
+        outside [0, 1]; ``axes`` not one Axes per map in one figure; an unknown
+        colormap.
+    """
+    g, f, m = _check_board(grid, flags, mines)
+    if not isinstance(maps, Mapping):
+        raise ValueError(f"maps must be a dict {{label: P(mine) array}}; got {type(maps).__name__}")
+    if not maps:
+        raise ValueError("maps must hold at least one P(mine) map; got an empty dict")
+    panels_data = [(str(label), _check_probabilities(f"maps[{label!r}]", p, g.shape))
+                   for label, p in maps.items()]
+    cm = _board_cmap(cmap)
+    if axes is not None:
+        from matplotlib.axes import Axes
+
+        panels = list(np.ravel(np.asarray(axes, dtype=object)))
+        odd = [type(a).__name__ for a in panels if not isinstance(a, Axes)]
+        if odd:
+            raise ValueError(f"axes must hold matplotlib Axes; got {odd[0]}")
+        if len(panels) != len(panels_data):
+            raise ValueError(
+                f"axes must hold one Axes per map ({len(panels_data)}); got {len(panels)}"
+            )
+        fig = panels[0].figure
+        if any(a.figure is not fig for a in panels):
+            raise ValueError("axes must all belong to one figure; got Axes of several figures")
+        _board_colorbar(fig, cm, ax=panels)
+    else:
+        fig, panels, cax = _board_figure(len(panels_data), *g.shape,
+                                         title_lines=int(title is not None))
+        _board_colorbar(fig, cm, cax=cax)
+    if title is not None:
+        fig.suptitle(title)
+    for ax, (label, p) in zip(panels, panels_data, strict=True):
+        _draw_board(ax, g, p, f, cmap=cm, mines=m)
+        ax.set_title(label, fontsize=10)
+    return fig
+
+
+def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", title=None,
+                 dpi=100) -> Path:
+    """Write a game as an animated GIF: one frame per move, coloured by the solver's P(mine).
+
+    Each frame is drawn like one panel of :func:`plot_probability_boards`, with a cyan
+    outline on the cell revealed next and the frame's label as the panel title. The
+    file is written atomically (temporary file in the same folder, then rename) with
+    :class:`matplotlib.animation.PillowWriter`.
+
+    Parameters
+    ----------
+    frames : sequence of dict
+        One dict per move, in order, with the keys ``"grid"`` (the visible board before
+        the move), ``"probabilities"`` (the solver's P(mine) map then, or None when it
+        had none: covered cells are then plain tiles), ``"move"`` (the ``(row, col)``
+        revealed next, or None) and optionally ``"flags"`` (bool array) and
+        ``"label"`` (a short string such as ``"move 3: guess at (4, 5), P=0.21"``).
+        Every grid has the first one's shape.
+    path : str or os.PathLike
+        Target file, ending in ``.gif``. Parent folders are created.
+    fps : float, default=2
+        Frames per second.
+    cmap : str or matplotlib.colors.Colormap, default="magma_r"
+        Colours of P(mine) from 0 to 1.
+    title : str, optional
+        Title above every frame.
+    dpi : int, default=100
+        Resolution of the frames.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        A path not ending in ``.gif``; no frames; a frame that is not a dict, lacks a
+        key, or holds a bad grid, flags or P(mine) map (as for
+        :func:`plot_probability_boards`), a move that is not a covered cell of the
+        board, a label that is not a string, or a grid of another shape than the
+        first; ``fps`` not a positive number; ``dpi`` not a positive integer; an
+        unknown colormap.
+
+    Notes
+    -----
+    Pillow merges consecutive identical frames into one longer frame, so frames that
+    differ in nothing (not even the label) give fewer frames in the file.
+    """
+    from nnsweeper.errors import check_int
+
+    path = Path(path)
+    if path.suffix.lower() != ".gif":
+        raise ValueError(f"path must end in .gif (the animation is a GIF); got {str(path)!r}")
+    if (isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not np.isfinite(fps)
+            or fps <= 0):
+        raise ValueError(f"fps must be a positive number; got {fps!r}")
+    dpi = check_int("dpi", dpi, 1)
+    checked = _check_frames(frames)
+    cm = _board_cmap(cmap)
+
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import PillowWriter
+
+    rows, cols = checked[0]["grid"].shape
+    label_lines = max(fr["label"].count("\n") + 1 if fr["label"] else 1 for fr in checked)
+    fig, (ax,), cax = _board_figure(1, rows, cols, title_lines=label_lines - 1 + (title is not None),
+                                    min_width=4.0, dpi=dpi)
+    try:
+        _board_colorbar(fig, cm, cax=cax)
+        if title is not None:
+            fig.suptitle(title)
+        writer = PillowWriter(fps=fps)
+        # atomic_path keeps the target's suffix, so the temporary name ends in .gif as
+        # Pillow needs to pick the GIF format.
+        with atomic_path(path) as tmp:
+            writer.setup(fig, tmp, dpi=dpi)
+            for frame in checked:
+                ax.clear()
+                _draw_board(ax, frame["grid"], frame["probabilities"], frame["flags"], cmap=cm,
+                            move=frame["move"])
+                ax.set_title(frame["label"] or "", fontsize=9)
+                writer.grab_frame()
+            writer.finish()
+    finally:
+        plt.close(fig)
+    return path
+
+
+def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None):
+    """Draw one checked board on ``ax``; return the P(mine) image.
+
+    Covered unflagged cells take their colour from ``probabilities`` (0..1), with the
+    value as text on boards at most ``_MAX_TEXT_COLS`` wide; the image is masked on
+    every other cell, which shows ``cmap``'s "bad" colour (revealed cells) or a grey
+    tile (flagged cells, and every covered cell when ``probabilities`` is None).
+    Numbers 1..8 and flags (``F``) are written in their cells; covered cells that are
+    mines in ``mines`` get a green outline and the cell ``move`` a cyan one.
+    """
+    from matplotlib.patches import Rectangle
+    from matplotlib.ticker import MaxNLocator
+
+    rows, cols = grid.shape
+    covered = grid == -1
+    coloured = covered & ~flags if probabilities is not None else np.zeros(grid.shape, dtype=bool)
+    values = probabilities if probabilities is not None else np.zeros(grid.shape)
+    image = ax.imshow(np.ma.masked_array(values, mask=~coloured, copy=True), cmap=cmap,
+                      vmin=0.0, vmax=1.0, interpolation="nearest")
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+
+    # White borders between cells; row and column numbers on the left and top.
+    ax.set_xticks(np.arange(cols + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(rows + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.tick_params(which="both", length=0, labelsize=6, labeltop=True, labelbottom=False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+
+    # Text sizes follow the drawn cell size, in points.
+    box = ax.get_window_extent()
+    cell_pt = min(box.width / cols, box.height / rows) * 72 / ax.figure.dpi
+    small = float(np.clip(0.3 * cell_pt, 3, 9))
+    large = float(np.clip(0.55 * cell_pt, 4, 14))
+    centred = {"ha": "center", "va": "center"}
+
+    for r, c in np.argwhere(covered & ~coloured):
+        ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=_TILE_COLOR, edgecolor="none",
+                               gid="tile"))
+    for r, c in np.argwhere(grid > 0):
+        value = int(grid[r, c])
+        ax.text(c, r, str(value), color=_NUMBER_COLORS[value], fontsize=large, fontweight="bold",
+                **centred)
+    for r, c in np.argwhere(flags):
+        ax.text(c, r, "F", color=_FLAG_COLOR, fontsize=large, fontweight="bold", **centred)
+    if probabilities is not None and cols <= _MAX_TEXT_COLS:
+        for r, c in np.argwhere(coloured):
+            p = float(probabilities[r, c])
+            red, green, blue, _ = cmap(p)
+            ink = "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 0.5 else "black"
+            ax.text(c, r, f"{p:.2f}", color=ink, fontsize=small, **centred)
+    if mines is not None:
+        for r, c in np.argwhere(covered & mines):
+            ax.add_patch(Rectangle((c - 0.44, r - 0.44), 0.88, 0.88, fill=False,
+                                   edgecolor=_MINE_COLOR, linewidth=1.5, zorder=2, gid="mine"))
+    if move is not None:
+        r, c = move
+        ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor=_MOVE_COLOR,
+                               linewidth=2.5, zorder=2.5, gid="move"))
+    return image
+
+
+def _board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=None):
+    """A new figure (through pyplot) with ``n_panels`` board axes in a row and a colorbar axes.
+
+    Returns ``(figure, list of axes, colorbar axes)``. With ``dpi``, the figure's size is
+    a whole number of pixels at that resolution.
+    """
+    import matplotlib.pyplot as plt
+
+    cell = min(_CELL_MAX_IN, _PANEL_MAX_IN / max(rows, cols))
+    panel_w, panel_h = cols * cell, rows * cell
+    panels_w = n_panels * panel_w + (n_panels - 1) * _GAP_IN
+    body = panels_w + _CBAR_GAP_IN + _CBAR_IN + _RIGHT_IN
+    width = max(_LEFT_IN + body, min_width)
+    height = _TOP_IN + title_lines * _LINE_IN + panel_h + _BOTTOM_IN
+    if dpi is not None:
+        width, height = np.ceil(width * dpi) / dpi, np.ceil(height * dpi) / dpi
+    left = _LEFT_IN + (width - _LEFT_IN - body) / 2
+
+    fig = plt.figure(figsize=(width, height))
+
+    def box(x, w):
+        return [x / width, _BOTTOM_IN / height, w / width, panel_h / height]
+
+    panels = [fig.add_axes(box(left + k * (panel_w + _GAP_IN), panel_w)) for k in range(n_panels)]
+    cax = fig.add_axes(box(left + panels_w + _CBAR_GAP_IN, _CBAR_IN))
+    return fig, panels, cax
+
+
+def _board_colorbar(fig, cmap, **where):
+    """One colorbar of P(mine) from 0 to 1 on ``fig``; ``where`` is ``cax=`` or ``ax=``."""
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    bar = fig.colorbar(ScalarMappable(norm=Normalize(0.0, 1.0), cmap=cmap), **where)
+    bar.set_label("P(mine)")
+    return bar
+
+
+def _board_cmap(cmap):
+    """``cmap`` (a name or a Colormap) with revealed cells' grey as its "bad" colour."""
+    import matplotlib
+    from matplotlib.colors import Colormap
+
+    if not isinstance(cmap, Colormap):
+        try:
+            cmap = matplotlib.colormaps[cmap]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"cmap must be a matplotlib colormap or the name of one; got {cmap!r}"
+            ) from None
+    return cmap.with_extremes(bad=_REVEALED_COLOR)
+
+
+def _check_board(grid, flags, mines) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The grid as int8, flags as bool (all False for None) and mines as bool (or None)."""
+    from nnsweeper.probability import check_flags, check_grid_values
+
+    g = np.asarray(grid)
+    if g.ndim != 2 or g.size == 0:
+        raise ValueError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
+    g = check_grid_values(g, "grid")
+    f = check_flags(flags, g)
+    if mines is None:
+        return g, f, None
+    m = np.asarray(mines)
+    if m.shape != g.shape:
+        raise ValueError(f"mines must have the grid's shape {g.shape}; got {m.shape}")
+    if m.dtype != bool:
+        if not np.issubdtype(m.dtype, np.integer):
+            raise ValueError(f"mines must be a boolean array (or 0/1); got dtype {m.dtype}")
+        odd = m[~np.isin(m, (0, 1))]
+        if odd.size:
+            raise ValueError(f"mines must be a boolean array (or 0/1); got the value {odd[0]}")
+    return g, f, m.astype(bool)
+
+
+def _check_probabilities(name: str, p, shape: tuple[int, int]) -> np.ndarray:
+    """``p`` as a float array of ``shape`` with finite values in [0, 1], or an error naming it."""
+    try:
+        a = np.asarray(p, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers; got {type(p).__name__}") from None
+    if a.shape != shape:
+        raise ValueError(f"{name} must have the grid's shape {shape}; got {a.shape}")
+    for bad, rule in ((~np.isfinite(a), "must be finite"),
+                      ((a < 0) | (a > 1), "must lie in [0, 1]")):
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(f"{name} {rule}; got {a[r, c]} at ({r}, {c})")
+    return a
+
+
+def _check_frames(frames) -> list[dict]:
+    """The frames of :func:`animate_game`, checked, with every key filled in."""
+    if isinstance(frames, (Mapping, str, bytes)):
+        raise ValueError(f"frames must be a sequence of dicts; got {type(frames).__name__}")
+    try:
+        frames = list(frames)
+    except TypeError:
+        raise ValueError(f"frames must be a sequence of dicts; got {type(frames).__name__}") from None
+    if not frames:
+        raise ValueError("frames must hold at least one frame; got none")
+    checked = []
+    for i, frame in enumerate(frames):
+        where = f"frames[{i}]"
+        if not isinstance(frame, Mapping):
+            raise ValueError(
+                f"{where} must be a dict with keys grid, probabilities and move; "
+                f"got {type(frame).__name__}"
+            )
+        missing = [k for k in ("grid", "probabilities", "move") if k not in frame]
+        if missing:
+            raise ValueError(
+                f"{where} lacks {', '.join(map(repr, missing))}; "
+                "a frame needs grid, probabilities and move"
+            )
+        try:
+            g, f, _ = _check_board(frame["grid"], frame.get("flags"), None)
+        except ValueError as err:
+            raise type(err)(f"{where}: {err}") from err
+        if checked and g.shape != checked[0]["grid"].shape:
+            raise ValueError(
+                f"{where}['grid'] has shape {g.shape}; every frame must have the first "
+                f"frame's shape {checked[0]['grid'].shape}"
+            )
+        p = frame["probabilities"]
+        if p is not None:
+            p = _check_probabilities(f"{where}['probabilities']", p, g.shape)
+        move = frame["move"]
+        if move is not None:
+            move = _check_move(f"{where}['move']", move, g)
+        label = frame.get("label")
+        if label is not None and not isinstance(label, str):
+            raise ValueError(f"{where}['label'] must be a string; got {type(label).__name__}")
+        checked.append({"grid": g, "flags": f, "probabilities": p, "move": move, "label": label})
+    return checked
+
+
+def _check_move(name: str, move, g: np.ndarray) -> tuple[int, int]:
+    """``move`` as ``(row, col)`` of a covered cell of ``g``, or an error naming it."""
+    try:
+        r, c = move
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be None or a (row, col) pair; got {move!r}") from None
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for v in (r, c)):
+        raise ValueError(f"{name} must be a pair of integers (row, col); got {move!r}")
+    r, c = int(r), int(c)
+    rows, cols = g.shape
+    if not (0 <= r < rows and 0 <= c < cols):
+        raise ValueError(f"{name} {(r, c)} lies outside the {rows}x{cols} board")
+    if g[r, c] != -1:
+        raise ValueError(f"{name} {(r, c)} must be a covered cell; it shows {int(g[r, c])}")
+    return r, c

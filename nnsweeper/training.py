@@ -92,6 +92,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "save_every": 0,
         "pool": 4,
         "cache_shards": 8,
+        "in_memory": False,
+        "certain_weight": 1.0,
     },
     "output": {"dir": None},
 }
@@ -174,13 +176,16 @@ def check_config(raw: dict) -> dict:
     _check_int("train.pool", t["pool"], 1)
     _check_int("train.cache_shards", t["cache_shards"], 1)
     for key, lo, hi in (("lr", 0, math.inf), ("weight_decay", 0, math.inf), ("warmup", 0, 1),
-                        ("min_lr", 0, 1), ("grad_clip", 0, math.inf)):
+                        ("min_lr", 0, 1), ("grad_clip", 0, math.inf), ("certain_weight", 0, math.inf)):
         v = t[key]
         number = not isinstance(v, bool) and isinstance(v, int | float)
-        if not number or not lo <= v <= hi or (key == "lr" and v == 0):
-            above = " above 0" if key == "lr" else ""
+        positive = key in ("lr", "certain_weight")
+        if not number or not lo <= v <= hi or (positive and v == 0):
+            above = " above 0" if positive else ""
             raise TrainingError(f"train.{key} must be a number in [{lo}, {hi}]{above}; got {v!r}")
         t[key] = float(v)
+    if not isinstance(t["in_memory"], bool):
+        raise TrainingError(f"train.in_memory must be true or false; got {t['in_memory']!r}")
     if t["target"] not in _TARGETS:
         raise TrainingError(f"train.target must be one of {', '.join(_TARGETS)}; got {t['target']!r}")
     if t["device"] not in ("auto", "cpu", "cuda") and not str(t["device"]).startswith("cuda:"):
@@ -244,7 +249,7 @@ def _loader(config: dict, root: Path, split: str, *, shuffle: bool, rank: int, w
     t = config["train"]
     kw = dict(batch_size=t["batch_size"], shuffle=shuffle, seed=t["seed"], num_workers=t["num_workers"],
               pool=t["pool"], cache_shards=t["cache_shards"], rank=rank, world_size=world,
-              drop_last=False, configs=config["data"]["configurations"] or None)
+              drop_last=False, configs=config["data"]["configurations"] or None, in_memory=t["in_memory"])
     if config["model"]["arch"] == "gnn":
         return graph_loader(root, split, cell_edges=config["model"].get("cell_edges", True), **kw)
     return grid_loader(root, split, **kw)
@@ -256,9 +261,17 @@ def _to(batch, device: torch.device):
     return batch.to(device)
 
 
-def _loss(out: dict, target: str) -> torch.Tensor:
+def _loss(out: dict, target: str, certain_weight: float = 1.0) -> torch.Tensor:
+    """Weighted mean binary cross-entropy of the logits against the target.
+
+    ``certain_weight`` multiplies the weight of rows whose exact probability is 0 or
+    1 (cells the engine proves safe or mined), which sharpens the model there.
+    """
     y = out["prob"] if target == "exact" else out["mine"]
     w = out["weight"]
+    if certain_weight != 1.0:
+        p = out["prob"]
+        w = torch.where((p == 0) | (p == 1), w * certain_weight, w)
     bce = torch.nn.functional.binary_cross_entropy_with_logits(
         out["logit"].float(), y.float(), reduction="none"
     )
@@ -378,7 +391,10 @@ def train(config: dict, *, resume: bool = False, progress: bool = True) -> Train
             net, device_ids=[device.index] if device.type == "cuda" else None,
             find_unused_parameters=config["model"]["arch"] == "gnn",
         )
-    extra = {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config}
+    # The dataset's seed streams travel with the weights, so that an evaluation can
+    # refuse games the model learned from without the dataset at hand.
+    extra = {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config,
+             "data_seed_streams": manifest.get("seed_streams", [])}
 
     def save_resume(e: int, b: int) -> None:
         if rank != 0:
@@ -407,7 +423,7 @@ def train(config: dict, *, resume: bool = False, progress: bool = True) -> Train
                 continue  # resuming mid-epoch: these batches are done
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
                 out = net(_to(batch, device))
-            loss = _loss(out, t["target"])
+            loss = _loss(out, t["target"], t["certain_weight"])
             if not torch.isfinite(loss.detach()):
                 raise TrainingError(
                     f"the loss became {float(loss.detach())} at epoch {epoch + 1}, step {step + 1} "

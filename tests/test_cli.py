@@ -156,3 +156,72 @@ def test_analyze_bad_boards(text, mines, fragments, tmp_path, capsys):
 def test_analyze_missing_file(tmp_path, capsys):
     one_error_line(capsys, main(["analyze", str(tmp_path / "none.txt"), "--mines", "3"]),
                    "cannot read board file", "No such file")
+
+
+# --------------------------------------------------------------------------- compare
+@pytest.fixture(scope="module")
+def tiny_checkpoints(tmp_path_factory):
+    """Small CNN and GNN checkpoints (random weights) with recorded training seeds."""
+    import torch
+
+    from nnsweeper.evaluation import game_seeds
+    from nnsweeper.models import MineModel, save_checkpoint
+
+    folder = tmp_path_factory.mktemp("models")
+    torch.manual_seed(0)
+    held_out = {"data_seed_streams": [{"split": "train", "seeds": [2**62 + 5]}]}
+    clash = {"data_seed_streams": [{"split": "val", "seeds": [int(game_seeds(0, 4)[2])]}]}
+    paths = {}
+    for arch, config in (("cnn", {"arch": "cnn", "channels": 4, "blocks": 1}), ("gnn", {"arch": "gnn", "hidden": 8,
+                                                                                      "layers": 1})):
+        model = MineModel.from_config(config)
+        paths[arch] = save_checkpoint(folder / f"{arch}.pt", model, extra=held_out)
+        paths[f"{arch}-clash"] = save_checkpoint(folder / f"{arch}-clash.pt", model, extra=clash)
+    return paths
+
+
+def test_compare_plays_every_solver_with_given_models(tmp_path, capsys, tiny_checkpoints):
+    prefix = tmp_path / "cmp"
+    code = main(["compare", "--mines", "3-4", "--rows", "5", "--cols", "5", "--trials", "4",
+                 "--cnn", str(tiny_checkpoints["cnn"]), "--gnn", str(tiny_checkpoints["gnn"]),
+                 "--out", str(prefix), "--quiet"])
+    assert code == 0
+    out, _ = capsys.readouterr()
+    table = EvalTable.from_json(prefix.with_suffix(".json"))
+    assert table.solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
+    assert [r["mines"] for r in table.select(solver="gnn")] == [3, 4]
+    assert all(r["games"] == 4 for r in table)
+    assert table.metadata["arguments"]["held_out_from"] == [f"{n}: training data" for n in
+                                                            ("cnn", "gnn", "hybrid-cnn", "hybrid-gnn")]
+    assert table.metadata["command"].startswith("nnsweeper compare --mines 3-4")
+    assert "hybrid-gnn" in out and (prefix.with_suffix(".png")).stat().st_size > 0
+
+
+def test_compare_defaults(capsys):
+    from nnsweeper.cli import build_parser
+
+    args = build_parser().parse_args(["compare"])
+    assert args.solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
+    assert args.default_mines == list(range(5, 31)) and args.mines is None
+    assert args.out == "compare" and args.cnn == "cnn" and args.gnn == "gnn"
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragments"),
+    [
+        (["--solvers", "csp,cnnx"], ["unknown solver 'cnnx'"]),
+        (["--solvers", "gnn", "--gnn", "missing.pt"], ["'missing.pt' is neither a bundled model name"]),
+        (["--solvers", "cnn", "--cnn", "GNN_FILE"], ["expected", "cnn"]),
+        (["--solvers", "hybrid-gnn", "--gnn", "CLASH"], ["evaluation (solver 'hybrid-gnn')", "'val' split",
+                                                         "held-out seeds"]),
+        (["--mines", "5-x"], ["ranges such as 5,10,15 or 5-30"]),
+    ],
+)
+def test_compare_refuses_bad_input(extra, fragments, tmp_path, capsys, tiny_checkpoints, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    extra = [str(tiny_checkpoints["gnn"]) if e == "GNN_FILE" else str(tiny_checkpoints["gnn-clash"])
+             if e == "CLASH" else e for e in extra]
+    code = main(["compare", "--rows", "5", "--cols", "5", "--mines", "3", "--trials", "4", "--quiet",
+                 "--out", str(tmp_path / "x"), *extra])
+    one_error_line(capsys, code, *fragments)
+    assert not list(tmp_path.glob("x.*"))

@@ -425,3 +425,23 @@ def test_loader_with_worker_processes(root):
         assert a.keys() == b.keys()
         for key in a:
             assert torch.equal(a[key], b[key])
+
+
+def test_in_memory_keeps_items_and_transforms_do_not_touch_them(root):
+    ds = StateDataset(root, "train", in_memory=True)
+    plain = StateDataset(root, "train")
+    assert ds.in_memory and not plain.in_memory
+    first = ds[5]
+    assert ds[5] is first  # built once
+    for key, value in plain[5].items():
+        assert torch.equal(first[key], value)
+
+    def scale(data):
+        data["cell"].x *= 0  # changes the graph in place
+        return data
+
+    gd = GraphDataset(root, "train", in_memory=True, transform=scale)
+    want = GraphDataset(root, "train")[5]["cell"].x
+    assert float(gd[5]["cell"].x.abs().sum()) == 0
+    assert torch.equal(gd.get(5)["cell"].x, want)  # the kept graph is unchanged
+    assert torch.equal(gd.get(5)["cell"].x, want)

@@ -87,7 +87,8 @@ def test_configs_are_complete_and_rebuild():
     cnn, gnn = MineCNN(), MineGNN()
     assert cnn.config == {"arch": "cnn", "channels": 32, "blocks": 6, "dilations": [1, 2, 4, 8], "kernel": 3,
                           "norm": "group"}
-    assert gnn.config == {"arch": "gnn", "hidden": 64, "layers": 6, "conv": "sage", "cell_edges": True}
+    assert gnn.config == {"arch": "gnn", "hidden": 64, "layers": 6, "conv": "sage", "cell_edges": True,
+                          "global_pool": True}
     assert set(ARCHS) == {"cnn", "gnn"}
     for model in (cnn, gnn):
         assert json.loads(json.dumps(model.config)) == model.config
@@ -110,6 +111,7 @@ def test_configs_are_complete_and_rebuild():
         ({"arch": "cnn", "norm": "batch"}, ["norm", "'batch'"]),
         ({"arch": "gnn", "conv": "gcn"}, ["conv", "'gcn'", "sage"]),
         ({"arch": "gnn", "cell_edges": "yes"}, ["cell_edges", "'yes'"]),
+        ({"arch": "gnn", "global_pool": 1}, ["global_pool", "1"]),
         ({"arch": "gnn", "layers": -1}, ["layers", "at least 0"]),
     ],
 )
@@ -219,9 +221,10 @@ def _permuted(data: HeteroData, seed: int) -> tuple[HeteroData, np.ndarray, np.n
     return out, perms["cell"], perms["constraint"]
 
 
-@pytest.mark.parametrize("conv", ["sage", "graph", "gatv2"])
-def test_gnn_does_not_depend_on_node_order(graphs, idx9, conv):
-    model = _model("gnn", conv=conv).eval()
+@pytest.mark.parametrize(("conv", "global_pool"), [("sage", True), ("sage", False), ("graph", True),
+                                                   ("gatv2", True)])
+def test_gnn_does_not_depend_on_node_order(graphs, idx9, conv, global_pool):
+    model = _model("gnn", conv=conv, global_pool=global_pool).eval()
     _randomise(model)
     items = [graphs[i] for i in idx9]
     data = next(d for d in items if d["cell"].num_nodes > 8 and int(d.n_interior) > 0)
@@ -578,3 +581,21 @@ def test_bundled_gnn_predicts_close_to_the_engine():
     err = np.concatenate([np.abs(q - s["prob"])[u] for q, s, u in zip(p, states, unknown, strict=True)])
     assert err.mean() < 0.05, err.mean()
     assert model.checkpoint_meta["extra"]["data_manifest_sha256"]
+
+
+@pytest.mark.parametrize("global_pool", [False, True])
+def test_gnn_global_pool_reaches_beyond_the_neighbours(graphs, idx9, global_pool):
+    # One round without cell-cell edges: a cell hears only its own constraints, plus,
+    # with global_pool, the mean state of the whole graph.
+    model = _model("gnn", layers=1, cell_edges=False, global_pool=global_pool).eval()
+    _randomise(model)
+    data = next(d for d in (graphs[i] for i in idx9) if d["constraint"].num_nodes > 4)
+    has = data["constraint", "has", "cell"].edge_index
+    near = set(has[1][has[0] == 0].tolist())  # the cells of constraint 0
+    cell = next(c for c in range(data["cell"].num_nodes) if c not in near)
+    changed = data.clone()
+    changed["constraint"].x[0] += 1.0
+    with torch.no_grad():
+        before = model(data)[0][cell]
+        after = model(changed)[0][cell]
+    assert bool(before != after) is global_pool

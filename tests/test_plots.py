@@ -1,13 +1,20 @@
-"""Win-rate plot: one line and one interval band per solver; reliability diagram."""
+"""Win-rate plot; reliability diagram; P(mine) boards side by side; game animation as a GIF."""
 
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from PIL import Image
 
 from nnsweeper.evaluation import EvalTable
 from nnsweeper.metrics import PredictionSet, reliability_curve
-from nnsweeper.plots import plot_reliability, plot_win_rate, save_figure
+from nnsweeper.plots import (
+    animate_game,
+    plot_probability_boards,
+    plot_reliability,
+    plot_win_rate,
+    save_figure,
+)
 
 
 def row(solver, board, rows, cols, mines, wins, games=10):
@@ -128,3 +135,169 @@ def test_reliability_saves_png(tmp_path):
     plot_reliability({"cnn": preds(0.1), "gnn": preds(-0.05)}, ax)
     path = save_figure(fig, tmp_path / "reliability.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# P(mine) boards and the game animation.
+
+GRID = np.array([
+    [-1, -1, 1, 0],
+    [-1, -1, 2, 1],
+    [-1, -1, -1, -1],
+])
+COVERED = GRID == -1
+FLAGS = np.zeros(GRID.shape, dtype=bool)
+FLAGS[2, 3] = True
+MINES = np.zeros(GRID.shape, dtype=bool)
+MINES[0, 0] = MINES[2, 3] = True
+
+
+def prob_map(seed):
+    values = np.round(np.random.default_rng(seed).uniform(0.01, 0.99, GRID.shape), 2)
+    return np.where(COVERED, values, 0.0)
+
+
+MAPS = {"exact": prob_map(0), "CNN": prob_map(1)}
+
+
+def texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def test_one_image_per_map_masked_off_the_covered_unflagged_cells():
+    fig = plot_probability_boards(GRID, MAPS, flags=FLAGS, title="board 1")
+    panels, bar = fig.axes[:2], fig.axes[2:]
+    assert len(fig.axes) == 3 and bar[0].get_ylabel() == "P(mine)"  # one shared colorbar
+    assert [ax.get_title() for ax in panels] == ["exact", "CNN"]
+    assert fig.get_suptitle() == "board 1"
+    coloured = COVERED & ~FLAGS
+    for ax, p in zip(panels, MAPS.values(), strict=True):
+        assert len(ax.images) == 1
+        image = ax.images[0]
+        assert image.get_clim() == (0.0, 1.0)
+        data = image.get_array()
+        np.testing.assert_array_equal(np.ma.getmaskarray(data), ~coloured)
+        np.testing.assert_array_equal(data.data[coloured], p[coloured])
+
+
+def test_text_shows_numbers_probabilities_and_flags():
+    fig = plot_probability_boards(GRID, {"exact": MAPS["exact"]}, flags=FLAGS, mines=MINES)
+    ax = fig.axes[0]
+    shown = texts(ax)
+    assert sorted(t for t in shown if t in "12345678") == ["1", "1", "2"]  # no text for 0
+    assert shown.count("F") == 1
+    p = MAPS["exact"]
+    expected = sorted(f"{p[r, c]:.2f}" for r, c in np.argwhere(COVERED & ~FLAGS))
+    assert sorted(t for t in shown if "." in t) == expected
+    flag = next(t for t in ax.texts if t.get_text() == "F")
+    assert flag.get_position() == (3, 2)
+    # Covered mines are outlined, the flagged one included; the flag sits on a grey tile.
+    assert cell_centres(ax, "mine") == [(0, 0), (3, 2)]
+    assert cell_centres(ax, "tile") == [(3, 2)]
+
+
+def cell_centres(ax, gid):
+    """(x, y) centres of the rectangles tagged ``gid``, rounded to cells."""
+    return sorted(
+        (round(patch.get_x() + patch.get_width() / 2), round(patch.get_y() + patch.get_height() / 2))
+        for patch in ax.patches if patch.get_gid() == gid
+    )
+
+
+def test_no_probability_text_on_wide_boards():
+    grid = np.full((2, 17), -1)
+    fig = plot_probability_boards(grid, {"a": np.full(grid.shape, 0.5)})
+    assert texts(fig.axes[0]) == []
+
+
+def test_draws_on_given_axes():
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    axs = fig.subplots(1, 2)
+    assert plot_probability_boards(GRID, MAPS, axes=axs) is fig
+    assert [len(ax.images) for ax in axs] == [1, 1]
+    assert len(fig.axes) == 3  # the colorbar's room is taken from the two panels
+
+
+@pytest.mark.parametrize("maps, axes_count, message", [
+    ({"a": np.zeros((2, 4))}, None, r"maps\['a'\] must have the grid's shape \(3, 4\); got \(2, 4\)"),
+    ({"a": np.where(COVERED, 1.5, 0.0)}, None, r"maps\['a'\] must lie in \[0, 1\]; got 1.5 at \(0, 0\)"),
+    ({"a": np.where(GRID == 2, np.nan, 0.0)}, None, r"maps\['a'\] must be finite; got nan at \(1, 2\)"),
+    ({}, None, "maps must hold at least one P\\(mine\\) map; got an empty dict"),
+    (MAPS, 1, r"axes must hold one Axes per map \(2\); got 1"),
+])
+def test_probability_boards_bad_input(maps, axes_count, message):
+    axs = None
+    if axes_count is not None:
+        fig = Figure()
+        axs = [fig.add_subplot(1, axes_count, k + 1) for k in range(axes_count)]
+    with pytest.raises(ValueError, match=message):
+        plot_probability_boards(GRID, maps, axes=axs)
+
+
+def test_probability_boards_bad_board():
+    with pytest.raises(ValueError, match="grid values must be -1 \\(covered\\) or 0..8; got 9"):
+        plot_probability_boards(np.where(GRID == 2, 9, GRID), MAPS)
+    with pytest.raises(ValueError, match="flags must have the grid's shape"):
+        plot_probability_boards(GRID, MAPS, flags=np.zeros((2, 2), dtype=bool))
+    with pytest.raises(ValueError, match="mines must have the grid's shape \\(3, 4\\); got \\(4,\\)"):
+        plot_probability_boards(GRID, MAPS, mines=np.zeros(4, dtype=bool))
+
+
+def game_frames():
+    after = GRID.copy()
+    after[0, 0] = 1
+    return [
+        {"grid": GRID, "probabilities": MAPS["exact"], "move": (0, 0), "flags": FLAGS,
+         "label": "move 1: guess at (0, 0), P=0.64"},
+        {"grid": after, "probabilities": None, "move": (1, 1), "label": "move 2: no map"},
+        {"grid": after, "probabilities": MAPS["CNN"], "move": None},
+    ]
+
+
+def test_animate_game_writes_one_gif_frame_per_move(tmp_path):
+    frames = game_frames()
+    path = animate_game(frames, tmp_path / "out" / "game.gif", fps=4, title="seed 7")
+    assert path == tmp_path / "out" / "game.gif"
+    with Image.open(path) as gif:
+        assert gif.format == "GIF"
+        assert gif.n_frames == len(frames)
+    assert [p.name for p in path.parent.iterdir()] == ["game.gif"]  # no temporary file left
+
+
+def test_animate_game_outlines_the_move_and_titles_the_label(tmp_path, monkeypatch):
+    from matplotlib.animation import PillowWriter
+
+    seen = []
+    grab = PillowWriter.grab_frame
+
+    def record(writer, **kwargs):
+        ax = writer.fig.axes[0]
+        seen.append((cell_centres(ax, "move"), ax.get_title(), len(cell_centres(ax, "tile")),
+                     int(np.ma.count(ax.images[0].get_array()))))
+        grab(writer, **kwargs)
+
+    monkeypatch.setattr(PillowWriter, "grab_frame", record)
+    animate_game(game_frames(), tmp_path / "game.gif")
+    # (move outline, title, grey tiles, coloured cells): without a map every covered
+    # cell is a tile and nothing is coloured.
+    assert seen == [
+        ([(0, 0)], "move 1: guess at (0, 0), P=0.64", 1, 7),
+        ([(1, 1)], "move 2: no map", 7, 0),
+        ([], "", 0, 7),
+    ]
+
+
+def test_animate_game_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="path must end in .gif"):
+        animate_game(game_frames(), tmp_path / "game.png")
+    with pytest.raises(ValueError, match="frames must hold at least one frame"):
+        animate_game([], tmp_path / "game.gif")
+    frames = game_frames()
+    frames[1]["move"] = (0, 2)
+    with pytest.raises(ValueError, match=r"frames\[1\]\['move'\] \(0, 2\) must be a covered cell"):
+        animate_game(frames, tmp_path / "game.gif")
+    frames = game_frames()
+    del frames[2]["probabilities"]
+    with pytest.raises(ValueError, match=r"frames\[2\] lacks 'probabilities'"):
+        animate_game(frames, tmp_path / "game.gif")
+    assert list(tmp_path.iterdir()) == []

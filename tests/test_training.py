@@ -64,6 +64,8 @@ def test_config_defaults_and_overrides(tmp_path):
         ("train.epochs=2.5", "train.epochs must be an integer; got 2.5"),
         ("train.lr=0", "train.lr must be a number"),
         ("train.target=guess", "train.target must be one of exact, truth"),
+        ("train.certain_weight=0", "train.certain_weight must be a number in [0, inf] above 0; got 0"),
+        ("train.in_memory=1", "train.in_memory must be true or false; got 1"),
         ("train.speed=3", "unknown key(s) ['speed'] in [train]"),
         ("model.channels=-4", "[model]"),
         ("model.arch=mlp", "[model]"),
@@ -76,6 +78,23 @@ def test_bad_configs(tmp_path, override, words):
     with pytest.raises(TrainingError) as info:
         load_config(path, [override])
     assert words in str(info.value)
+
+
+def test_certain_weight_in_the_loss():
+    from nnsweeper.training import _loss
+
+    logit = torch.tensor([0.0, 1.0, -2.0, 3.0])
+    out = {"logit": logit, "prob": torch.tensor([0.0, 0.25, 1.0, 0.5]),
+           "mine": torch.tensor([0.0, 0.0, 1.0, 1.0]), "weight": torch.tensor([1.0, 1.0, 2.0, 1.0])}
+    q = torch.sigmoid(logit)
+    bce = -(out["prob"] * torch.log(q) + (1 - out["prob"]) * torch.log(1 - q))
+    # Certain rows (p = 0 and p = 1) count 4 times their weight.
+    w = torch.tensor([4.0, 1.0, 8.0, 1.0])
+    assert float(_loss(out, "exact", 4.0)) == pytest.approx(float((bce * w).sum() / w.sum()), rel=1e-6)
+    w1 = out["weight"]
+    assert float(_loss(out, "exact")) == pytest.approx(float((bce * w1).sum() / w1.sum()), rel=1e-6)
+    truth = -(out["mine"] * torch.log(q) + (1 - out["mine"]) * torch.log(1 - q))
+    assert float(_loss(out, "truth", 4.0)) == pytest.approx(float((truth * w).sum() / w.sum()), rel=1e-6)
 
 
 def test_missing_config_file(tmp_path):

@@ -1,24 +1,26 @@
 """Ship a trained checkpoint as bundled weights, with its model card.
 
-Copies ``RUN/best.pt`` and its JSON into ``nnsweeper/models/weights/NAME.{pt,json}``,
-scores it on the dataset's test split (:func:`nnsweeper.training.evaluate_model`) and
+Saves ``RUN/best.pt`` as ``nnsweeper/models/weights/NAME.{pt,json}`` (its JSON keeps
+the training run's information and the dataset's seed streams, so that evaluations
+can refuse the games it learned from), scores it on the dataset's test split
+(:func:`nnsweeper.training.evaluate_model`) and
 writes ``nnsweeper/models/weights/NAME.md``: the data manifest's checksum, the config,
 the metrics next to the exact engine's, and the commands that made it::
 
     python train/bundle.py gnn runs/gnn_small --config train/gnn_small.toml \\
-        --data-command "nnsweeper generate data/mixed --mix mixed --games 200 --jobs 2"
+        --data-command "nnsweeper generate data/mixed --mix mixed --games 400 --jobs 2"
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 
+from nnsweeper.datasets import load_manifest
 from nnsweeper.metrics import format_metrics, to_json
-from nnsweeper.models import load_checkpoint
+from nnsweeper.models import load_checkpoint, save_checkpoint
 from nnsweeper.training import evaluate_model
 
 WEIGHTS = Path(__file__).resolve().parents[1] / "nnsweeper" / "models" / "weights"
@@ -37,11 +39,17 @@ def main(argv=None) -> int:
     data = extra["data_path"]
     result, _ = evaluate_model(model, data, "test", progress=True)
     history = json.loads((args.run / "history.json").read_text())
+    train_config = json.loads((args.run / "config.json").read_text())["train"]
+    weight = train_config.get("certain_weight", 1.0)
+    exact = train_config["target"] == "exact"
+    target = ("the exact probabilities (soft" if exact else "the true mines (") + \
+        " binary cross-entropy on every unknown cell"
+    target += f"; cells the engine proves safe or mined weigh {weight:g} times)" if weight != 1.0 else ")"
     seconds = sum(h["seconds"] for h in history)
 
-    WEIGHTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(args.run / "best.pt", WEIGHTS / f"{args.name}.pt")
-    shutil.copyfile(args.run / "best.json", WEIGHTS / f"{args.name}.json")
+    if "data_seed_streams" not in extra:
+        extra = {**extra, "data_seed_streams": load_manifest(data)["seed_streams"]}
+    save_checkpoint(WEIGHTS / f"{args.name}.pt", model, extra=extra)
     to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
     front = result["frontier"]
     card = f"""# Bundled {args.name.upper()}: model card
@@ -54,7 +62,7 @@ def main(argv=None) -> int:
 - Training: `nnsweeper train --config {args.config}` ({len(history)} epochs, best
   validation loss at epoch {extra["epoch"]}; {seconds / 60:.1f} minutes of training on 2 CPU cores),
   then `python train/bundle.py {args.name} {args.run} --config {args.config} --data-command "..."`.
-- Target: the exact probabilities (soft binary cross-entropy on every unknown cell).
+- Target: {target}.
 
 ## Test split (held-out games)
 

@@ -55,7 +55,7 @@ __all__ = [
 # Keys a manifest's shard entry must have for the loaders.
 _ENTRY_KEYS = ("file", "split", "config", "rows", "cols", "states", "sha256")
 # Keyword arguments that the loader helpers hand to the dataset and to the sampler.
-_DATASET_KW = ("verify", "cache_shards", "configs")
+_DATASET_KW = ("verify", "cache_shards", "configs", "in_memory")
 _SAMPLER_KW = ("pool", "drop_last", "rank", "world_size")
 
 
@@ -212,6 +212,24 @@ class _ShardedStates:
     """What :class:`StateDataset` and :class:`GraphDataset` share: the lazy shard index."""
 
     _index: _ShardIndex
+    _items: dict | None = None
+
+    def _init_memory(self, in_memory: bool) -> None:
+        self._items = {} if in_memory else None
+
+    def _item(self, i: int, build):
+        """Item ``i`` from ``build(state)``, kept after the first build when ``in_memory``."""
+        if self._items is None:
+            return build(self._index.state(i))
+        item = self._items.get(i)
+        if item is None:
+            item = self._items[i] = build(self._index.state(i))
+        return item
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether built items are kept in memory (see the ``in_memory`` parameter)."""
+        return self._items is not None
 
     @property
     def manifest(self) -> dict:
@@ -301,6 +319,9 @@ class StateDataset(_ShardedStates, torch.utils.data.Dataset):
         Decoded shards kept in memory per process (least recently used first out).
     configs : str or iterable of str, optional
         Only the states of these configuration keys (e.g. ``"9x9-m10-safe-csp"``).
+    in_memory : bool, default=False
+        Keep every item once built, so that later epochs skip decoding and encoding
+        (for datasets that fit in memory; each ``DataLoader`` worker keeps its own).
 
     Notes
     -----
@@ -327,14 +348,15 @@ class StateDataset(_ShardedStates, torch.utils.data.Dataset):
     """
 
     def __init__(self, root, split: str = "train", *, verify: bool = True, cache_shards: int = 4,
-                 configs: str | Iterable[str] | None = None):
+                 configs: str | Iterable[str] | None = None, in_memory: bool = False):
         self._index = _ShardIndex(root, split, verify=verify, cache_shards=cache_shards, configs=configs)
+        self._init_memory(in_memory)
 
     def __len__(self) -> int:
         return len(self._index)
 
     def __getitem__(self, i) -> dict[str, torch.Tensor]:
-        return _state_tensors(self._index.state(i))
+        return self._item(i, _state_tensors)
 
     def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
         for i in range(len(self)):
@@ -355,7 +377,7 @@ class GraphDataset(_ShardedStates, torch_geometric.data.Dataset):
 
     Parameters
     ----------
-    root, split, verify, cache_shards, configs
+    root, split, verify, cache_shards, configs, in_memory
         As for :class:`StateDataset`.
     cell_edges : bool, default=True
         Add the ``("cell", "near", "cell")`` edges.
@@ -369,10 +391,12 @@ class GraphDataset(_ShardedStates, torch_geometric.data.Dataset):
     """
 
     def __init__(self, root, split: str = "train", *, verify: bool = True, cache_shards: int = 4,
-                 configs: str | Iterable[str] | None = None, cell_edges: bool = True, transform=None):
+                 configs: str | Iterable[str] | None = None, cell_edges: bool = True, transform=None,
+                 in_memory: bool = False):
         index = _ShardIndex(root, split, verify=verify, cache_shards=cache_shards, configs=configs)
         super().__init__(None, transform=transform)
         self._index = index
+        self._init_memory(in_memory)
         self.cell_edges = bool(cell_edges)
         self.root = os.fspath(index.root)
 
@@ -380,7 +404,11 @@ class GraphDataset(_ShardedStates, torch_geometric.data.Dataset):
         return len(self._index)
 
     def get(self, idx: int) -> torch_geometric.data.HeteroData:
-        s = self._index.state(idx)
+        data = self._item(idx, self._graph)
+        # A transform may change the graph in place; the kept one must stay as built.
+        return data.clone() if self.in_memory and self.transform is not None else data
+
+    def _graph(self, s: dict) -> torch_geometric.data.HeteroData:
         return features.build_graph(
             s["grid"], int(s["total_mines"]), s["flags"], cell_edges=self.cell_edges,
             probabilities=s["prob"], mines=s["mines"],

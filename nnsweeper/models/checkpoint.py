@@ -293,7 +293,7 @@ def load_checkpoint(path, *, expected: Mapping | None = None, device="cpu") -> M
     return model.to(dev).eval()
 
 
-def load_model(name_or_path, *, device="cpu") -> MineModel:
+def load_model(name_or_path, *, device="cpu", arch: str | None = None) -> MineModel:
     """A bundled model by name (``"cnn"``, ``"gnn"``), or a checkpoint by path.
 
     Parameters
@@ -304,6 +304,8 @@ def load_model(name_or_path, *, device="cpu") -> MineModel:
         checkpoint (see :func:`load_checkpoint`).
     device : str or torch.device, default "cpu"
         As for :func:`load_checkpoint`.
+    arch : str, optional
+        The architecture the caller needs; a checkpoint of another one is refused.
 
     Returns
     -------
@@ -323,6 +325,8 @@ def load_model(name_or_path, *, device="cpu") -> MineModel:
                 f"no bundled weights for {name_or_path!r} in this installation (looked for "
                 f"{os.fspath(weights)} and its .json); train a model and pass its checkpoint path instead"
             )
+        if arch is not None and arch != name_or_path:
+            raise CheckpointError(f"the bundled {name_or_path!r} model is not a {arch!r} model")
         return load_checkpoint(weights, expected={"arch": name_or_path}, device=device)
     if not isinstance(name_or_path, str | os.PathLike):
         raise CheckpointError(
@@ -335,4 +339,4 @@ def load_model(name_or_path, *, device="cpu") -> MineModel:
             f"{os.fspath(name_or_path)!r} is neither a bundled model name ({', '.join(ARCHS)}) nor an "
             f"existing checkpoint file"
         )
-    return load_checkpoint(pt, device=device)
+    return load_checkpoint(pt, device=device, expected=None if arch is None else {"arch": arch})

@@ -60,13 +60,19 @@ class MineGNN(MineModel):
         ``conv`` ("sage", "graph" or "gatv2", default "sage"): the torch-geometric
         layer on each edge type (``SAGEConv``, ``GraphConv``, ``GATv2Conv``);
         ``cell_edges`` (bool, default True): also pass messages along the
-        ``("cell", "near", "cell")`` edges (the graphs must then have them).
+        ``("cell", "near", "cell")`` edges (the graphs must then have them);
+        ``global_pool`` (bool, default True): each round also gives every node the
+        mean of its graph's cell states and of its constraint states (a virtual
+        node), so that board-wide counts such as the mines left can be weighed
+        against what the frontier already needs.
 
     Notes
     -----
     A round computes, for each node type, the sum over the edge types that end in
-    it of the layer's messages ``m``, adds ``Linear(globals)`` of the node's graph,
-    and updates ``h <- LayerNorm(h + relu(m + g))``. The readout per graph is the
+    it of the layer's messages ``m``, adds ``g = Linear(context)`` of the node's
+    graph, where the context is the globals (and, with ``global_pool``, the graph's
+    mean cell and constraint states before the round), and updates
+    ``h <- LayerNorm(h + relu(m + g))``. The readout per graph is the
     mean of its cell states, the mean of its constraint states (zeros when it has
     none) and its globals, through a two-layer MLP. Nothing depends on the order of
     the nodes or edges.
@@ -78,6 +84,7 @@ class MineGNN(MineModel):
         "layers": 6,
         "conv": "sage",
         "cell_edges": True,
+        "global_pool": True,
     }
 
     def __init__(self, config: dict | None = None):
@@ -95,8 +102,9 @@ class MineGNN(MineModel):
             HeteroConv({et: _conv(c["conv"], h) for et in self.edge_types}, aggr="sum")
             for _ in range(c["layers"])
         )
+        n_context = n_glob + (2 * h if c["global_pool"] else 0)
         self.inject = nn.ModuleList(
-            nn.ModuleDict({t: nn.Linear(n_glob, h) for t in _NODES}) for _ in range(c["layers"])
+            nn.ModuleDict({t: nn.Linear(n_context, h) for t in _NODES}) for _ in range(c["layers"])
         )
         self.norms = nn.ModuleList(
             nn.ModuleDict({t: nn.LayerNorm(h) for t in _NODES}) for _ in range(c["layers"])
@@ -111,6 +119,7 @@ class MineGNN(MineModel):
         config["layers"] = config_int(config, "layers", 0)
         config_choice(config, "conv", CONVS)
         config["cell_edges"] = config_bool(config, "cell_edges")
+        config["global_pool"] = config_bool(config, "global_pool")
 
     # ----------------------------------------------------------------- forward
     def _check_graph(self, data) -> None:
@@ -161,13 +170,17 @@ class MineGNN(MineModel):
         batch = {t: self._batch_vector(data, t, dev) for t in _NODES}
         h = {t: self.encode[t](data[t].x.to(dev, torch.float32)) for t in _NODES}
         edges = {et: data[et].edge_index.to(dev) for et in self.edge_types}
+        def pool():
+            return [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
+
         for conv, inject, norms in zip(self.convs, self.inject, self.norms, strict=True):
+            context = torch.cat([glob, *pool()], dim=1) if self.config["global_pool"] else glob
             msg = conv(h, edges)
             h = {
-                t: norms[t](h[t] + self.act(msg.get(t, 0.0) + inject[t](glob)[batch[t]]))
+                t: norms[t](h[t] + self.act(msg.get(t, 0.0) + inject[t](context)[batch[t]]))
                 for t in _NODES
             }
-        pooled = [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
+        pooled = pool()
         interior = self.interior_head(torch.cat([*pooled, glob], dim=1)).squeeze(1)
         return self.cell_head(h["cell"]).squeeze(1), interior
 

@@ -11,6 +11,14 @@ from nnsweeper.solvers.base import (
     local_rules,
 )
 from nnsweeper.solvers.csp import TIE_BREAKS, CSPSolver
+from nnsweeper.solvers.neural import (
+    CNNSolver,
+    GNNSolver,
+    HybridCNNSolver,
+    HybridGNNSolver,
+    ModelRequest,
+    NeuralSolver,
+)
 from nnsweeper.solvers.single_point import SinglePointSolver
 
 __all__ = [
@@ -18,8 +26,14 @@ __all__ = [
     "SOLVERS",
     "TIE_BREAKS",
     "CSPSolver",
+    "CNNSolver",
+    "GNNSolver",
     "GameRecord",
+    "HybridCNNSolver",
+    "HybridGNNSolver",
+    "ModelRequest",
     "Move",
+    "NeuralSolver",
     "SinglePointSolver",
     "Solver",
     "first_click_cell",
@@ -31,6 +45,10 @@ __all__ = [
 SOLVERS: dict[str, type[Solver]] = {
     "single_point": SinglePointSolver,
     "csp": CSPSolver,
+    "cnn": CNNSolver,
+    "gnn": GNNSolver,
+    "hybrid-cnn": HybridCNNSolver,
+    "hybrid-gnn": HybridGNNSolver,
 }
 
 
@@ -42,7 +60,8 @@ def get_solver(name: str, **options) -> Solver:
     name : str
         One of :data:`SOLVERS`.
     **options
-        Passed to the solver's class, e.g. ``start="corner"`` or ``tie_break="random"``.
+        Passed to the solver's class, e.g. ``start="corner"`` or ``tie_break="random"``;
+        the neural solvers take ``model`` (a bundled name or a checkpoint path).
     """
     if name not in SOLVERS:
         raise ValueError(f"unknown solver {name!r}; choose one of {', '.join(SOLVERS)}")

@@ -20,8 +20,9 @@ from nnsweeper.probability import BoardAnalysis, analyze
 __all__ = ["Move", "GameRecord", "Solver", "local_rules", "first_click_cell", "MOVE_KINDS"]
 
 #: Why a cell was revealed: the first click, a local single-point rule, a certainty
-#: from the exact engine, or a guess.
-MOVE_KINDS = ("first", "local", "engine", "guess")
+#: from the exact engine, a guess (nothing was certain), or a neural model's choice
+#: made from its probabilities alone (the pure neural solvers, which prove nothing).
+MOVE_KINDS = ("first", "local", "engine", "guess", "model")
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,14 @@ class GameRecord:
     cleared : float
         Share of the safe cells revealed when the game ended.
     seconds : float
-        Wall time of the game.
+        Wall time of the game (for games played in a batch, the batch's time over
+        its games).
+    model_calls : int
+        Times a neural model was asked for probabilities (0 for solvers without one).
+    model_picks : int
+        Cells revealed on the model's say-so.
+    model_safe : int
+        Of those, the cells that held no mine.
     """
 
     won: bool = False
@@ -55,6 +63,9 @@ class GameRecord:
     flags: int = 0
     cleared: float = 0.0
     seconds: float = 0.0
+    model_calls: int = 0
+    model_picks: int = 0
+    model_safe: int = 0
 
     @property
     def guesses(self) -> int:
@@ -78,6 +89,9 @@ class GameRecord:
             "guesses": self.guesses,
             "cleared": self.cleared,
             "seconds": self.seconds,
+            "model_calls": self.model_calls,
+            "model_picks": self.model_picks,
+            "model_safe": self.model_safe,
         }
 
 
@@ -146,21 +160,30 @@ class Solver:
     def play(self, env, rng) -> GameRecord:
         """Reset ``env``, play one game with randomness from ``rng``, return its record."""
         t0 = time.perf_counter()
-        env.reset()
-        rec = GameRecord()
-        self._game = _Turns(env, rec)
-        i, j = first_click_cell(self.start, env.r, env.c)
-        self._game.reveal(i, j, "first", float(env.mines) / (env.r * env.c))
-        flags = np.zeros((env.r, env.c), dtype=bool)
-        while not self._game.done:
-            if not self.turn(self._game, flags, rng):
+        game, flags = self.begin(env)
+        while not game.done:
+            if not self.turn(game, flags, rng):
                 break
-        rec.won = self._game.won
+        rec = self.end(game, flags)
+        rec.seconds = time.perf_counter() - t0
+        self.last_record = rec
+        return rec
+
+    def begin(self, env) -> tuple[_Turns, np.ndarray]:
+        """Reset ``env`` and make the first click; returns the game and the (empty) flags."""
+        env.reset()
+        game = _Turns(env, GameRecord())
+        i, j = first_click_cell(self.start, env.r, env.c)
+        game.reveal(i, j, "first", float(env.mines) / (env.r * env.c))
+        return game, np.zeros((env.r, env.c), dtype=bool)
+
+    @staticmethod
+    def end(game: _Turns, flags: np.ndarray) -> GameRecord:
+        """The finished game's record: result, flags and the share of safe cells cleared."""
+        env, rec = game.env, game.record
+        rec.won = game.won
         rec.flags = int(flags.sum())
         rec.cleared = int(np.sum(env.mask == 0)) / (env.r * env.c - env.mines)
-        rec.seconds = time.perf_counter() - t0
-        self._game = None
-        self.last_record = rec
         return rec
 
     def turn(self, game: _Turns, flags: np.ndarray, rng) -> bool:

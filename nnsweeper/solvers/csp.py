@@ -9,7 +9,7 @@ from nnsweeper.grid import neighbour_sum, neighbours
 from nnsweeper.probability import BoardAnalysis, analyze
 from nnsweeper.solvers.base import Solver
 
-__all__ = ["CSPSolver", "TIE_BREAKS"]
+__all__ = ["CSPSolver", "TIE_BREAKS", "rank_cells"]
 
 #: Interior cells looked at ahead when guessing (the best few by the tie-break).
 _INTERIOR_CANDIDATES = 2
@@ -96,18 +96,7 @@ class CSPSolver(Solver):
 
     def rank_guesses(self, a: BoardAnalysis, grid, rng) -> np.ndarray:
         """Unknown cells by lowest probability, ties ordered by ``tie_break``; shape (n, 2)."""
-        p = a.probabilities[a.unknown]
-        cells = np.argwhere(a.unknown)
-        if self.tie_break == "random":
-            tie = rng.random(len(cells))
-        elif self.tie_break == "fewest_covered_neighbours":
-            tie = neighbour_sum(grid < 0)[a.unknown] + rng.random(len(cells)) * 0.5
-        else:
-            tie = -prob_zero(a.probabilities, grid)[a.unknown]
-            tie = tie + rng.random(len(cells)) * 1e-12  # random among exact ties
-        # Probabilities within the tolerance are one level; then the tie-break decides.
-        level = np.floor(p / self.tolerance) if self.tolerance > 0 else p
-        return cells[np.lexsort((tie, level))]
+        return rank_cells(a.probabilities, a.unknown, grid, rng, self.tie_break, self.tolerance)
 
     def choose_guess(self, a: BoardAnalysis, grid, flags, total_mines: int, rng) -> tuple[int, int]:
         """The cell to reveal when nothing is certain."""
@@ -156,6 +145,32 @@ class CSPSolver(Solver):
             return 0.0
         w = np.exp(np.array(logz) - max(logz))
         return float(w @ np.array(progress, dtype=float) / w.sum())
+
+
+def rank_cells(prob: np.ndarray, unknown: np.ndarray, grid: np.ndarray, rng, tie_break: str,
+               tolerance: float, *, coarse_ties: bool = False) -> np.ndarray:
+    """The ``unknown`` cells by lowest ``prob``, ties ordered by ``tie_break``; shape (n, 2).
+
+    Probabilities within ``tolerance`` of each other fall in one level (levels are
+    ``floor(p / tolerance)``); within a level the tie-break decides (see
+    :class:`CSPSolver`), and ``rng`` orders exact ties at random. With
+    ``coarse_ties``, ``prob_zero`` values are compared in levels of ``tolerance``
+    too, so that float noise in ``prob`` (a model's) cannot reorder them.
+    """
+    p = prob[unknown]
+    cells = np.argwhere(unknown)
+    if tie_break == "random":
+        tie = rng.random(len(cells))
+    elif tie_break == "fewest_covered_neighbours":
+        tie = neighbour_sum(grid < 0)[unknown] + rng.random(len(cells)) * 0.5
+    else:
+        zero = prob_zero(prob, grid)[unknown]
+        if coarse_ties and tolerance > 0:
+            tie = -np.floor(zero / tolerance) + rng.random(len(cells)) * 0.5
+        else:
+            tie = -zero + rng.random(len(cells)) * 1e-12  # random among exact ties
+    level = np.floor(p / tolerance) if tolerance > 0 else p
+    return cells[np.lexsort((tie, level))]
 
 
 def prob_zero(prob: np.ndarray, grid: np.ndarray) -> np.ndarray:

@@ -1,0 +1,311 @@
+"""Solvers that play from a neural model's mine probabilities, alone or after logic.
+
+:class:`NeuralSolver` plays in two ways:
+
+* **pure** (``hybrid=False``, registry names ``cnn`` and ``gnn``): every move comes
+  from the model. Cells it rates almost surely mines are flagged (the models learned
+  from boards whose proven mines were flagged), cells it rates almost surely safe are
+  opened together, and otherwise the covered cell it rates safest is opened.
+* **hybrid** (``hybrid=True``, ``hybrid-cnn`` and ``hybrid-gnn``): the local rules and
+  the exact engine make every certain move, exactly as :class:`~nnsweeper.CSPSolver`
+  does, and the model is asked only when a guess is needed; its safest cell is the
+  guess (the constraint solver plus learned guesser design).
+
+A game is written as a generator that yields each board it needs probabilities
+for and receives them back, so the same code plays one game
+(:meth:`NeuralSolver.play`) or many in lockstep (:meth:`NeuralSolver.play_many`,
+which sends every board waiting for the model in one batch). Both give the same
+games: a decision never depends on a difference between probabilities smaller than
+the solver's ``tolerance``, far above the float noise of batching.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnsweeper.solvers.base import GameRecord, Solver, _Turns
+from nnsweeper.solvers.csp import TIE_BREAKS, rank_cells
+
+__all__ = ["NeuralSolver", "ModelRequest", "CNNSolver", "GNNSolver", "HybridCNNSolver", "HybridGNNSolver"]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """A board a game waits on: what the player sees, as the model's inputs."""
+
+    grid: np.ndarray
+    total_mines: int
+    flags: np.ndarray
+
+
+def _unit(name: str, value, *, upper_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+        0 <= value < 1 if upper_open else 0 <= value <= 1
+    ):
+        interval = "[0, 1)" if upper_open else "[0, 1]"
+        raise ValueError(f"{name} must be a number in {interval}; got {value!r}")
+    return float(value)
+
+
+class NeuralSolver(Solver):
+    """Play from a mine-probability model (:class:`~nnsweeper.models.MineModel`).
+
+    Parameters
+    ----------
+    model : str, path or MineModel, default "gnn"
+        A bundled model name (``"cnn"``, ``"gnn"``), a checkpoint path, or a model.
+        Names and paths are loaded on first use (:func:`nnsweeper.load_model`).
+    hybrid : bool, default False
+        Make every certain move with the local rules and the exact engine first and
+        ask the model only for guesses.
+    start : {"center", "corner"} or (row, col), default "center"
+        Where the first click goes.
+    open_below : float, default 0.002
+        Pure play: every covered cell the model gives less than this is opened in
+        one move (0 opens one cell per move).
+    flag_above : float, default 0.995
+        Pure play: covered cells the model gives more than this are flagged and
+        passed to the model as known mines (1 never flags). Flags never outnumber the
+        mines; should every covered cell end up flagged, the least likely flag is
+        lifted and that cell opened.
+    tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default "prob_zero"
+        Among cells whose probabilities fall in the same ``tolerance`` level, as for
+        :class:`~nnsweeper.CSPSolver` (computed from the model's probabilities).
+    tolerance : float, default 1e-3
+        Probabilities are compared in levels of this width (see
+        :func:`~nnsweeper.solvers.csp.rank_cells`): model outputs closer than that
+        carry no real preference, and batching changes them by about 1e-7.
+    device : str, default "cpu"
+        Where a model loaded by name or path runs ("cpu", "cuda", "auto").
+    arch : {"cnn", "gnn"}, optional
+        The architecture ``model`` must have (the registry's solvers set it).
+    batch_size : int, default 512
+        Boards per forward pass in :meth:`play_many`.
+    """
+
+    name = "neural"
+
+    def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=0.002, flag_above=0.995,
+                 tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512, arch=None):
+        super().__init__(start=start)
+        from nnsweeper.models import ARCHS, MineModel
+
+        if not isinstance(model, str | os.PathLike | MineModel):
+            raise ValueError(
+                f"model must be a bundled model name, a checkpoint path or a MineModel; got {model!r}"
+            )
+        if arch is not None and arch not in ARCHS:
+            raise ValueError(f"arch must be one of {', '.join(ARCHS)}; got {arch!r}")
+        if isinstance(model, MineModel) and arch is not None and model.arch != arch:
+            raise ValueError(f"this solver plays with a {arch!r} model; got a {model.arch!r} model")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer of at least 1; got {batch_size!r}")
+        self.hybrid = bool(hybrid)
+        self.open_below = _unit("open_below", open_below, upper_open=True)
+        self.flag_above = _unit("flag_above", flag_above)
+        if self.flag_above <= self.open_below:
+            raise ValueError(f"flag_above ({flag_above}) must be above open_below ({open_below})")
+        self.tie_break = tie_break
+        self.tolerance = _unit("tolerance", tolerance, upper_open=True)
+        self.device = device
+        self.batch_size = batch_size
+        self.arch = arch
+        self.model_source = model if isinstance(model, MineModel) else os.fspath(model)
+        self._model = model if isinstance(model, MineModel) else None
+
+    def options(self) -> dict:
+        source = self.model_source
+        return {
+            **super().options(),
+            "model": source if isinstance(source, str) else f"<{type(source).__name__}>",
+            "hybrid": self.hybrid,
+            "open_below": self.open_below,
+            "flag_above": self.flag_above,
+            "tie_break": self.tie_break,
+            "tolerance": self.tolerance,
+        }
+
+    def __getstate__(self) -> dict:
+        # A model loaded from a name or path is loaded again where the solver lands.
+        state = self.__dict__.copy()
+        if isinstance(self.model_source, str):
+            state["_model"] = None
+        return state
+
+    @property
+    def model(self):
+        """The model (loaded on first use)."""
+        if self._model is None:
+            from nnsweeper.models import load_model
+
+            self._model = load_model(self.model_source, device=self.device, arch=self.arch)
+        return self._model
+
+    @property
+    def training_seeds(self) -> dict | None:
+        """The seed streams of the model's training data (a manifest-like dict), if recorded."""
+        meta = getattr(self.model, "checkpoint_meta", None) or {}
+        streams = (meta.get("extra") or {}).get("data_seed_streams")
+        return {"seed_streams": streams} if streams else None
+
+    # ----------------------------------------------------------------- playing
+    def play(self, env, rng) -> GameRecord:
+        """Reset ``env``, play one game with randomness from ``rng``, return its record."""
+        rec = self.play_many([env], [rng])[0]
+        self.last_record = rec
+        return rec
+
+    def play_many(self, envs: Sequence, rngs: Sequence) -> list[GameRecord]:
+        """Play one game on each env in lockstep, asking the model for all waiting boards at once.
+
+        Parameters
+        ----------
+        envs : sequence of env
+            Seed-compatible environments (each is reset).
+        rngs : sequence of numpy.random.Generator
+            One per env: the game's randomness.
+
+        Returns
+        -------
+        list of GameRecord
+            In env order; the same records as playing each game with :meth:`play`.
+        """
+        envs, rngs = list(envs), list(rngs)
+        if len(envs) != len(rngs):
+            raise ValueError(f"give one rng per env; got {len(envs)} envs and {len(rngs)} rngs")
+        t0 = time.perf_counter()
+        games = [self._game(env, rng) for env, rng in zip(envs, rngs, strict=True)]
+        records: list[GameRecord | None] = [None] * len(games)
+        waiting = {}
+        for k, game in enumerate(games):
+            self._advance(k, game, None, waiting, records)
+        while waiting:
+            keys = list(waiting)
+            requests = [waiting.pop(k) for k in keys]
+            probs = self.model.predict_proba(
+                [r.grid for r in requests], [r.total_mines for r in requests],
+                flags=[r.flags for r in requests], batch_size=self.batch_size,
+            )
+            for k, p in zip(keys, probs, strict=True):
+                self._advance(k, games[k], p, waiting, records)
+        seconds = (time.perf_counter() - t0) / max(len(games), 1)
+        for rec in records:
+            rec.seconds = seconds
+        return records
+
+    @staticmethod
+    def _advance(k: int, game: Generator, answer, waiting: dict, records: list) -> None:
+        try:
+            waiting[k] = game.send(answer)
+        except StopIteration as stop:
+            records[k] = stop.value
+
+    def _game(self, env, rng) -> Generator[ModelRequest, np.ndarray, GameRecord]:
+        """One game; yields the boards it needs probabilities for, returns the record."""
+        game, flags = self.begin(env)
+        step = self._hybrid_turn if self.hybrid else self._pure_turn
+        while not game.done:
+            if not (yield from step(game, flags, rng)):
+                break
+        return self.end(game, flags)
+
+    def _ask(self, game: _Turns, flags: np.ndarray) -> Generator[ModelRequest, np.ndarray, np.ndarray]:
+        game.record.model_calls += 1
+        p = yield ModelRequest(game.grid.copy(), int(game.env.mines), flags.copy())
+        return np.asarray(p, dtype=float)
+
+    @staticmethod
+    def _reveal_pick(game: _Turns, i: int, j: int, kind: str, probability: float) -> None:
+        rec = game.record
+        game.reveal(i, j, kind, probability)
+        rec.model_picks += 1
+        rec.model_safe += not game.lost
+
+    def _pure_turn(self, game: _Turns, flags: np.ndarray, rng):
+        grid = game.grid
+        unknown = (grid < 0) & ~flags
+        if not unknown.any():
+            if not flags.any():
+                return False
+            # Every covered cell is flagged yet the game goes on: a flag is wrong.
+            p = yield from self._ask(game, np.zeros_like(flags))
+            i, j = np.argwhere(flags)[np.argmin(p[flags])]
+            flags[i, j] = False
+            self._reveal_pick(game, i, j, "model", float(p[i, j]))
+            return True
+        p = yield from self._ask(game, flags)
+        sure = unknown & (p > self.flag_above)
+        if sure.any() and flags.sum() + sure.sum() <= game.env.mines and sure.sum() < unknown.sum():
+            flags |= sure
+            unknown &= ~sure
+        low = unknown & (p < self.open_below)
+        if low.any():
+            for i, j in np.argwhere(low):
+                if game.env.mask[i, j] == 1:
+                    self._reveal_pick(game, i, j, "model", float(p[i, j]))
+                    if game.done:
+                        break
+            return True
+        i, j = rank_cells(p, unknown, grid, rng, self.tie_break, self.tolerance, coarse_ties=True)[0]
+        self._reveal_pick(game, i, j, "model", float(p[i, j]))
+        return True
+
+    def _hybrid_turn(self, game: _Turns, flags: np.ndarray, rng):
+        if self.local_step(game, flags):
+            return True
+        if not ((game.grid < 0) & ~flags).any():
+            return False
+        a = game.analyze(flags)
+        flags |= a.mines
+        if a.safe.any():
+            game.reveal_all(a.safe, "engine")
+            return True
+        p = yield from self._ask(game, flags)
+        # The model gives the mines just flagged P = 1: they rank last, as in CSPSolver.
+        i, j = rank_cells(p, a.unknown, game.grid, rng, self.tie_break, self.tolerance, coarse_ties=True)[0]
+        # The record keeps the exact risk the guess took; the model chose it.
+        self._reveal_pick(game, i, j, "guess", float(a.probabilities[i, j]))
+        return True
+
+
+class CNNSolver(NeuralSolver):
+    """:class:`NeuralSolver` with the bundled CNN by default (registry name ``cnn``)."""
+
+    name = "cnn"
+
+    def __init__(self, model="cnn", **options):
+        super().__init__(model, arch="cnn", **options)
+
+
+class GNNSolver(NeuralSolver):
+    """:class:`NeuralSolver` with the bundled GNN by default (registry name ``gnn``)."""
+
+    name = "gnn"
+
+    def __init__(self, model="gnn", **options):
+        super().__init__(model, arch="gnn", **options)
+
+
+class HybridCNNSolver(NeuralSolver):
+    """Logic first, the bundled CNN for guesses (registry name ``hybrid-cnn``)."""
+
+    name = "hybrid-cnn"
+
+    def __init__(self, model="cnn", **options):
+        super().__init__(model, hybrid=True, arch="cnn", **options)
+
+
+class HybridGNNSolver(NeuralSolver):
+    """Logic first, the bundled GNN for guesses (registry name ``hybrid-gnn``)."""
+
+    name = "hybrid-gnn"
+
+    def __init__(self, model="gnn", **options):
+        super().__init__(model, hybrid=True, arch="gnn", **options)

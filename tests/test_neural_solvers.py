@@ -1,0 +1,205 @@
+"""Neural and hybrid solvers: lockstep play, the hidden board, records, the harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import nnsweeper as ns
+from nnsweeper.models import MineModel, save_checkpoint
+from nnsweeper.solvers import SOLVERS, CSPSolver, NeuralSolver, get_solver
+from nnsweeper.solvers.csp import rank_cells
+
+TINY = {
+    "cnn": {"arch": "cnn", "channels": 8, "blocks": 2, "dilations": [1, 2]},
+    "gnn": {"arch": "gnn", "hidden": 16, "layers": 2},
+}
+
+
+def _tiny(arch: str, seed: int = 0) -> MineModel:
+    """A small model with non-trivial random weights (its probabilities vary by cell)."""
+    torch.manual_seed(seed)
+    model = MineModel.from_config(TINY[arch]).eval()
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=gen) * 0.3)
+    return model
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {arch: _tiny(arch) for arch in TINY}
+
+
+def _solvers(models):
+    return {
+        "cnn": get_solver("cnn", model=models["cnn"]),
+        "gnn": get_solver("gnn", model=models["gnn"]),
+        "hybrid-cnn": get_solver("hybrid-cnn", model=models["cnn"]),
+        "hybrid-gnn": get_solver("hybrid-gnn", model=models["gnn"], start="corner"),
+    }
+
+
+def _envs(n, rows=6, cols=6, mines=6, base=500):
+    return [ns.MinesweeperEnv(rows, cols, mines, seed=base + k) for k in range(n)], [
+        np.random.default_rng(base + k) for k in range(n)
+    ]
+
+
+def _key(rec) -> tuple:
+    d = rec.to_dict()
+    d.pop("seconds")
+    moves = [(i, j, kind, round(p, 4)) for i, j, kind, p in d.pop("moves")]
+    return tuple(sorted(d.items())), tuple(moves)
+
+
+def test_registry_has_the_neural_solvers(models):
+    assert {"cnn", "gnn", "hybrid-cnn", "hybrid-gnn"} <= set(SOLVERS)
+    s = get_solver("hybrid-cnn", model=models["cnn"])
+    assert isinstance(s, NeuralSolver) and s.hybrid and s.name == "hybrid-cnn"
+    assert not get_solver("gnn", model=models["gnn"]).hybrid
+    assert s.options()["model"] == "<MineCNN>"
+
+
+@pytest.mark.parametrize("name", ["cnn", "gnn", "hybrid-cnn", "hybrid-gnn"])
+def test_batched_and_one_by_one_play_give_the_same_games(models, name):
+    solver = _solvers(models)[name]
+    envs, rngs = _envs(16, 7, 7, 8)
+    batched = solver.play_many(envs, rngs)
+    envs, rngs = _envs(16, 7, 7, 8)
+    single = [solver.play(env, rng) for env, rng in zip(envs, rngs, strict=True)]
+    assert [_key(r) for r in batched] == [_key(r) for r in single]
+    # The games are real and differ; the model was asked whenever the game was not won outright.
+    assert all(r.model_calls > 0 or r.won for r in batched)
+    assert len({_key(r) for r in batched}) > len(batched) // 2
+
+
+def test_pure_solver_moves_and_counts(models):
+    solver = get_solver("gnn", model=models["gnn"], open_below=0.0)
+    envs, rngs = _envs(12)
+    for rec in solver.play_many(envs, rngs):
+        kinds = [m.kind for m in rec.moves]
+        assert kinds[0] == "first" and set(kinds[1:]) <= {"model"}
+        # One cell per call without open_below; every pick but a losing last one was safe.
+        assert rec.model_picks == len(rec.moves) - 1 == rec.model_calls
+        assert rec.model_safe == rec.model_picks - (not rec.won)
+        assert 0 < rec.cleared <= 1 and rec.cleared == 1.0 if rec.won else rec.cleared < 1
+
+
+def test_hybrid_asks_only_when_the_engine_is_stuck(models):
+    hybrid = get_solver("hybrid-cnn", model=models["cnn"])
+    csp = CSPSolver()
+    envs, rngs = _envs(20, 8, 8, 12, base=40)
+    for env, rng, rec in zip(*_envs(20, 8, 8, 12, base=40), hybrid.play_many(envs, rngs), strict=True):
+        assert rec.model_calls == rec.guesses == rec.model_picks
+        assert rec.model_safe == rec.guesses - (not rec.won)
+        # Up to the first guess it plays exactly as the CSP solver.
+        ref = csp.play(env, rng)
+        first = next((k for k, m in enumerate(rec.moves) if m.kind == "guess"), len(rec.moves))
+        assert [m.cell for m in rec.moves[:first]] == [m.cell for m in ref.moves[:first]]
+        for m in rec.moves[1:]:
+            if m.kind in ("local", "engine"):
+                assert m.probability == 0.0
+
+
+def test_hybrid_with_the_engine_as_model_plays_like_csp():
+    class Exact:
+        """A 'model' that returns the exact probabilities."""
+
+        def predict_proba(self, grids, totals, flags=None, batch_size=1):
+            return [ns.mine_probabilities(g, int(t), f) for g, t, f in zip(grids, totals, flags, strict=True)]
+
+    solver = NeuralSolver("gnn", hybrid=True, tolerance=1e-9)
+    solver._model = Exact()
+    csp = CSPSolver()
+    # The neural solvers compare prob_zero in levels (robust to a model's float noise).
+    csp.rank_guesses = lambda a, grid, rng: rank_cells(a.probabilities, a.unknown, grid, rng,
+                                                        "prob_zero", 1e-9, coarse_ties=True)
+    for env, rng in zip(*_envs(25, 8, 8, 14, base=90), strict=True):
+        rec = solver.play_many([env], [rng])[0]
+        env2 = ns.MinesweeperEnv(8, 8, 14, seed=env.seed)
+        ref = csp.play(env2, np.random.default_rng(env.seed))
+        assert [(m.cell, m.kind) for m in rec.moves] == [(m.cell, m.kind) for m in ref.moves]
+        assert rec.won == ref.won
+
+
+class ScrambledEnv(ns.MinesweeperEnv):
+    """An env whose hidden cells are scrambled after every move.
+
+    The true layout is kept aside and put back only while the env itself moves, so
+    the game is the same; what a solver could read of covered cells is noise.
+    """
+
+    _HIDDEN = ("_mine", "_counts", "board", "_zero_labels")
+
+    def reset(self, seed=None):
+        self._truth = None
+        self._noise = np.random.default_rng(12345)
+        return super().reset(seed)
+
+    def step(self, action):
+        if self._truth is not None:
+            for name, value in self._truth.items():
+                setattr(self, name, value)
+        out = super().step(action)
+        self._truth = {name: getattr(self, name).copy() for name in self._HIDDEN}
+        covered = self.mask == 1
+        n = int(covered.sum())
+        self._mine[covered] = self._noise.permutation(self._mine[covered])
+        for name in ("_counts", "board", "_zero_labels"):
+            arr = getattr(self, name)
+            arr[covered] = self._noise.integers(0, 9, n).astype(arr.dtype)
+        return out
+
+
+@pytest.mark.parametrize("name", ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"])
+def test_a_solver_never_reads_the_hidden_board(models, name):
+    solver = _solvers(models)[name] if name in TINY or name.startswith("hybrid") else get_solver(name)
+    for seed in range(300, 306):
+        plain = solver.play(ns.MinesweeperEnv(8, 8, 10, seed=seed), np.random.default_rng(seed))
+        scrambled = solver.play(ScrambledEnv(8, 8, 10, seed=seed), np.random.default_rng(seed))
+        assert repr(_key(plain)) == repr(_key(scrambled))
+
+
+def test_evaluate_takes_the_batched_path_and_reports_model_columns(models, monkeypatch):
+    solver = get_solver("hybrid-gnn", model=models["gnn"])
+    calls = []
+    original = NeuralSolver.play_many
+
+    def spy(self, envs, rngs):
+        calls.append(len(envs))
+        return original(self, envs, rngs)
+
+    monkeypatch.setattr(NeuralSolver, "play_many", spy)
+    table = ns.evaluate({"hybrid-gnn": solver, "csp": CSPSolver()}, [6, 10], rows=6, cols=6, trials=30)
+    assert calls == [30, 30]  # one lockstep batch per configuration
+    row = table.select(solver="hybrid-gnn", mines=10)[0]
+    assert row["model_calls"] == pytest.approx(row["mean_guesses"])
+    assert 0 <= row["model_safe_rate"] <= 1
+    assert np.isnan(table.select(solver="csp", mines=10)[0]["model_calls"])
+    assert "model calls" in str(table)
+    # Same games one by one (a plain callable) give the same wins.
+    plain = ns.eval_solver_over_mines(lambda env, rng: solver.play(env, rng).won, [6, 10], 6, 6, trials=30)
+    np.testing.assert_allclose(plain, table.win_rates("hybrid-gnn"))
+
+
+def test_model_from_a_checkpoint_path_and_bad_options(models, tmp_path):
+    path = save_checkpoint(tmp_path / "m.pt", models["cnn"])
+    solver = get_solver("cnn", model=str(path))
+    envs, rngs = _envs(3)
+    by_path = solver.play_many(envs, rngs)
+    envs, rngs = _envs(3)
+    by_model = get_solver("cnn", model=models["cnn"]).play_many(envs, rngs)
+    assert [_key(r) for r in by_path] == [_key(r) for r in by_model]
+    with pytest.raises(ns.NnsweeperError, match="neither a bundled model name"):
+        get_solver("gnn", model=str(tmp_path / "none.pt")).play_many(*_envs(1))
+    with pytest.raises(ValueError, match="open_below must be a number in"):
+        get_solver("cnn", model=models["cnn"], open_below=1.5)
+    with pytest.raises(ValueError, match="flag_above .* must be above open_below"):
+        get_solver("cnn", model=models["cnn"], open_below=0.3, flag_above=0.2)
+    with pytest.raises(ValueError, match="model must be a bundled model name"):
+        get_solver("cnn", model=3)
+    with pytest.raises(ValueError, match="bad options for solver 'hybrid-gnn'"):
+        get_solver("hybrid-gnn", hybrid=False)
