@@ -6,6 +6,9 @@
 #   make bench                 every benchmarks/bench_*.py
 #   make eval                  win rates of single_point and csp on 10x10 boards
 #                              (TRIALS games per mine count, written to EVAL_OUT.*)
+#   make compare               the main job: nnsweeper compare (logic, neural and hybrid
+#                              solvers on 10x10 boards with 5..30 mines), written to
+#                              COMPARE_OUT.*
 #
 # torch is pinned and installed in the same pip call as nnsweeper, so that pip never
 # swaps in a different build. The default is whatever build pip finds for
@@ -22,11 +25,12 @@ PIP_EXTRA ?=
 JOBS ?= 2
 TRIALS ?= 1000
 EVAL_OUT ?= eval/results/sweep_10x10
+COMPARE_OUT ?= compare
 
 PY := $(VENV)/bin/python
 PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: setup test lint bench eval
+.PHONY: setup test lint bench eval compare
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,3 +48,6 @@ bench:
 eval:
 	$(VENV)/bin/nnsweeper eval --solvers single_point,csp --rows 10 --cols 10 \
 		--mines 5,10,15,20,25,30 --trials $(TRIALS) --jobs $(JOBS) --out $(EVAL_OUT)
+
+compare:
+	$(VENV)/bin/nnsweeper compare --out $(COMPARE_OUT)

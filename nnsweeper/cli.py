@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs 2 --out eval/results/compare_classic",
     )
     _add_play_options(co, solvers=_COMPARE_SOLVERS, mines=tuple(range(5, 31)), trials=_COMPARE_TRIALS,
-                      out="compare")
+                      out="compare", jobs=-1)
     co.set_defaults(handler=_cmd_eval)
 
     _add_generate(sub)
@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_play_options(p, *, solvers, mines, trials: int, out: str | None) -> None:
+def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: int = 1) -> None:
     """The options of ``eval`` and ``compare`` (which differ in their defaults)."""
     from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
 
@@ -207,8 +207,8 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None) -> Non
         help="where solvers click first: center, corner or ROW,COL (default: center)",
     )
     p.add_argument(
-        "--jobs", type=_jobs, default=1,
-        help="worker processes, -1 for all cores; results do not depend on it (default: 1)",
+        "--jobs", type=_jobs, default=jobs,
+        help=f"worker processes, -1 for all cores; results do not depend on it (default: {jobs})",
     )
     p.add_argument(
         "--out", required=out is None, default=out, metavar="PREFIX",
@@ -248,7 +248,7 @@ def _add_generate(sub) -> None:
         epilog="parts: ROWSxCOLS:MINES[:GAMES[:POLICY]] or PRESET[:GAMES[:POLICY]]; MINES is "
         "N, A-B (every count), A-B/STEP or a comma list; presets: " + ", ".join(PRESETS)
         + "; mixtures: " + "; ".join(f"{k} = {' + '.join(v)}" for k, v in MIXES.items())
-        + ". example: nnsweeper generate data/mixed --mix mixed --games 200 --jobs 2",
+        + ". example: nnsweeper generate data/mixed --mix mixed --games 400 --jobs 2",
     )
     ge.add_argument("out", metavar="OUT", help="output folder (new, empty, or an unfinished run to resume)")
     ge.add_argument("parts", nargs="*", metavar="PART", help="configurations (see below)")

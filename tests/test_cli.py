@@ -203,7 +203,7 @@ def test_compare_defaults(capsys):
     args = build_parser().parse_args(["compare"])
     assert args.solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
     assert args.default_mines == list(range(5, 31)) and args.mines is None
-    assert args.out == "compare" and args.cnn == "cnn" and args.gnn == "gnn"
+    assert args.out == "compare" and args.cnn == "cnn" and args.gnn == "gnn" and args.jobs == -1
 
 
 @pytest.mark.parametrize(

@@ -565,14 +565,17 @@ def test_encoded_batches_match_single_boards():
         )
 
 
-def test_bundled_gnn_predicts_close_to_the_engine():
-    """The shipped GNN weights load by name and track the exact probabilities."""
+@pytest.mark.parametrize("name", ["cnn", "gnn"])
+def test_bundled_models_predict_close_to_the_engine(name):
+    """The shipped weights load by name, track the exact probabilities and carry their seeds."""
     import nnsweeper as ns
     from nnsweeper.datasets import StateDataset
+    from nnsweeper.datasets.seeds import stream_seeds
 
-    if not (checkpoint_module.WEIGHTS_DIR / "gnn.pt").exists():
-        pytest.skip("no bundled GNN weights in this installation")
-    model = ns.load_model("gnn")
+    if not (checkpoint_module.WEIGHTS_DIR / f"{name}.pt").exists():
+        pytest.skip(f"no bundled {name} weights in this installation")
+    model = ns.load_model(name)
+    assert model.arch == name
     data = StateDataset(Path(__file__).resolve().parents[1] / "data" / "fixtures" / "tiny", "test")
     states = [data.state(i) for i in range(len(data))]
     p = model.predict_proba([s["grid"] for s in states], [int(s["total_mines"]) for s in states],
@@ -580,7 +583,11 @@ def test_bundled_gnn_predicts_close_to_the_engine():
     unknown = [(s["grid"] < 0) & ~s["flags"] for s in states]
     err = np.concatenate([np.abs(q - s["prob"])[u] for q, s, u in zip(p, states, unknown, strict=True)])
     assert err.mean() < 0.05, err.mean()
-    assert model.checkpoint_meta["extra"]["data_manifest_sha256"]
+    extra = model.checkpoint_meta["extra"]
+    assert extra["data_manifest_sha256"]
+    # The training seeds travel with the weights: all in the dataset ranges, none below 2**62.
+    seeds = np.concatenate([stream_seeds(e) for e in extra["data_seed_streams"]])
+    assert len(seeds) > 10_000 and seeds.min() >= 2**62
 
 
 @pytest.mark.parametrize("global_pool", [False, True])

@@ -203,3 +203,28 @@ def test_model_from_a_checkpoint_path_and_bad_options(models, tmp_path):
         get_solver("cnn", model=3)
     with pytest.raises(ValueError, match="bad options for solver 'hybrid-gnn'"):
         get_solver("hybrid-gnn", hybrid=False)
+
+
+def test_pure_solver_survives_its_own_wrong_flags():
+    from nnsweeper.features import encode_grid
+
+    class Stubborn:
+        """Exact probabilities (flags ignored), except five cells of the last column rated mines."""
+
+        def predict_proba(self, grids, totals, flags=None, batch_size=1):
+            out = []
+            for g, t, f in zip(grids, totals, flags, strict=True):
+                encode_grid(g, int(t), f)  # refuses flags on revealed cells, as the models do
+                p = ns.mine_probabilities(g, int(t))
+                p[:5, -1] = 0.999
+                out.append(np.where(g < 0, p, 0.0))
+            return out
+
+    solver = NeuralSolver("gnn", flag_above=0.99, open_below=0.01)
+    solver._model = Stubborn()
+    envs, rngs = _envs(30, 9, 9, 6, base=7)
+    records = solver.play_many(envs, rngs)
+    # Some of those flags are wrong, and flood fills open them.
+    assert sum((env.mask[:5, -1] == 0).any() for env in envs) > 3
+    for env, rec in zip(envs, records, strict=True):
+        assert rec.won == env.won and 0 < rec.cleared <= 1

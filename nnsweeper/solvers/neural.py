@@ -230,6 +230,8 @@ class NeuralSolver(Solver):
 
     def _pure_turn(self, game: _Turns, flags: np.ndarray, rng):
         grid = game.grid
+        # A wrong flag on a safe cell can be opened by a flood fill: drop it.
+        flags &= grid < 0
         unknown = (grid < 0) & ~flags
         if not unknown.any():
             if not flags.any():
