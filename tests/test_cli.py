@@ -172,7 +172,8 @@ def tiny_checkpoints(tmp_path_factory):
     held_out = {"data_seed_streams": [{"split": "train", "seeds": [2**62 + 5]}]}
     clash = {"data_seed_streams": [{"split": "val", "seeds": [int(game_seeds(0, 4)[2])]}]}
     paths = {}
-    configs = {"cnn": {"arch": "cnn", "channels": 4, "blocks": 1}, "gnn": {"arch": "gnn", "hidden": 8, "layers": 1}}
+    configs = {"cnn": {"arch": "cnn", "channels": 4, "blocks": 1},
+               "gnn": {"arch": "gnn", "hidden": 8, "layers": 1}}
     for arch, config in configs.items():
         model = MineModel.from_config(config)
         paths[arch] = save_checkpoint(folder / f"{arch}.pt", model, extra=held_out)
