@@ -190,6 +190,25 @@ class Solver:
         """Make at least one move (or flag); return False when nothing can be done."""
         raise NotImplementedError
 
+    @classmethod
+    def certain_moves(cls, game: _Turns, flags: np.ndarray) -> bool | BoardAnalysis:
+        """Make the certain moves of a turn: the local rules, else the exact engine.
+
+        Returns True when a cell was revealed or flagged, False when no covered
+        unflagged cell is left, and the engine's :class:`BoardAnalysis` (its proven
+        mines already flagged) when nothing is certain and a guess is needed.
+        """
+        if cls.local_step(game, flags):
+            return True
+        if not ((game.grid < 0) & ~flags).any():
+            return False
+        a = game.analyze(flags)
+        flags |= a.mines
+        if a.safe.any():
+            game.reveal_all(a.safe, "engine")
+            return True
+        return a
+
     @staticmethod
     def local_step(game: _Turns, flags: np.ndarray) -> bool:
         """Apply the local rules once: flag new mines, reveal safe cells; True if either fired."""

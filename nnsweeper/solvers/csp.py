@@ -80,17 +80,10 @@ class CSPSolver(Solver):
         }
 
     def turn(self, game, flags, rng) -> bool:
-        if self.local_step(game, flags):
-            return True
-        grid = game.grid
-        if not ((grid < 0) & ~flags).any():
-            return False
-        a = game.analyze(flags)
-        flags |= a.mines
-        if a.safe.any():
-            game.reveal_all(a.safe, "engine")
-            return True
-        i, j = self.choose_guess(a, grid, flags, game.env.mines, rng)
+        a = self.certain_moves(game, flags)
+        if isinstance(a, bool):
+            return a
+        i, j = self.choose_guess(a, game.grid, flags, game.env.mines, rng)
         game.reveal(i, j, "guess", float(a.probabilities[i, j]))
         return True
 

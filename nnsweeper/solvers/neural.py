@@ -260,15 +260,9 @@ class NeuralSolver(Solver):
         return True
 
     def _hybrid_turn(self, game: _Turns, flags: np.ndarray, rng):
-        if self.local_step(game, flags):
-            return True
-        if not ((game.grid < 0) & ~flags).any():
-            return False
-        a = game.analyze(flags)
-        flags |= a.mines
-        if a.safe.any():
-            game.reveal_all(a.safe, "engine")
-            return True
+        a = self.certain_moves(game, flags)
+        if isinstance(a, bool):
+            return a
         p = yield from self._ask(game, flags)
         # The model gives the mines just flagged P = 1: they rank last, as in CSPSolver.
         i, j = rank_cells(p, a.unknown, game.grid, rng, self.tie_break, self.tolerance, coarse_ties=True)[0]
