@@ -228,3 +228,33 @@ def test_pure_solver_survives_its_own_wrong_flags():
     assert sum((env.mask[:5, -1] == 0).any() for env in envs) > 3
     for env, rec in zip(envs, records, strict=True):
         assert rec.won == env.won and 0 < rec.cleared <= 1
+
+
+@pytest.mark.parametrize("pool", [True, False])
+def test_interior_cells_share_one_probability(pool):
+    class Ramp:
+        """Exact frontier probabilities; interior cells get the exact value plus a ramp."""
+
+        def predict_proba(self, grids, totals, flags=None, batch_size=1):
+            out = []
+            for g, t, f in zip(grids, totals, flags, strict=True):
+                p = ns.mine_probabilities(g, int(t), f)
+                interior = (g < 0) & ~f & ~ns.grid.dilate(g >= 0)
+                ramp = np.linspace(-0.05, 0.05, g.size).reshape(g.shape)
+                out.append(np.where(interior, np.clip(p + ramp, 0, 1), p))
+            return out
+
+    solver = NeuralSolver("gnn", hybrid=True, pool_interior=pool)
+    solver._model = Ramp()
+    seen = []
+    original = solver._ask
+
+    def spy(game, flags):
+        p = yield from original(game, flags)
+        interior = (game.grid < 0) & ~flags & ~ns.grid.dilate(game.grid >= 0)
+        seen.append(np.unique(p[interior]).size if interior.any() else 1)
+        return p
+
+    solver._ask = spy
+    solver.play_many(*_envs(20, 9, 9, 12, base=3))
+    assert seen and (max(seen) == 1) is pool

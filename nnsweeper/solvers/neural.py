@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnsweeper.grid import dilate
 from nnsweeper.solvers.base import GameRecord, Solver, _Turns
 from nnsweeper.solvers.csp import TIE_BREAKS, rank_cells
 
@@ -82,6 +83,11 @@ class NeuralSolver(Solver):
         carry no real preference, and batching changes them by about 1e-7.
     device : str, default "cpu"
         Where a model loaded by name or path runs ("cpu", "cuda", "auto").
+    pool_interior : bool, default True
+        Give every interior cell (covered, unflagged, with no revealed neighbour) the
+        mean of the model's probabilities for them: such cells are exchangeable given
+        the frontier, so differences between them are the model's noise (the GNN
+        already gives them one value; a CNN does not).
     arch : {"cnn", "gnn"}, optional
         The architecture ``model`` must have (the registry's solvers set it).
     batch_size : int, default 512
@@ -91,7 +97,8 @@ class NeuralSolver(Solver):
     name = "neural"
 
     def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=0.002, flag_above=0.995,
-                 tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512, arch=None):
+                 tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512, pool_interior=True,
+                 arch=None):
         super().__init__(start=start)
         from nnsweeper.models import ARCHS, MineModel
 
@@ -116,6 +123,7 @@ class NeuralSolver(Solver):
         self.tolerance = _unit("tolerance", tolerance, upper_open=True)
         self.device = device
         self.batch_size = batch_size
+        self.pool_interior = bool(pool_interior)
         self.arch = arch
         self.model_source = model if isinstance(model, MineModel) else os.fspath(model)
         self._model = model if isinstance(model, MineModel) else None
@@ -130,6 +138,7 @@ class NeuralSolver(Solver):
             "flag_above": self.flag_above,
             "tie_break": self.tie_break,
             "tolerance": self.tolerance,
+            "pool_interior": self.pool_interior,
         }
 
     def __getstate__(self) -> dict:
@@ -219,7 +228,14 @@ class NeuralSolver(Solver):
     def _ask(self, game: _Turns, flags: np.ndarray) -> Generator[ModelRequest, np.ndarray, np.ndarray]:
         game.record.model_calls += 1
         p = yield ModelRequest(game.grid.copy(), int(game.env.mines), flags.copy())
-        return np.asarray(p, dtype=float)
+        p = np.array(p, dtype=float)
+        if self.pool_interior:
+            # Interior cells are exchangeable given the frontier: they share one probability.
+            grid = game.grid
+            interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
+            if interior.any():
+                p[interior] = p[interior].mean()
+        return p
 
     @staticmethod
     def _reveal_pick(game: _Turns, i: int, j: int, kind: str, probability: float) -> None:
