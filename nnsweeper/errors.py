@@ -66,3 +66,13 @@ def check_int(name: str, value, minimum: int, error: type[ValueError] = ValueErr
     if value < minimum:
         raise error(f"{name} must be at least {minimum}; got {value}")
     return int(value)
+
+
+def check_unit(name: str, value, *, open_low: bool = False, open_high: bool = False,
+               error: type[ValueError] = ValueError) -> float:
+    """``value`` as a float in [0, 1] (each end open when asked), or ``error`` naming it."""
+    number = not isinstance(value, bool) and isinstance(value, numbers.Real)
+    if not (number and (0 < value if open_low else 0 <= value) and (value < 1 if open_high else value <= 1)):
+        interval = ("(" if open_low else "[") + "0, 1" + (")" if open_high else "]")
+        raise error(f"{name} must be a number in {interval}; got {value!r}")
+    return float(value)

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
-from nnsweeper.errors import NnsweeperError
+from nnsweeper.errors import NnsweeperError, check_unit
 from nnsweeper.fileio import atomic_path
 
 __all__ = [
@@ -119,17 +119,6 @@ def _check_range(name: str, arr: np.ndarray, low: float, high: float | None) -> 
     if bad.any():
         rule = f"at least {low:g}" if high is None else f"in [{low:g}, {high:g}]"
         raise PredictionError(f"{name} must be {rule}; got {arr[bad].flat[0]} at index {_first(bad)}")
-
-
-def _check_unit(name: str, value, *, open_low: bool = False, open_high: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise PredictionError(f"{name} must be a finite number; got {value!r}")
-    low_ok = value > 0 if open_low else value >= 0
-    high_ok = value < 1 if open_high else value <= 1
-    if not (low_ok and high_ok):
-        interval = ("(" if open_low else "[") + "0, 1" + (")" if open_high else "]")
-        raise PredictionError(f"{name} must be in {interval}; got {value!r}")
-    return float(value)
 
 
 def _check_bins(bins) -> int:
@@ -458,7 +447,8 @@ def metrics(preds: PredictionSet, *, safe_threshold: float = 0.02, bins: int = 1
             The options used, for the record.
     """
     preds = _check_preds(preds)
-    safe_threshold = _check_unit("safe_threshold", safe_threshold, open_low=True, open_high=True)
+    safe_threshold = check_unit("safe_threshold", safe_threshold, open_low=True, open_high=True,
+                                error=PredictionError)
     bins = _check_bins(bins)
 
     p_model, p_exact, y, w = preds.expanded()
@@ -529,7 +519,8 @@ def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float
         writes NaN as null.
     """
     preds = _check_preds(preds)
-    safe_threshold = _check_unit("safe_threshold", safe_threshold, open_low=True, open_high=True)
+    safe_threshold = check_unit("safe_threshold", safe_threshold, open_low=True, open_high=True,
+                                error=PredictionError)
     bins = _check_bins(bins)
     result = _regions(preds, safe_threshold, bins)
     if by is not None:

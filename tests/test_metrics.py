@@ -284,7 +284,7 @@ def test_bad_input_names_the_problem():
         PredictionSet([0.1], [0.1], [0], frontier=[2])
     with pytest.raises(PredictionError, match="mine must hold numbers; got dtype <U1"):
         PredictionSet([0.1], [0.1], ["x"])
-    with pytest.raises(PredictionError, match=r"safe_threshold must be in \(0, 1\); got 0"):
+    with pytest.raises(PredictionError, match=r"safe_threshold must be a number in \(0, 1\); got 0"):
         metrics(tiny(), safe_threshold=0)
     with pytest.raises(PredictionError, match="bins must be an integer of at least 1; got 0"):
         metrics(tiny(), bins=0)

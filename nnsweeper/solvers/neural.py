@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnsweeper.errors import check_unit
 from nnsweeper.grid import dilate
 from nnsweeper.solvers.base import GameRecord, Solver, _Turns
 from nnsweeper.solvers.csp import TIE_BREAKS, rank_cells
@@ -42,15 +43,6 @@ class ModelRequest:
     grid: np.ndarray
     total_mines: int
     flags: np.ndarray
-
-
-def _unit(name: str, value, *, upper_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
-        0 <= value < 1 if upper_open else 0 <= value <= 1
-    ):
-        interval = "[0, 1)" if upper_open else "[0, 1]"
-        raise ValueError(f"{name} must be a number in {interval}; got {value!r}")
-    return float(value)
 
 
 class NeuralSolver(Solver):
@@ -72,8 +64,7 @@ class NeuralSolver(Solver):
     flag_above : float, default 0.995
         Pure play: covered cells the model gives more than this are flagged and
         passed to the model as known mines (1 never flags). Flags never outnumber the
-        mines; should every covered cell end up flagged, the least likely flag is
-        lifted and that cell opened.
+        mines, and a flag on a cell that a flood fill opened is dropped.
     tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default "prob_zero"
         Among cells whose probabilities fall in the same ``tolerance`` level, as for
         :class:`~nnsweeper.CSPSolver` (computed from the model's probabilities).
@@ -115,12 +106,12 @@ class NeuralSolver(Solver):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer of at least 1; got {batch_size!r}")
         self.hybrid = bool(hybrid)
-        self.open_below = _unit("open_below", open_below, upper_open=True)
-        self.flag_above = _unit("flag_above", flag_above)
+        self.open_below = check_unit("open_below", open_below, open_high=True)
+        self.flag_above = check_unit("flag_above", flag_above)
         if self.flag_above <= self.open_below:
             raise ValueError(f"flag_above ({flag_above}) must be above open_below ({open_below})")
         self.tie_break = tie_break
-        self.tolerance = _unit("tolerance", tolerance, upper_open=True)
+        self.tolerance = check_unit("tolerance", tolerance, open_high=True)
         self.device = device
         self.batch_size = batch_size
         self.pool_interior = bool(pool_interior)
@@ -250,17 +241,12 @@ class NeuralSolver(Solver):
         flags &= grid < 0
         unknown = (grid < 0) & ~flags
         if not unknown.any():
-            if not flags.any():
-                return False
-            # Every covered cell is flagged yet the game goes on: a flag is wrong.
-            p = yield from self._ask(game, np.zeros_like(flags))
-            i, j = np.argwhere(flags)[np.argmin(p[flags])]
-            flags[i, j] = False
-            self._reveal_pick(game, i, j, "model", float(p[i, j]))
-            return True
+            # Not reached in a game that goes on: flags never outnumber the mines, so
+            # a covered safe cell is always unflagged.
+            return False
         p = yield from self._ask(game, flags)
         sure = unknown & (p > self.flag_above)
-        if sure.any() and flags.sum() + sure.sum() <= game.env.mines and sure.sum() < unknown.sum():
+        if sure.any() and flags.sum() + sure.sum() <= game.env.mines:
             flags |= sure
             unknown &= ~sure
         low = unknown & (p < self.open_below)
