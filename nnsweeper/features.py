@@ -46,7 +46,9 @@ __all__ = [
     "graph_globals",
     "build_graph",
     "build_graphs",
+    "build_graph_batch",
     "graph_to_grid",
+    "batch_to_grids",
 ]
 
 #: Channels of :func:`encode_grid`, in order.
@@ -317,9 +319,9 @@ def graph_globals(grid, total_mines, flags=None) -> np.ndarray:
     return _globals(total, f, *_masks(g, f))
 
 
-def _neighbour_ids(ids: np.ndarray, pi: np.ndarray, pj: np.ndarray) -> np.ndarray:
-    """Ids (from a (r+2, c+2) array padded with -1) of the 8 neighbours of each cell: (n, 8)."""
-    return ids[pi[:, None] + 1 + _DI[None, :], pj[:, None] + 1 + _DJ[None, :]]
+def _neighbour_ids(ids: np.ndarray, pb: np.ndarray, pi: np.ndarray, pj: np.ndarray) -> np.ndarray:
+    """Ids (from a (B, r+2, c+2) array padded with -1) of the 8 neighbours of each cell: (n, 8)."""
+    return ids[pb[:, None], pi[:, None] + 1 + _DI[None, :], pj[:, None] + 1 + _DJ[None, :]]
 
 
 def _pairs(nb: np.ndarray) -> np.ndarray:
@@ -389,68 +391,10 @@ def build_graph(
         As :func:`encode_grid`, or targets of the wrong shape or type.
     """
     g, total, f = _validate(grid, total_mines, flags)
-    rows, cols = g.shape
-    revealed, unknown, frontier = _masks(g, f)
-    glob = _globals(total, f, revealed, unknown, frontier)
-
-    unk_nb = neighbour_sum(unknown)
-    flag_nb = neighbour_sum(f)
-    constraint = revealed & (unk_nb > 0)
-
-    fi, fj = np.nonzero(frontier)
-    ci, cj = np.nonzero(constraint)
-    n_cell, n_con = fi.size, ci.size
-
-    # Cell features: how the cell sits between constraints, other unknown cells (and
-    # how many of those are interior), flags and the board's edge.
-    board_nb = neighbour_sum(np.ones_like(revealed))
-    cell_counts = np.stack(
-        [
-            neighbour_sum(constraint)[fi, fj],
-            unk_nb[fi, fj],
-            flag_nb[fi, fj],
-            neighbour_sum(unknown & ~frontier)[fi, fj],
-            board_nb[fi, fj],
-        ],
-        axis=1,
-    ).astype(np.float32) / 8
-    cell_x = np.concatenate([cell_counts, np.broadcast_to(glob, (n_cell, glob.size))], axis=1)
-
-    number = g[ci, cj].astype(np.float32)
-    need = number - flag_nb[ci, cj]
-    free = unk_nb[ci, cj].astype(np.float32)
-    con_x = np.concatenate(
-        [
-            np.stack([need / 8, free / 8, need / np.maximum(free, 1), number / 8], axis=1),
-            np.broadcast_to(glob, (n_con, glob.size)),
-        ],
-        axis=1,
-    ).astype(np.float32)
-
-    # Node ids on a board padded with -1, then neighbour ids by shifted gathers.
-    cell_id = np.full((rows + 2, cols + 2), -1, dtype=np.int64)
-    cell_id[fi + 1, fj + 1] = np.arange(n_cell)
-    con_id = np.full((rows + 2, cols + 2), -1, dtype=np.int64)
-    con_id[ci + 1, cj + 1] = np.arange(n_con)
-    e_in = _pairs(_neighbour_ids(con_id, fi, fj))
-
-    data = HeteroData()
-    data["cell"].x = torch.from_numpy(np.ascontiguousarray(cell_x, dtype=np.float32))
-    data["cell"].pos = torch.from_numpy(np.stack([fi, fj], axis=1).astype(np.int64))
-    data["constraint"].x = torch.from_numpy(con_x)
-    data["constraint"].pos = torch.from_numpy(np.stack([ci, cj], axis=1).astype(np.int64))
-    data[_EDGE_IN].edge_index = torch.from_numpy(e_in)
-    data[_EDGE_HAS].edge_index = torch.from_numpy(np.ascontiguousarray(e_in[::-1]))
-    if cell_edges:
-        data[_EDGE_NEAR].edge_index = torch.from_numpy(_pairs(_neighbour_ids(cell_id, fi, fj)))
-
-    n_unknown = int(unknown.sum())
-    interior = unknown & ~frontier
-    data.globals = torch.from_numpy(glob[None].copy())
-    data.mines_left = torch.tensor([total - int(f.sum())], dtype=torch.int64)
-    data.n_interior = torch.tensor([n_unknown - n_cell], dtype=torch.int64)
-    data.rows = torch.tensor([rows], dtype=torch.int64)
-    data.cols = torch.tensor([cols], dtype=torch.int64)
+    arrays = _graph_arrays(g[None], np.array([total], dtype=np.int64), f[None], cell_edges)
+    data = _graph_data(arrays, batched=False)
+    _, fi, fj = arrays["cell_at"]
+    interior = (g == -1) & ~f & ~dilate(g >= 0)
 
     if probabilities is not None:
         p = _grid_target("probabilities", probabilities, g.shape, "prob")
@@ -462,6 +406,109 @@ def build_graph(
         m = _grid_target("mines", mines, g.shape, "bool")
         data["cell"].y_mine = torch.from_numpy(m[fi, fj].astype(np.float32))
         data.interior_mines = torch.tensor([int((m & interior).sum())], dtype=torch.int64)
+    return data
+
+
+def _graph_arrays(g: np.ndarray, total: np.ndarray, f: np.ndarray, cell_edges: bool) -> dict:
+    """The graphs of validated boards ``(B, r, c)`` of one shape, as numpy arrays.
+
+    Nodes are numbered across the boards (board by board, row-major within a board),
+    so the arrays are those of ``Batch.from_data_list`` of the boards' graphs: node
+    features, ``(board, row, col)`` of every node, edge indices sorted by source then
+    target, and the graph-level values, one row per board.
+    """
+    n, rows, cols = g.shape
+    revealed = g >= 0
+    unknown = (g == -1) & ~f
+    frontier = unknown & dilate(revealed)
+
+    n_unknown = unknown.sum(axis=(1, 2))
+    n_frontier = frontier.sum(axis=(1, 2))
+    mines_left = total - f.sum(axis=(1, 2))
+    per_unknown = np.where(n_unknown > 0, 1.0 / np.maximum(n_unknown, 1), 0.0)
+    glob = np.stack(
+        [
+            mines_left * per_unknown,
+            (n_unknown - n_frontier) * per_unknown,
+            n_frontier * per_unknown,
+            revealed.sum(axis=(1, 2)) / (rows * cols),
+            total / (rows * cols),
+        ],
+        axis=1,
+    ).astype(np.float32)
+
+    unk_nb = neighbour_sum(unknown)
+    flag_nb = neighbour_sum(f)
+    constraint = revealed & (unk_nb > 0)
+    fb, fi, fj = np.nonzero(frontier)
+    cb, ci, cj = np.nonzero(constraint)
+    n_cell, n_con = fi.size, ci.size
+
+    # Cell features: how the cell sits between constraints, other unknown cells (and
+    # how many of those are interior), flags and the board's edge.
+    board_nb = neighbour_sum(np.ones((rows, cols), dtype=bool))
+    cell_counts = np.stack(
+        [
+            neighbour_sum(constraint)[fb, fi, fj],
+            unk_nb[fb, fi, fj],
+            flag_nb[fb, fi, fj],
+            neighbour_sum(unknown & ~frontier)[fb, fi, fj],
+            board_nb[fi, fj],
+        ],
+        axis=1,
+    ).astype(np.float32) / 8
+    cell_x = np.concatenate([cell_counts, glob[fb]], axis=1)
+
+    number = g[cb, ci, cj].astype(np.float32)
+    need = number - flag_nb[cb, ci, cj]
+    free = unk_nb[cb, ci, cj].astype(np.float32)
+    con_x = np.concatenate(
+        [np.stack([need / 8, free / 8, need / np.maximum(free, 1), number / 8], axis=1), glob[cb]],
+        axis=1,
+    ).astype(np.float32)
+
+    # Node ids on boards padded with -1, then neighbour ids by shifted gathers.
+    cell_id = np.full((n, rows + 2, cols + 2), -1, dtype=np.int64)
+    cell_id[fb, fi + 1, fj + 1] = np.arange(n_cell)
+    con_id = np.full((n, rows + 2, cols + 2), -1, dtype=np.int64)
+    con_id[cb, ci + 1, cj + 1] = np.arange(n_con)
+    e_in = _pairs(_neighbour_ids(con_id, fb, fi, fj))
+    return {
+        "cell_x": np.ascontiguousarray(cell_x, dtype=np.float32),
+        "cell_at": (fb, fi, fj),
+        "con_x": con_x,
+        "con_at": (cb, ci, cj),
+        "e_in": e_in,
+        "e_near": _pairs(_neighbour_ids(cell_id, fb, fi, fj)) if cell_edges else None,
+        "globals": glob,
+        "mines_left": mines_left.astype(np.int64),
+        "n_interior": (n_unknown - n_frontier).astype(np.int64),
+        "shape": (n, rows, cols),
+    }
+
+
+def _graph_data(arrays: dict, *, batched: bool) -> HeteroData:
+    """A ``HeteroData`` from :func:`_graph_arrays`; with ``batched``, node stores carry
+    ``batch`` and ``ptr`` as in a ``Batch``."""
+    n, rows, cols = arrays["shape"]
+    data = HeteroData()
+    for t, x_key, at_key in (("cell", "cell_x", "cell_at"), ("constraint", "con_x", "con_at")):
+        b, i, j = arrays[at_key]
+        data[t].x = torch.from_numpy(arrays[x_key])
+        data[t].pos = torch.from_numpy(np.stack([i, j], axis=1).astype(np.int64))
+        if batched:
+            data[t].batch = torch.from_numpy(b.astype(np.int64))
+            data[t].ptr = torch.from_numpy(np.searchsorted(b, np.arange(n + 1)).astype(np.int64))
+    e_in = arrays["e_in"]
+    data[_EDGE_IN].edge_index = torch.from_numpy(e_in)
+    data[_EDGE_HAS].edge_index = torch.from_numpy(np.ascontiguousarray(e_in[::-1]))
+    if arrays["e_near"] is not None:
+        data[_EDGE_NEAR].edge_index = torch.from_numpy(arrays["e_near"])
+    data.globals = torch.from_numpy(arrays["globals"])
+    data.mines_left = torch.from_numpy(arrays["mines_left"])
+    data.n_interior = torch.from_numpy(arrays["n_interior"])
+    data.rows = torch.full((n,), rows, dtype=torch.int64)
+    data.cols = torch.full((n,), cols, dtype=torch.int64)
     return data
 
 
@@ -528,6 +575,66 @@ def build_graphs(
         except (InvalidBoardError, InconsistentBoardError) as exc:
             raise type(exc)(f"board {b}: {exc}") from None
     return Batch.from_data_list(graphs)
+
+
+def build_graph_batch(grids, total_mines, flags=None, *, cell_edges: bool = True) -> HeteroData:
+    """The graphs of many boards of one shape, batched, in one vectorised pass.
+
+    The same tensors as ``build_graphs(grids, total_mines, flags)`` (node features,
+    positions, edges, graph-level values, and ``batch`` and ``ptr`` on both node
+    stores), without building a ``HeteroData`` per board: the fast input of
+    :meth:`nnsweeper.models.MineGNN.predict_proba`. Targets are not attached.
+
+    Parameters
+    ----------
+    grids : array_like of int, shape (boards, rows, cols)
+        The boards, all of one shape.
+    total_mines : int or array_like of int, shape (boards,)
+        Mines on each board.
+    flags : array_like of bool, shape (boards, rows, cols), optional
+        Per-board flags.
+    cell_edges : bool, default True
+        As for :func:`build_graph`.
+
+    Returns
+    -------
+    HeteroData
+        A batch of ``boards`` graphs (``globals`` (boards, G), ``mines_left``
+        (boards,), ...).
+
+    Raises
+    ------
+    InvalidBoardError, InconsistentBoardError
+        As :func:`encode_grids` (boards of several shapes included).
+    """
+    g, total, f = _validate_batch(grids, total_mines, flags)
+    return _graph_data(_graph_arrays(g, total, f, cell_edges), batched=True)
+
+
+def batch_to_grids(data, cell_values, interior_values, grids, flags=None) -> np.ndarray:
+    """Scatter per-node values of :func:`build_graph_batch`'s batch back onto its boards.
+
+    The batch version of :func:`graph_to_grid`: ``cell_values`` has one value per
+    cell node of the batch and ``interior_values`` one per board. Returns float64
+    ``(boards, rows, cols)``: the cell values at frontier cells, the board's interior
+    value at its other covered unflagged cells, 0 at revealed cells and 1 at flags.
+    """
+    g = np.asarray(grids)
+    f = np.zeros(g.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
+    batch = _as_numpy(data["cell"].batch).astype(np.int64)
+    pos = _as_numpy(data["cell"].pos).astype(np.int64).reshape(-1, 2)
+    values = _as_numpy(cell_values).astype(np.float64).reshape(-1)
+    inner = _as_numpy(interior_values).astype(np.float64).reshape(-1)
+    if values.size != batch.size or inner.size != g.shape[0]:
+        raise InvalidBoardError(
+            f"need one value per cell node ({batch.size}) and one interior value per board "
+            f"({g.shape[0]}); got {values.size} and {inner.size}"
+        )
+    unknown = (g == -1) & ~f
+    out = np.where(unknown, inner[:, None, None], 0.0)
+    out[f] = 1.0
+    out[batch, pos[:, 0], pos[:, 1]] = values
+    return out
 
 
 def _as_numpy(value) -> np.ndarray:

@@ -22,22 +22,23 @@ def neighbour_sum(a: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    a : ndarray of shape (rows, cols)
-        Numbers or booleans.
+    a : ndarray of shape (rows, cols) or (..., rows, cols)
+        Numbers or booleans: one board or a stack of boards (summed over the last two
+        axes).
 
     Returns
     -------
-    ndarray of shape (rows, cols)
+    ndarray of ``a``'s shape
         float64 for float input, int64 otherwise.
     """
     a = np.asarray(a)
-    r, c = a.shape
-    p = np.zeros((r + 2, c + 2), dtype=np.float64 if a.dtype.kind == "f" else np.int64)
-    p[1:-1, 1:-1] = a
+    *lead, r, c = a.shape
+    p = np.zeros((*lead, r + 2, c + 2), dtype=np.float64 if a.dtype.kind == "f" else np.int64)
+    p[..., 1:-1, 1:-1] = a
     return (
-        p[:-2, :-2] + p[:-2, 1:-1] + p[:-2, 2:]
-        + p[1:-1, :-2] + p[1:-1, 2:]
-        + p[2:, :-2] + p[2:, 1:-1] + p[2:, 2:]
+        p[..., :-2, :-2] + p[..., :-2, 1:-1] + p[..., :-2, 2:]
+        + p[..., 1:-1, :-2] + p[..., 1:-1, 2:]
+        + p[..., 2:, :-2] + p[..., 2:, 1:-1] + p[..., 2:, 2:]
     )
 
 

@@ -16,7 +16,9 @@ from nnsweeper.features import (
     CONSTRAINT_FEATURES,
     GLOBAL_FEATURES,
     GRID_CHANNELS,
+    batch_to_grids,
     build_graph,
+    build_graph_batch,
     build_graphs,
     encode_grid,
     encode_grids,
@@ -362,6 +364,46 @@ def test_batch_of_mixed_boards(hand):
     assert parts[0].globals.shape == (2, len(GLOBAL_FEATURES))
     assert parts[1]["cell"].x.shape[0] == n_cells[2] + n_cells[3]
     assert parts[0]["cell"].x.shape[0] == n_cells[0] + n_cells[1]
+
+
+@pytest.mark.parametrize("cell_edges", [True, False])
+def test_vectorised_batch_equals_collated_graphs(hand, cell_edges):
+    # Boards of one shape in every state: fresh, mid-game with flags, nearly solved.
+    boards = [midgame(s, 9, 9, 10, reveals=r) for s, r in [(0, 0), (1, 3), (2, 12), (3, 40)]]
+    boards += [(np.full((9, 9), -1), 10, None, None)]
+    grids = np.stack([b[0] for b in boards])
+    totals = [b[1] for b in boards]
+    flags = np.stack([np.zeros((9, 9), bool) if b[2] is None else b[2] for b in boards])
+    want = Batch.from_data_list([build_graph(g, t, f, cell_edges=cell_edges)
+                                 for g, t, f in zip(grids, totals, flags, strict=True)])
+    got = build_graph_batch(grids, totals, flags, cell_edges=cell_edges)
+    for t in ("cell", "constraint"):
+        for key in ("x", "pos", "batch", "ptr"):
+            assert torch.equal(got[t][key], want[t][key]), (t, key)
+    for et in want.edge_types:
+        assert torch.equal(got[et].edge_index, want[et].edge_index), et
+    assert set(got.edge_types) == set(want.edge_types)
+    for key in ("globals", "mines_left", "n_interior", "rows", "cols"):
+        assert torch.equal(got[key], want[key]), key
+
+    # Scattered back: as graph_to_grid board by board.
+    cell_values = np.arange(got["cell"].num_nodes) / 100.0
+    inner = np.linspace(0.1, 0.5, len(boards))
+    back = batch_to_grids(got, cell_values, inner, grids, flags)
+    ptr = got["cell"].ptr.tolist()
+    for b, (g, t, f) in enumerate(zip(grids, totals, flags, strict=True)):
+        one = graph_to_grid(build_graph(g, t, f), cell_values[ptr[b] : ptr[b + 1]], inner[b], g, f)
+        np.testing.assert_array_equal(back[b], one)
+    with pytest.raises(InvalidBoardError, match=r"one interior value per board \(5\); got 4"):
+        batch_to_grids(got, cell_values, inner[:4], grids, flags)
+
+
+def test_vectorised_batch_refuses_bad_boards(hand):
+    grid, total, flags = hand
+    with pytest.raises(InvalidBoardError, match="same shape"):
+        build_graph_batch([grid, np.full((2, 2), -1)], [3, 1])
+    with pytest.raises(InconsistentBoardError, match="board 1: "):
+        build_graph_batch([grid, grid], [3, 20], [flags, flags])
 
 
 def test_graph_to_grid_round_trip(hand):

@@ -474,3 +474,17 @@ def test_seed_helpers_on_env():
     comps = seed_notebook.componentize(env, frontier)
     assert sorted(c for comp in comps for c in comp) == sorted(frontier)
     assert sorted(seed_notebook.neighbors(env, 0, 0)) == [(0, 1), (1, 0), (1, 1)]
+
+
+def test_neighbour_sum_and_dilate_on_stacks_of_boards():
+    from nnsweeper.grid import dilate, neighbour_sum
+
+    a = np.array([[1, 0, 0], [0, 0, 2], [0, 3, 0]])
+    assert neighbour_sum(a).tolist() == [[0, 3, 2], [4, 6, 3], [3, 2, 5]]
+    assert dilate(a == 1).tolist() == [[True, True, False], [True, True, False], [False, False, False]]
+    stack = np.random.default_rng(0).integers(0, 2, size=(2, 3, 4, 5)).astype(bool)
+    for f in (neighbour_sum, dilate):
+        out = f(stack)
+        assert out.shape == stack.shape
+        for k in np.ndindex(2, 3):
+            np.testing.assert_array_equal(out[k], f(stack[k]))

@@ -199,6 +199,37 @@ def board_error(exc: Exception, b: int, n: int) -> Exception:
     return type(exc)(f"board {b}: {exc}")
 
 
+def board_batches(grids: list, totals: list, flags: list, batch_size: int, build_batch, build_one):
+    """Model inputs for many boards: boards of one shape together, ``batch_size`` at a time.
+
+    Yields ``(indices, grids (k, r, c), flags (k, r, c) bool, build_batch(grids, totals,
+    flags))`` for chunks of boards of one shape, in order of first appearance. When
+    ``build_batch`` refuses a chunk, ``build_one(grid, total, flags)`` is run on its
+    boards one by one, so the error names the board at fault (:func:`board_error`).
+    """
+    n = len(grids)
+    boards = [np.asarray(g) for g in grids]
+    groups: dict[tuple, list[int]] = {}
+    for b, g in enumerate(boards):
+        groups.setdefault(g.shape, []).append(b)
+    for members in groups.values():
+        for start in range(0, len(members), batch_size):
+            chunk = members[start : start + batch_size]
+            try:
+                g = np.stack([boards[b] for b in chunk])
+                f = np.stack([np.zeros(g.shape[1:], dtype=bool) if flags[b] is None else np.asarray(flags[b])
+                              for b in chunk])
+                inputs = build_batch(g, [totals[b] for b in chunk], f)
+            except (InvalidBoardError, InconsistentBoardError, ValueError, TypeError):
+                for b in chunk:
+                    try:
+                        build_one(grids[b], totals[b], flags[b])
+                    except (InvalidBoardError, InconsistentBoardError) as exc:
+                        raise board_error(exc, b, n) from None
+                raise
+            yield chunk, g, f.astype(bool), inputs
+
+
 # --------------------------------------------------------------------------- the base class
 class MineModel(torch.nn.Module):
     """Base class of the mine predictors: configuration, prediction and training interface.

@@ -17,9 +17,8 @@ import torch
 from torch import nn
 
 from nnsweeper import features
-from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
 
-from .base import MineModel, ModelError, board_error, config_choice, config_int
+from .base import MineModel, ModelError, board_batches, config_choice, config_int
 
 __all__ = ["MineCNN"]
 
@@ -32,6 +31,10 @@ def _norm(kind: str, channels: int) -> nn.Module:
         # Per-board statistics only (no running averages): train and eval behave alike.
         return nn.GroupNorm(math.gcd(channels, 8), channels)
     return nn.Identity()
+
+
+_COVERED = features.GRID_CHANNELS.index("covered")
+_FLAGGED = features.GRID_CHANNELS.index("flagged")
 
 
 class _Block(nn.Module):
@@ -184,29 +187,13 @@ class MineCNN(MineModel):
         }
 
     def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
-        n = len(grids)
-        encoded, groups = [], {}
-        for b in range(n):
-            try:
-                x = features.encode_grid(grids[b], totals[b], flags[b])
-            except (InvalidBoardError, InconsistentBoardError) as exc:
-                raise board_error(exc, b, n) from None
-            encoded.append(x)
-            groups.setdefault(x.shape[1:], []).append(b)
-
-        ch = features.GRID_CHANNELS
-        i_cov, i_flag = ch.index("covered"), ch.index("flagged")
-        out: list[np.ndarray] = [np.empty(0)] * n
-        dev = self.device
-        for members in groups.values():
-            for start in range(0, len(members), batch_size):
-                chunk = members[start : start + batch_size]
-                x = np.stack([encoded[b] for b in chunk])
-                logits = self(torch.from_numpy(x).to(dev)).double()
-                probs = torch.sigmoid(logits).cpu().numpy()
-                for k, b in enumerate(chunk):
-                    unknown = x[k, i_cov] > 0
-                    p = np.where(unknown, probs[k], 0.0)
-                    p[x[k, i_flag] > 0] = 1.0
-                    out[b] = p
+        out: list[np.ndarray] = [np.empty(0)] * len(grids)
+        for chunk, _, _, x in board_batches(grids, totals, flags, batch_size,
+                                            features.encode_grids, features.encode_grid):
+            probs = torch.sigmoid(self(torch.from_numpy(x).to(self.device)).double()).cpu().numpy()
+            # The encoding's own masks: exact 0 at revealed cells, 1 at flags.
+            p = np.where(x[:, _COVERED] > 0, probs, 0.0)
+            p[x[:, _FLAGGED] > 0] = 1.0
+            for k, b in enumerate(chunk):
+                out[b] = p[k]
         return out

@@ -15,14 +15,13 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from torch import nn
-from torch_geometric.data import Batch, HeteroData
+from torch_geometric.data import HeteroData
 from torch_geometric.nn import GATv2Conv, GraphConv, HeteroConv, SAGEConv
 from torch_geometric.utils import scatter
 
 from nnsweeper import features
-from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
 
-from .base import MineModel, ModelError, board_error, config_bool, config_choice, config_int
+from .base import MineModel, ModelError, board_batches, config_bool, config_choice, config_int
 
 __all__ = ["MineGNN", "CONVS"]
 
@@ -240,24 +239,16 @@ class MineGNN(MineModel):
 
     # ----------------------------------------------------------------- prediction
     def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
-        n = len(grids)
-        cell_edges = self.config["cell_edges"]
-        out: list[np.ndarray] = []
-        for start in range(0, n, batch_size):
-            graphs = []
-            for b in range(start, min(n, start + batch_size)):
-                try:
-                    graphs.append(features.build_graph(grids[b], totals[b], flags[b], cell_edges=cell_edges))
-                except (InvalidBoardError, InconsistentBoardError) as exc:
-                    raise board_error(exc, b, n) from None
-            batch = Batch.from_data_list(graphs)
+        edges = {"cell_edges": self.config["cell_edges"]}
+        out: list[np.ndarray] = [np.empty(0)] * len(grids)
+        for chunk, g, f, batch in board_batches(
+            grids, totals, flags, batch_size,
+            lambda g, t, f: features.build_graph_batch(g, t, f, **edges),
+            lambda g, t, f: features.build_graph(g, t, f, **edges),
+        ):
             cell_logits, interior_logits = self(batch)
             cell_p = torch.sigmoid(cell_logits.double()).cpu().numpy()
             int_p = torch.sigmoid(interior_logits.double()).cpu().numpy()
-            ptr = batch["cell"].ptr.cpu().numpy()
-            for k, data in enumerate(graphs):
-                b = start + k
-                out.append(
-                    features.graph_to_grid(data, cell_p[ptr[k] : ptr[k + 1]], int_p[k], grids[b], flags[b])
-                )
+            for b, p in zip(chunk, features.batch_to_grids(batch, cell_p, int_p, g, f), strict=True):
+                out[b] = p
         return out
