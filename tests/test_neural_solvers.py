@@ -81,11 +81,20 @@ def test_pure_solver_moves_and_counts(models):
     envs, rngs = _envs(12)
     for rec in solver.play_many(envs, rngs):
         kinds = [m.kind for m in rec.moves]
-        assert kinds[0] == "first" and set(kinds[1:]) <= {"model"}
-        # One cell per call without open_below; every pick but a losing last one was safe.
-        assert rec.model_picks == len(rec.moves) - 1 == rec.model_calls
+        # Without open_below nothing is "almost surely safe": every pick is a guess.
+        assert kinds[0] == "first" and set(kinds[1:]) <= {"guess"}
+        # One cell per call; every pick but a losing last one was safe.
+        assert rec.model_picks == len(rec.moves) - 1 == rec.model_calls == rec.guesses
         assert rec.model_safe == rec.model_picks - (not rec.won)
         assert 0 < rec.cleared <= 1 and rec.cleared == 1.0 if rec.won else rec.cleared < 1
+
+    solver = get_solver("gnn", model=models["gnn"], open_below=0.01)
+    envs, rngs = _envs(12)
+    for rec in solver.play_many(envs, rngs):
+        # Cells below open_below are opened as "model" moves; the rest are guesses.
+        for m in rec.moves[1:]:
+            assert m.kind == ("model" if m.probability < 0.01 else "guess"), m
+        assert rec.model_picks == len(rec.moves) - 1 >= rec.model_calls >= rec.guesses
 
 
 def test_hybrid_asks_only_when_the_engine_is_stuck(models):

@@ -20,8 +20,9 @@ from nnsweeper.probability import BoardAnalysis, analyze
 __all__ = ["Move", "GameRecord", "Solver", "local_rules", "first_click_cell", "MOVE_KINDS"]
 
 #: Why a cell was revealed: the first click, a local single-point rule, a certainty
-#: from the exact engine, a guess (nothing was certain), or a neural model's choice
-#: made from its probabilities alone (the pure neural solvers, which prove nothing).
+#: from the exact engine, a guess (nothing was certain; for the pure neural solvers,
+#: nothing the model rated almost surely safe), or a cell a pure neural solver opened
+#: because its model rated it almost surely safe (``"model"``: nothing was proved).
 MOVE_KINDS = ("first", "local", "engine", "guess", "model")
 
 

@@ -5,7 +5,8 @@
 * **pure** (``hybrid=False``, registry names ``cnn`` and ``gnn``): every move comes
   from the model. Cells it rates almost surely mines are flagged (the models learned
   from boards whose proven mines were flagged), cells it rates almost surely safe are
-  opened together, and otherwise the covered cell it rates safest is opened.
+  opened together (moves of kind ``"model"``), and otherwise the covered cell it
+  rates safest is opened (a ``"guess"``, with the model's probability).
 * **hybrid** (``hybrid=True``, ``hybrid-cnn`` and ``hybrid-gnn``): the local rules and
   the exact engine make every certain move, exactly as :class:`~nnsweeper.CSPSolver`
   does, and the model is asked only when a guess is needed; its safest cell is the
@@ -257,8 +258,9 @@ class NeuralSolver(Solver):
                     if game.done:
                         break
             return True
+        # Nothing the model rates almost surely safe: its guess.
         i, j = rank_cells(p, unknown, grid, rng, self.tie_break, self.tolerance, coarse_ties=True)[0]
-        self._reveal_pick(game, i, j, "model", float(p[i, j]))
+        self._reveal_pick(game, i, j, "guess", float(p[i, j]))
         return True
 
     def _hybrid_turn(self, game: _Turns, flags: np.ndarray, rng):
