@@ -2,10 +2,11 @@
 
 ``nnsweeper eval`` plays solvers on fixed game seeds and writes a table (CSV and
 JSON) and a win-rate plot; ``nnsweeper compare`` does the same with the logic,
-neural and hybrid solvers on every 10x10 mine count from 5 to 30; ``nnsweeper
-analyze`` prints the exact mine probability of every cell of a board typed as text;
-``generate``, ``train`` and ``evaluate-model`` make datasets and models. Bad input
-ends with one line on stderr, ``nnsweeper: error: <message>``, and exit code 2.
+neural and hybrid solvers on every 10x10 mine count from 5 to 30; ``nnsweeper plot``
+redraws the plot of a saved table; ``nnsweeper analyze`` prints the exact mine
+probability of every cell of a board typed as text; ``generate``, ``train`` and
+``evaluate-model`` make datasets and models. Bad input ends with one line on stderr,
+``nnsweeper: error: <message>``, and exit code 2.
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="play solvers on fixed game seeds; write a table and a win-rate plot",
         description="Play each solver on the same games (seeds drawn from --base-seed, as "
         "in the seed notebook's eval_solver_over_mines) for every mine count or preset "
-        "board, print the results and write OUT.csv, OUT.json and OUT.png.",
+        "board, print the results and write OUT.csv, OUT.json (with every game's result) and "
+        "OUT.png (win rates; with csp and another solver, also each solver's difference from "
+        "csp).",
         epilog="example: nnsweeper eval --solvers single_point,csp --mines 5,10,15,20 "
         "--trials 1000 --jobs 2 --out eval/results/sp_vs_csp",
     )
@@ -131,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
         "models unless --cnn/--gnn name checkpoints) on the same held-out games: 10x10 "
         "boards with 5 to 30 mines by default, or the classic boards with --preset "
         "classic. Prints the table and writes OUT.csv, OUT.json and OUT.png (win rate "
-        "against mine count with 95%% intervals). The models' training seeds are checked "
+        "against mine count with 95%% intervals, and below it each solver's difference from "
+        "csp with its paired 95%% interval). The models' training seeds are checked "
         "against the evaluation seeds before any game is played.",
         epilog="example: nnsweeper compare --preset classic --start corner --trials 2000 "
         "--jobs 2 --out eval/results/compare_classic",
@@ -139,6 +143,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_play_options(co, solvers=_COMPARE_SOLVERS, mines=tuple(range(5, 31)), trials=_COMPARE_TRIALS,
                       out="compare", jobs=-1)
     co.set_defaults(handler=_cmd_eval)
+
+    pl = sub.add_parser(
+        "plot",
+        help="redraw the win-rate figure of a saved evaluation table",
+        description="Read a table written by eval or compare (OUT.json) and draw its figure again: "
+        "win rate per solver with 95%% intervals and, when the reference solver is in the table "
+        "with at least one other, each solver's difference from it below.",
+        epilog="example: nnsweeper plot eval/results/sweep_10x10.json --out sweep.png",
+    )
+    pl.add_argument("table", metavar="TABLE.json", help="an evaluation table (JSON)")
+    pl.add_argument("--out", default=None, metavar="PNG",
+                    help="the figure to write; its suffix picks the format (default: TABLE.png)")
+    pl.add_argument("--reference", default=None, metavar="SOLVER",
+                    help="the solver the others are compared with (default: csp when the table has it)")
+    pl.set_defaults(handler=_cmd_plot)
 
     _add_generate(sub)
     _add_train(sub)
@@ -425,20 +444,19 @@ def _cmd_eval(args, argv) -> int:
 
         boards = list(PRESETS) if args.preset == "classic" else [args.preset]
         table = evaluate(solvers, boards=boards, **common)
-        x, where = "board", ", ".join(boards)
+        x = "board"
     else:
         rows = args.rows or _DEFAULT_SIZE
         cols = args.cols or _DEFAULT_SIZE
         mines = args.mines or args.default_mines
         table = evaluate(solvers, mines, rows=rows, cols=cols, **common)
-        x, where = "mines", f"{rows}x{cols}"
+        x = "mines"
     table.metadata["command"] = shlex.join([PROG, *argv])
 
     paths = [out.with_name(out.name + s) for s in _OUT_SUFFIXES]
     table.to_csv(paths[0])
     table.to_json(paths[1])
-    _save_plot(table, paths[2], x=x,
-               title=f"{where}, {args.first_click} first click, {args.trials} games per point")
+    _save_plot(table, paths[2], x=x, title=_table_title(table, x))
     print(table)
     if not args.quiet:
         print("wrote " + ", ".join(str(p) for p in paths))
@@ -466,14 +484,57 @@ def _figure(size: tuple[float, float]):
     return fig
 
 
-def _save_plot(table, path: Path, *, x: str, title: str) -> None:
-    from nnsweeper.plots import plot_win_rate, save_figure
+def _save_plot(table, path: Path, *, x: str, title: str, reference: str = "csp") -> None:
+    from nnsweeper.plots import plot_evaluation, save_figure
 
-    fig = _figure((6.4, 4.2))
-    ax = fig.subplots()
-    plot_win_rate(table, ax, x=x)
-    ax.set_title(title, fontsize=10)
+    fig = _figure((6.4, 4.2))  # plot_evaluation sizes it for one or two panels
+    plot_evaluation(table, fig, x=x, reference=reference, title=title)
     save_figure(fig, path)
+
+
+def _cmd_plot(args, argv) -> int:
+    from nnsweeper.evaluation import EvalTable
+
+    source = Path(args.table)
+    if not source.is_file():
+        reason = "it is a folder" if source.is_dir() else "no such file"
+        raise ValueError(f"cannot read table {args.table!r}: {reason}")
+    table = EvalTable.from_json(source)
+    if len(table) == 0:
+        raise ValueError(f"{args.table} holds no rows to plot")
+    reference = args.reference
+    if reference is not None and reference not in table.solvers:
+        raise ValueError(
+            f"--reference must be one of the table's solvers ({', '.join(table.solvers)}); "
+            f"got {reference!r}"
+        )
+    out = Path(args.out) if args.out is not None else source.with_suffix(".png")
+    x = _table_axis(table)
+    _save_plot(table, out, x=x, title=_table_title(table, x), reference=reference or "csp")
+    print(f"wrote {out}")
+    return 0
+
+
+def _table_axis(table) -> str:
+    """The x axis eval used for a table: boards side by side for presets, else mine count."""
+    arguments = table.metadata.get("arguments")
+    if isinstance(arguments, dict) and "boards" in arguments:
+        return "board"
+    sizes = {(r["rows"], r["cols"]) for r in table}
+    named = any(r["board"] != f"{r['rows']}x{r['cols']}" for r in table)
+    return "board" if named or len(sizes) > 1 else "mines"
+
+
+def _table_title(table, x: str) -> str:
+    """The title eval gives a table's figure, read from its rows."""
+    if x == "board":
+        where = ", ".join(dict.fromkeys(r["board"] for r in table))
+    else:
+        where = ", ".join(dict.fromkeys(f"{r['rows']}x{r['cols']}" for r in table))
+    rules = "/".join(dict.fromkeys(r["first_click"] for r in table))
+    games = sorted({r["games"] for r in table})
+    count = str(games[0]) if len(games) == 1 else f"{games[0]}-{games[-1]}"
+    return f"{where}, {rules} first click, {count} games per point"
 
 
 def _cmd_analyze(args, argv) -> int:

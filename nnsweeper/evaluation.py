@@ -10,7 +10,13 @@ seed only, which is why the results do not depend on ``n_jobs``.
 :func:`eval_solver_over_mines` is the seed notebook's harness (win rate per mine
 count) for any ``solver_fn(env, rng) -> bool``; :func:`evaluate` returns an
 :class:`EvalTable` with counts, Wilson intervals, guesses, the share of the board
-cleared in lost games and time per game.
+cleared in lost games and time per game, and every game's result in seed order.
+
+Because every solver plays the same games, two solvers can be compared game by game:
+:meth:`EvalTable.difference` gives the difference of their win rates with a 95%
+interval that uses the pairing (:func:`newcombe_paired_interval`) when both rows carry
+the outcomes of the same games, and the interval for independent samples
+(:func:`newcombe_interval`) otherwise.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
 from nnsweeper.datasets.seeds import check_seed_overlap
 from nnsweeper.errors import InvalidRulesError
@@ -37,7 +43,16 @@ from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, MinesweeperEnv, Rules
 from nnsweeper.parallel import single_threaded_workers
 
-__all__ = ["EvalTable", "eval_solver_over_mines", "evaluate", "game_seeds"]
+__all__ = [
+    "EvalTable",
+    "eval_solver_over_mines",
+    "evaluate",
+    "game_seeds",
+    "newcombe_interval",
+    "newcombe_paired_interval",
+    "pack_outcomes",
+    "unpack_outcomes",
+]
 
 # Upper end (exclusive) of the seed notebook's game seeds.
 _SEED_HIGH = 2**31 - 1
@@ -393,7 +408,8 @@ def evaluate(
     -------
     EvalTable
         One row per solver and configuration, in the order given; see
-        :attr:`EvalTable.COLUMNS`.
+        :attr:`EvalTable.COLUMNS`. Each row also holds ``base_seed`` and ``outcomes``,
+        every game's result in seed order (see :func:`pack_outcomes`).
     """
     named = _resolve_solvers(solvers)
     configs = _resolve_boards(mines_list, rows, cols, boards, first_click)
@@ -411,7 +427,7 @@ def evaluate(
     jobs = [(named[name], callable(getattr(named[name], "play", None)), b) for name, b in keys]
     results = _run(jobs, seeds, first_click, n_jobs, bool(progress))
     rows_out = [
-        _summarise(name, board, first_click, record, games)
+        {**_summarise(name, board, first_click, record, games), "base_seed": int(base_seed)}
         for (name, board), (_, record, _), games in zip(keys, jobs, results, strict=True)
     ]
     from nnsweeper import __version__
@@ -477,7 +493,187 @@ def _summarise(name: str, board: _Board, first_click: str, record: bool, games) 
         "median_seconds": float(np.median(seconds)),
         "model_calls": float(calls.mean()) if calls.any() else math.nan,
         "model_safe_rate": float(safe.sum() / picks.sum()) if picks.any() else math.nan,
+        "outcomes": pack_outcomes(won),
     }
+
+
+# ------------------------------------------------------------------ outcomes
+def pack_outcomes(won) -> str:
+    """Per-game results as a compact hex string (the ``outcomes`` field of a row).
+
+    Parameters
+    ----------
+    won : array_like of bool, shape (games,)
+        Whether each game was won, in seed order.
+
+    Returns
+    -------
+    str
+        ``numpy.packbits(won).tobytes().hex()``: each byte holds eight games, the first
+        game in its highest bit, and the last byte is padded with zero bits. Each hex
+        digit therefore covers four consecutive games (``"c"`` = won, won, lost, lost).
+        Reading it back needs the number of games (:func:`unpack_outcomes`).
+    """
+    a = np.asarray(won)
+    if a.ndim != 1 or (a.dtype != bool and not np.isin(a, (0, 1)).all()):
+        raise ValueError(f"won must be a 1-D array of booleans (or 0/1); got {a!r}")
+    return np.packbits(a.astype(bool)).tobytes().hex()
+
+
+def unpack_outcomes(text: str, games: int) -> np.ndarray:
+    """The per-game results packed by :func:`pack_outcomes`.
+
+    Parameters
+    ----------
+    text : str
+        The hex string.
+    games : int
+        Number of games it holds.
+
+    Returns
+    -------
+    ndarray of bool, shape (games,)
+        Whether each game was won, in seed order.
+
+    Raises
+    ------
+    ValueError
+        ``text`` not a hex string of ``2 * ceil(games / 8)`` digits, or with a set
+        padding bit.
+    """
+    games = _check_int("games", games, 0)
+    digits = 2 * ((games + 7) // 8)
+    if not isinstance(text, str) or len(text) != digits:
+        raise ValueError(
+            f"outcomes must be a hex string of {digits} digits for {games} games; got {text!r:.60}"
+        )
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raise ValueError(f"outcomes must hold hex digits 0-9a-f only; got {text!r:.60}") from None
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8))
+    if bits[games:].any():
+        raise ValueError(
+            f"outcomes holds more than {games} games: a padding bit after game {games} is set"
+        )
+    return bits[:games].astype(bool)
+
+
+# ----------------------------------------------------------------- intervals
+def _z(confidence) -> float:
+    if (isinstance(confidence, bool) or not isinstance(confidence, numbers.Real)
+            or not 0 < confidence < 1):
+        raise ValueError(f"confidence must be a number in (0, 1); got {confidence!r}")
+    return float(norm.ppf(0.5 + confidence / 2))
+
+
+def _wilson_at(successes: int, n: int, confidence: float) -> tuple[float, float]:
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def _check_counts(**counts) -> dict[str, int]:
+    out = {}
+    for name, value in counts.items():
+        out[name] = _check_int(name, value, 0)
+    return out
+
+
+def newcombe_interval(wins1, games1, wins2, games2, *, confidence=0.95) -> tuple[float, float]:
+    """Interval for ``wins1/games1 - wins2/games2`` from two independent samples.
+
+    Newcombe's hybrid score interval (method 10 of Newcombe 1998, "Interval estimation
+    for the difference between independent proportions: comparison of eleven
+    methods", Statistics in Medicine 17:873-890), built from the two Wilson intervals
+    ``(l1, u1)`` and ``(l2, u2)``: with ``D = p1 - p2`` it runs from
+    ``D - sqrt((p1 - l1)**2 + (u2 - p2)**2)`` to ``D + sqrt((u1 - p1)**2 + (p2 - l2)**2)``.
+
+    Parameters
+    ----------
+    wins1, games1 : int
+        Successes and trials of the first sample (``0 <= wins1 <= games1``, ``games1 >= 1``).
+    wins2, games2 : int
+        The same for the second sample.
+    confidence : float, default=0.95
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Within [-1, 1].
+    """
+    c = _check_counts(wins1=wins1, games1=games1, wins2=wins2, games2=games2)
+    for k, n in (("wins1", "games1"), ("wins2", "games2")):
+        if c[n] < 1:
+            raise ValueError(f"{n} must be at least 1; got {c[n]}")
+        if c[k] > c[n]:
+            raise ValueError(f"{k} must not exceed {n} ({c[n]}); got {c[k]}")
+    _z(confidence)
+    p1, p2 = c["wins1"] / c["games1"], c["wins2"] / c["games2"]
+    l1, u1 = _wilson_at(c["wins1"], c["games1"], confidence)
+    l2, u2 = _wilson_at(c["wins2"], c["games2"], confidence)
+    d = p1 - p2
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return max(low, -1.0), min(high, 1.0)
+
+
+def newcombe_paired_interval(both, first_only, second_only, neither, *,
+                             confidence=0.95) -> tuple[float, float]:
+    """Interval for the difference of two proportions measured on the same units.
+
+    Newcombe's score interval for paired data (method 10 of Newcombe 1998, "Improved
+    confidence intervals for the difference between binomial proportions based on
+    paired data", Statistics in Medicine 17:2635-2650). With ``n`` pairs,
+    ``p1 = (both + first_only) / n``, ``p2 = (both + second_only) / n`` and their Wilson
+    intervals ``(l1, u1)`` and ``(l2, u2)``, the interval for ``D = p1 - p2`` runs from
+    ``D - sqrt((p1 - l1)**2 - 2 phi (p1 - l1)(u2 - p2) + (u2 - p2)**2)`` to
+    ``D + sqrt((u1 - p1)**2 - 2 phi (u1 - p1)(p2 - l2) + (p2 - l2)**2)``, where ``phi``
+    is the correlation of the two outcomes with Newcombe's correction: with
+    ``B = both * neither - first_only * second_only``, ``phi = max(B - n/2, 0) / sqrt(M)``
+    for ``B > 0`` and ``B / sqrt(M)`` otherwise, ``M`` being the product of the four
+    margins (``phi = 0`` when a margin is empty). Positively correlated outcomes (two
+    solvers that win and lose mostly the same games) give a narrower interval than
+    :func:`newcombe_interval` on the same rates.
+
+    Parameters
+    ----------
+    both : int
+        Pairs where both succeeded (games both solvers won).
+    first_only, second_only : int
+        Pairs where only the first, or only the second, succeeded.
+    neither : int
+        Pairs where neither did.
+    confidence : float, default=0.95
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Within [-1, 1].
+    """
+    c = _check_counts(both=both, first_only=first_only, second_only=second_only, neither=neither)
+    a, b, cc, d = c["both"], c["first_only"], c["second_only"], c["neither"]
+    n = a + b + cc + d
+    if n < 1:
+        raise ValueError("the paired table must hold at least one pair; got 0 in all four cells")
+    _z(confidence)
+    p1, p2 = (a + b) / n, (a + cc) / n
+    l1, u1 = _wilson_at(a + b, n, confidence)
+    l2, u2 = _wilson_at(a + cc, n, confidence)
+    margins = (a + b) * (cc + d) * (a + cc) * (b + d)
+    if margins == 0:
+        phi = 0.0
+    else:
+        assoc = a * d - b * cc
+        corrected = max(assoc - n / 2, 0.0) if assoc > 0 else float(assoc)
+        phi = corrected / math.sqrt(margins)
+    diff = p1 - p2
+    below = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
+    above = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
+    low = diff - math.sqrt(max(below, 0.0))
+    high = diff + math.sqrt(max(above, 0.0))
+    return max(low, -1.0), min(high, 1.0)
 
 
 # --------------------------------------------------------------------- table
@@ -508,6 +704,13 @@ class EvalTable:
         ``model_calls`` (times per game a neural model was asked) and
         ``model_safe_rate`` (share of the cells opened on the model's say-so that
         were safe); the last two are NaN for solvers without a model.
+    EXTRAS : tuple of str
+        Row fields kept in the JSON file but not in the CSV file or the printed
+        table: ``base_seed`` (int, the seed of the games' seeds, :func:`game_seeds`)
+        and ``outcomes`` (every game's result in seed order, packed by
+        :func:`pack_outcomes`). Both are None in rows without them, such as rows of
+        tables written before they existed. Rows with the same ``base_seed``, board,
+        first-click rule and number of games played the same games.
     """
 
     COLUMNS = (
@@ -515,15 +718,18 @@ class EvalTable:
         "wins", "win_rate", "ci_low", "ci_high", "mean_guesses", "mean_cleared_lost",
         "mean_seconds", "median_seconds", "model_calls", "model_safe_rate",
     )
+    EXTRAS = ("base_seed", "outcomes")
     #: Columns that tables written before they existed lack (read as NaN).
     _LATER = ("model_calls", "model_safe_rate")
 
     def __init__(self, rows, metadata=None):
-        self.rows = [{**dict.fromkeys(self._LATER, math.nan), **dict(r)} for r in rows]
+        self.rows = [{**dict.fromkeys(self._LATER, math.nan), **dict.fromkeys(self.EXTRAS), **dict(r)}
+                     for r in rows]
         for i, r in enumerate(self.rows):
             missing = [c for c in self.COLUMNS if c not in r]
             if missing:
                 raise ValueError(f"row {i} of the table lacks column(s) {', '.join(missing)}")
+            _check_extras(i, r)
         self.metadata = dict(metadata or {})
 
     def __len__(self) -> int:
@@ -567,11 +773,86 @@ class EvalTable:
 
         Extra keyword arguments filter further, e.g. ``board="10x10"``.
         """
-        if solver not in self.solvers:
-            raise ValueError(
-                f"solver must be one of {', '.join(self.solvers)}; got {solver!r}"
-            )
+        self._check_solver("solver", solver)
         return self.column("win_rate", solver=solver, **criteria)
+
+    def outcomes(self, solver: str, **criteria) -> list[np.ndarray | None]:
+        """Per-game results (bool arrays in seed order) of one solver's rows, in table order.
+
+        None for a row without them. Extra keyword arguments filter further.
+        """
+        self._check_solver("solver", solver)
+        return [None if r["outcomes"] is None else unpack_outcomes(r["outcomes"], r["games"])
+                for r in self.select(solver=solver, **criteria)]
+
+    def difference(self, solver: str, reference: str = "csp", **criteria) -> list[dict]:
+        """Win rate of ``solver`` minus that of ``reference``, per configuration, with a 95% interval.
+
+        Parameters
+        ----------
+        solver, reference : str
+            Two solvers of the table.
+        **criteria
+            Column values the configurations must have, e.g. ``board="10x10"``.
+
+        Returns
+        -------
+        list of dict
+            One dict per configuration (board, size, mine count and first-click rule)
+            that both solvers played, in the order of ``solver``'s rows, with the keys
+            ``board``, ``rows``, ``cols``, ``mines``, ``density``, ``first_click``,
+            ``solver``, ``reference``, ``games`` and ``reference_games``, ``win_rate``
+            and ``reference_win_rate``, ``difference`` (solver minus reference, a
+            proportion), ``ci_low`` and ``ci_high`` (its 95% interval), ``paired``
+            (bool), ``method`` and, for paired rows, ``solver_only`` and
+            ``reference_only`` (games only one of them won; None otherwise).
+
+            The interval is paired (``method="newcombe-paired"``,
+            :func:`newcombe_paired_interval`) when both rows hold the outcomes of the
+            same games: both have ``outcomes``, the same ``base_seed`` and the same
+            number of games. Otherwise it treats the rows as independent samples
+            (``method="newcombe-hybrid"``, :func:`newcombe_interval`), which is wider
+            when the solvers tend to win the same games.
+
+        Raises
+        ------
+        ValueError
+            An unknown solver or column; ``solver`` equal to ``reference``; a
+            ``solver`` criterion; a configuration with more than one row of a solver;
+            no configuration played by both.
+        """
+        self._check_solver("solver", solver)
+        self._check_solver("reference", reference)
+        if solver == reference:
+            raise ValueError(f"solver and reference must differ; got {solver!r} for both")
+        if "solver" in criteria:
+            raise ValueError("criteria must not name the solver; give it as solver= and reference=")
+        ours = self._by_config(solver, criteria)
+        theirs = self._by_config(reference, criteria)
+        out = [_difference_row(r, theirs[key], solver, reference)
+               for key, r in ours.items() if key in theirs]
+        if not out:
+            where = f" with {criteria}" if criteria else ""
+            raise ValueError(
+                f"no configuration{where} was played by both {solver!r} and {reference!r}"
+            )
+        return out
+
+    def _check_solver(self, name: str, solver) -> None:
+        if solver not in self.solvers:
+            raise ValueError(f"{name} must be one of {', '.join(self.solvers)}; got {solver!r}")
+
+    def _by_config(self, solver: str, criteria: dict) -> dict[tuple, dict]:
+        out: dict[tuple, dict] = {}
+        for r in self.select(solver=solver, **criteria):
+            key = _config_key(r)
+            if key in out:
+                raise ValueError(
+                    f"solver {solver!r} has more than one row for board {r['board']} "
+                    f"({r['rows']}x{r['cols']}, {r['mines']} mines, {r['first_click']} first click)"
+                )
+            out[key] = r
+        return out
 
     # ------------------------------------------------------------------ text
     def __str__(self) -> str:
@@ -614,12 +895,15 @@ class EvalTable:
         return write_text_atomic(path, buf.getvalue())
 
     def to_json(self, path) -> Path:
-        """Write the metadata and the rows as JSON (null for NaN), atomically."""
+        """Write the metadata and the rows as JSON (null for NaN), atomically.
+
+        Rows hold the :attr:`COLUMNS` and the :attr:`EXTRAS` (null when absent).
+        """
+        fields = (*self.COLUMNS, *self.EXTRAS)
         doc = {
             "metadata": self.metadata,
             "columns": list(self.COLUMNS),
-            "rows": [{c: None if _is_nan(r[c]) else r[c] for c in self.COLUMNS}
-                     for r in self.rows],
+            "rows": [{c: None if _is_nan(r[c]) else r[c] for c in fields} for r in self.rows],
         }
         return write_text_atomic(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
 
@@ -634,15 +918,84 @@ class EvalTable:
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise ValueError(f"{path} is not an evaluation table: it has no list of rows")
         rows = []
-        for r in doc["rows"]:
+        for i, r in enumerate(doc["rows"]):
             if not isinstance(r, dict):
                 raise ValueError(f"{path} is not an evaluation table: a row is not an object")
-            rows.append({c: _from_json_value(c, v) for c, v in r.items()})
-        return cls(rows, doc.get("metadata"))
+            try:
+                rows.append({c: _from_json_value(c, v) for c, v in r.items()})
+            except (TypeError, ValueError):
+                bad = next(c for c, v in r.items() if not _converts(c, v))
+                raise ValueError(
+                    f"{path} is not an evaluation table: row {i} has {bad} = {r[bad]!r}"
+                ) from None
+        metadata = doc.get("metadata")
+        try:
+            return cls(rows, metadata if isinstance(metadata, dict) else None)
+        except ValueError as e:
+            raise ValueError(f"{path} is not an evaluation table: {e}") from None
 
 
 def _is_nan(v) -> bool:
     return isinstance(v, float) and math.isnan(v)
+
+
+def _check_extras(i: int, r: dict) -> None:
+    """Check a row's ``base_seed`` and ``outcomes`` (None, or consistent with its counts)."""
+    seed, packed = r["base_seed"], r["outcomes"]
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                             or seed < 0):
+        raise ValueError(f"row {i} of the table: base_seed must be None or a non-negative integer; "
+                         f"got {seed!r}")
+    if packed is None:
+        return
+    try:
+        won = unpack_outcomes(packed, r["games"])
+    except ValueError as e:
+        raise ValueError(f"row {i} of the table: {e}") from None
+    if int(won.sum()) != r["wins"]:
+        raise ValueError(
+            f"row {i} of the table: outcomes hold {int(won.sum())} won games but wins is {r['wins']}"
+        )
+
+
+def _config_key(r: dict) -> tuple:
+    return (r["board"], r["rows"], r["cols"], r["mines"], r["first_click"])
+
+
+def _difference_row(r: dict, ref: dict, solver: str, reference: str) -> dict:
+    """One configuration of :meth:`EvalTable.difference`."""
+    same_games = (r["outcomes"] is not None and ref["outcomes"] is not None
+                  and r["base_seed"] is not None and r["base_seed"] == ref["base_seed"]
+                  and r["games"] == ref["games"])
+    solver_only = reference_only = None
+    if same_games:
+        x = unpack_outcomes(r["outcomes"], r["games"])
+        y = unpack_outcomes(ref["outcomes"], ref["games"])
+        solver_only, reference_only = int(np.sum(x & ~y)), int(np.sum(~x & y))
+        low, high = newcombe_paired_interval(int(np.sum(x & y)), solver_only, reference_only,
+                                             int(np.sum(~x & ~y)))
+    else:
+        low, high = newcombe_interval(r["wins"], r["games"], ref["wins"], ref["games"])
+    return {
+        "board": r["board"], "rows": r["rows"], "cols": r["cols"], "mines": r["mines"],
+        "density": r["density"], "first_click": r["first_click"],
+        "solver": solver, "reference": reference,
+        "games": r["games"], "reference_games": ref["games"],
+        "win_rate": r["wins"] / r["games"], "reference_win_rate": ref["wins"] / ref["games"],
+        "difference": r["wins"] / r["games"] - ref["wins"] / ref["games"],
+        "ci_low": low, "ci_high": high,
+        "paired": same_games,
+        "method": "newcombe-paired" if same_games else "newcombe-hybrid",
+        "solver_only": solver_only, "reference_only": reference_only,
+    }
+
+
+def _converts(column: str, v) -> bool:
+    try:
+        _from_json_value(column, v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _from_json_value(column: str, v):

@@ -47,6 +47,88 @@ def test_eval_writes_table_json_and_plot(tmp_path, capsys):
     assert prefix.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
 
+def png_size(path):
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return image.size
+
+
+def test_eval_json_keeps_every_game_and_the_plot_has_a_difference_panel(tmp_path, capsys):
+    prefix = tmp_path / "run"
+    assert main(["eval", "--solvers", "single_point,csp", "--rows", "5", "--cols", "5",
+                 "--mines", "3,5", "--trials", "9", "--out", str(prefix), "--quiet"]) == 0
+    alone = tmp_path / "alone"
+    assert main(["eval", "--solvers", "single_point", "--rows", "5", "--cols", "5",
+                 "--mines", "3,5", "--trials", "9", "--out", str(alone), "--quiet"]) == 0
+    capsys.readouterr()
+    doc = json.loads(prefix.with_suffix(".json").read_text())
+    assert all(len(r["outcomes"]) == 4 and r["base_seed"] == 0 for r in doc["rows"])  # 9 games, 2 bytes
+    assert "outcomes" not in prefix.with_suffix(".csv").read_text()
+    table = EvalTable.from_json(prefix.with_suffix(".json"))
+    assert all(d["paired"] for d in table.difference("single_point"))
+    # Two panels (win rate, difference from csp) against one without csp: a taller figure.
+    assert png_size(prefix.with_suffix(".png"))[1] > 1.4 * png_size(alone.with_suffix(".png"))[1]
+
+
+def test_plot_redraws_a_saved_table(tmp_path, capsys):
+    prefix = tmp_path / "run"
+    assert main(["eval", "--solvers", "single_point,csp", "--rows", "5", "--cols", "5",
+                 "--mines", "3,5", "--trials", "6", "--out", str(prefix), "--quiet"]) == 0
+    capsys.readouterr()
+    png = prefix.with_suffix(".png")
+    first = png.read_bytes()
+    png.unlink()
+    assert main(["plot", str(prefix.with_suffix(".json"))]) == 0
+    assert capsys.readouterr().out == f"wrote {png}\n"
+    assert png.read_bytes()[:4] == b"\x89PNG" and png_size(png) == png_size_of(first)
+    other = tmp_path / "figs" / "against_single_point.png"
+    assert main(["plot", str(prefix.with_suffix(".json")), "--out", str(other),
+                 "--reference", "single_point"]) == 0
+    capsys.readouterr()
+    assert png_size(other)[1] == png_size(png)[1]  # two panels as well
+    # A table from before the outcomes were saved still plots (unpaired intervals).
+    doc = json.loads(prefix.with_suffix(".json").read_text())
+    for r in doc["rows"]:
+        del r["outcomes"], r["base_seed"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(doc))
+    assert main(["plot", str(old)]) == 0
+    assert (tmp_path / "old.png").exists()
+
+
+def png_size_of(data: bytes):
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        return image.size
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "fragments"),
+    [
+        (None, [], ["cannot read table", "no such file"]),
+        ("{\"a\": 1}", [], ["is not an evaluation table"]),
+        ("[1, 2", [], ["is not valid JSON"]),
+        ("{\"rows\": [{\"solver\": \"csp\"}]}", [], ["is not an evaluation table", "lacks column(s)"]),
+        ("{\"rows\": []}", [], ["holds no rows to plot"]),
+        ("TABLE", ["--reference", "gnn"],
+         ["--reference must be one of the table's solvers (single_point, csp)", "got 'gnn'"]),
+    ],
+)
+def test_plot_refuses_bad_input(make, extra, fragments, tmp_path, capsys):
+    source = tmp_path / "t.json"
+    if make == "TABLE":
+        assert main(["eval", "--solvers", "single_point,csp", "--rows", "4", "--cols", "4", "--mines", "2",
+                     "--trials", "2", "--out", str(tmp_path / "t"), "--quiet"]) == 0
+        capsys.readouterr()
+        (tmp_path / "t.png").unlink()
+    elif make is not None:
+        source.write_text(make)
+    one_error_line(capsys, main(["plot", str(source), *extra]), *fragments)
+    assert not list(tmp_path.glob("*.png"))
+
+
 def test_eval_classic_presets(tmp_path, capsys):
     prefix = tmp_path / "classic"
     assert main(["eval", "--preset", "classic", "--solvers", "csp", "--trials", "2",
@@ -86,6 +168,9 @@ def test_help_for_each_command(capsys):
     assert "--trials" in out and "--preset" in out and "path prefix" in out
     assert main(["analyze", "--help"]) == 0
     assert "--mines" in capsys.readouterr().out
+    assert main(["plot", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "TABLE.json" in out and "--reference" in out
     assert main(["generate", "--help"]) == 0
     out = capsys.readouterr().out
     assert "ROWSxCOLS:MINES" in out and "--record" in out and "--backend" in out

@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 
 from nnsweeper import InvalidRulesError, MinesweeperEnv
-from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, game_seeds
+from nnsweeper.evaluation import (
+    EvalTable,
+    eval_solver_over_mines,
+    evaluate,
+    game_seeds,
+    newcombe_interval,
+    newcombe_paired_interval,
+    pack_outcomes,
+    unpack_outcomes,
+)
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -219,6 +228,192 @@ def test_from_json_rejects_other_files(tmp_path):
     path = tmp_path / "x.json"
     path.write_text('{"a": 1}')
     with pytest.raises(ValueError, match="not an evaluation table"):
+        EvalTable.from_json(path)
+
+
+# ------------------------------------------------- per-game outcomes, differences
+def wins_on_multiple_of_three(env, rng):
+    """Does not play: wins exactly when the game's seed is a multiple of 3."""
+    return env.seed % 3 == 0
+
+
+def test_outcomes_pack_eight_games_per_byte_first_game_highest():
+    won = [1, 0, 1, 1, 0, 0, 0, 0, 1]
+    assert pack_outcomes(won) == "b080"  # 1011 0000 | 1000 0000 (zero padding)
+    np.testing.assert_array_equal(unpack_outcomes("b080", 9), np.array(won, dtype=bool))
+    assert pack_outcomes(np.zeros(0, dtype=bool)) == "" and unpack_outcomes("", 0).shape == (0,)
+    with pytest.raises(ValueError, match="hex string of 4 digits for 9 games; got 'b0'"):
+        unpack_outcomes("b0", 9)
+    with pytest.raises(ValueError, match="padding bit after game 9 is set"):
+        unpack_outcomes("b0c0", 9)
+    with pytest.raises(ValueError, match="hex digits 0-9a-f only; got 'b0zz'"):
+        unpack_outcomes("b0zz", 9)
+    with pytest.raises(ValueError, match="1-D array of booleans"):
+        pack_outcomes([0, 2])
+
+
+def test_rows_keep_every_game_in_seed_order_in_json_only(tmp_path):
+    table = evaluate({"even": wins_on_even_seed, "third": wins_on_multiple_of_three}, [2, 3],
+                     rows=4, cols=4, trials=21, base_seed=7)
+    seeds = game_seeds(7, 21)
+    for row in table:
+        assert row["base_seed"] == 7
+        expected = seeds % (2 if row["solver"] == "even" else 3) == 0
+        np.testing.assert_array_equal(unpack_outcomes(row["outcomes"], 21), expected)
+        assert row["wins"] == int(expected.sum())
+    np.testing.assert_array_equal(table.outcomes("even", mines=3)[0], seeds % 2 == 0)
+
+    table.to_json(tmp_path / "t.json")
+    table.to_csv(tmp_path / "t.csv")
+    back = EvalTable.from_json(tmp_path / "t.json")
+    assert [r["outcomes"] for r in back] == [r["outcomes"] for r in table]
+    assert [r["base_seed"] for r in back] == [7, 7, 7, 7]
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert len(doc["rows"][0]["outcomes"]) == 6  # 21 games in 3 bytes
+    assert "outcomes" not in (tmp_path / "t.csv").read_text().splitlines()[0]
+    assert "outcomes" not in doc["columns"]
+    assert not any(r["outcomes"] in str(table) for r in table)  # not printed either
+
+
+def test_tables_written_without_outcomes_still_load(tmp_path):
+    table = evaluate({"even": wins_on_even_seed, "third": wins_on_multiple_of_three}, [2],
+                     rows=4, cols=4, trials=12)
+    table.to_json(tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    for r in doc["rows"]:  # a table from before the fields existed
+        del r["outcomes"], r["base_seed"], r["model_calls"], r["model_safe_rate"]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    old = EvalTable.from_json(tmp_path / "old.json")
+    assert [(r["outcomes"], r["base_seed"]) for r in old] == [(None, None), (None, None)]
+    assert old.outcomes("even") == [None]
+    (d,) = old.difference("even", "third")
+    assert not d["paired"] and d["method"] == "newcombe-hybrid"
+
+
+# Newcombe (1998a), "Interval estimation for the difference between independent
+# proportions: comparison of eleven methods", Statistics in Medicine 17:873-890,
+# Table II, method 10 (the hybrid score interval), 95% limits to 4 decimals.
+@pytest.mark.parametrize(("counts", "published"), [
+    ((56, 70, 48, 80), (0.0524, 0.3339)),
+    ((9, 10, 3, 10), (0.1705, 0.8090)),
+    ((5, 56, 0, 29), (-0.0381, 0.1926)),
+    ((0, 10, 0, 20), (-0.1611, 0.2775)),
+    ((0, 10, 0, 10), (-0.2775, 0.2775)),
+    ((10, 10, 0, 20), (0.6791, 1.0000)),
+    ((10, 10, 0, 10), (0.6075, 1.0000)),
+])
+def test_unpaired_interval_matches_newcombe_table_ii(counts, published):
+    assert newcombe_interval(*counts) == pytest.approx(published, abs=5e-5)
+
+
+# Newcombe (1998b), "Improved confidence intervals for the difference between binomial
+# proportions based on paired data", Statistics in Medicine 17:2635-2650, Table III,
+# method 10 (score interval with the corrected phi); cells (both, first only, second
+# only, neither), 95% limits to 4 decimals.
+@pytest.mark.parametrize(("cells", "published"), [
+    ((36, 12, 2, 0), (0.0569, 0.3404)),
+    ((20, 12, 2, 16), (0.0562, 0.3292)),
+    ((18, 12, 2, 18), (0.0562, 0.3290)),
+    ((36, 14, 0, 0), (0.1528, 0.4167)),
+    ((35, 14, 0, 1), (0.1461, 0.4175)),
+    ((18, 14, 0, 18), (0.1441, 0.3963)),
+    ((2, 97, 1, 0), (0.8721, 0.9854)),
+])
+def test_paired_interval_matches_newcombe_table_iii(cells, published):
+    assert newcombe_paired_interval(*cells) == pytest.approx(published, abs=5e-5)
+
+
+def test_paired_interval_by_hand():
+    # 20 pairs: 8 both, 6 first only, 2 second only, 4 neither. p1 = 0.7, p2 = 0.5.
+    z = 1.959963984540054
+    l1, u1 = wilson(14, 20, z)
+    l2, u2 = wilson(10, 20, z)
+    phi = (8 * 4 - 6 * 2 - 20 / 2) / math.sqrt(14 * 6 * 10 * 10)  # ad - bc = 20 > n/2
+    low = 0.2 - math.sqrt((0.7 - l1) ** 2 - 2 * phi * (0.7 - l1) * (u2 - 0.5) + (u2 - 0.5) ** 2)
+    high = 0.2 + math.sqrt((u1 - 0.7) ** 2 - 2 * phi * (u1 - 0.7) * (0.5 - l2) + (0.5 - l2) ** 2)
+    assert newcombe_paired_interval(8, 6, 2, 4) == pytest.approx((low, high), abs=1e-12)
+    # Positive correlation narrows the interval below the independent-samples one.
+    unpaired = newcombe_interval(14, 20, 10, 20)
+    assert unpaired[0] < low and high < unpaired[1]
+    # With an empty margin phi is 0 and the paired interval is the unpaired one.
+    assert newcombe_paired_interval(36, 14, 0, 0) == pytest.approx(newcombe_interval(50, 50, 36, 50))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: newcombe_interval(3, 2, 1, 2), "wins1 must not exceed games1 \\(2\\); got 3"),
+    (lambda: newcombe_interval(0, 0, 1, 2), "games1 must be at least 1; got 0"),
+    (lambda: newcombe_interval(1, 2, 1, 2, confidence=95),
+     "confidence must be a number in \\(0, 1\\); got 95"),
+    (lambda: newcombe_paired_interval(0, 0, 0, 0), "at least one pair"),
+    (lambda: newcombe_paired_interval(1, -1, 0, 0), "first_only must be at least 0; got -1"),
+])
+def test_interval_bad_counts(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_difference_is_paired_when_rows_hold_the_same_games():
+    table = evaluate({"even": wins_on_even_seed, "third": wins_on_multiple_of_three}, [2, 3],
+                     rows=4, cols=4, trials=40, base_seed=1)
+    seeds = game_seeds(1, 40)
+    x, y = seeds % 2 == 0, seeds % 3 == 0
+    cells = [int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y)), int(np.sum(~x & ~y))]
+    diffs = table.difference("even", reference="third")
+    assert [d["mines"] for d in diffs] == [2, 3]
+    for d in diffs:
+        assert d["paired"] and d["method"] == "newcombe-paired"
+        assert (d["solver_only"], d["reference_only"]) == (cells[1], cells[2])
+        assert d["difference"] == pytest.approx((x.sum() - y.sum()) / 40)
+        assert (d["ci_low"], d["ci_high"]) == pytest.approx(newcombe_paired_interval(*cells), abs=1e-12)
+        assert (d["games"], d["reference_games"], d["solver"], d["reference"]) == (40, 40, "even", "third")
+    assert len(table.difference("even", "third", mines=3)) == 1
+
+
+def test_difference_is_unpaired_when_the_games_differ():
+    table = evaluate({"even": wins_on_even_seed, "third": wins_on_multiple_of_three}, [2],
+                     rows=4, cols=4, trials=40, base_seed=1)
+    other = evaluate({"third": wins_on_multiple_of_three}, [2], rows=4, cols=4, trials=40,
+                     base_seed=2)
+    k1 = table.rows[0]["wins"]
+    for rows in ([table.rows[0], other.rows[0]],  # other seeds
+                 [table.rows[0], {**table.rows[1], "outcomes": None}]):  # no outcomes
+        (d,) = EvalTable(rows).difference("even", "third")
+        assert not d["paired"] and d["solver_only"] is None
+        k2 = rows[1]["wins"]
+        assert (d["ci_low"], d["ci_high"]) == pytest.approx(newcombe_interval(k1, 40, k2, 40), abs=1e-12)
+
+
+def test_difference_bad_input():
+    table = evaluate({"even": wins_on_even_seed, "third": wins_on_multiple_of_three}, [2, 3],
+                     rows=4, cols=4, trials=4)
+    with pytest.raises(ValueError, match="reference must be one of even, third; got 'csp'"):
+        table.difference("even")
+    with pytest.raises(ValueError, match="solver and reference must differ; got 'even' for both"):
+        table.difference("even", "even")
+    with pytest.raises(ValueError, match="no configuration with {'mines': 9} was played by both"):
+        table.difference("even", "third", mines=9)
+    lone = EvalTable([table.rows[0], table.rows[3]])  # even at 2 mines, third at 3
+    with pytest.raises(ValueError, match="no configuration was played by both 'even' and 'third'"):
+        lone.difference("even", "third")
+    with pytest.raises(ValueError, match="solver 'even' has more than one row for board 4x4"):
+        EvalTable([table.rows[0], table.rows[0], table.rows[2]]).difference("even", "third")
+
+
+def test_table_refuses_outcomes_that_disagree_with_the_counts(tmp_path):
+    (row,) = evaluate({"even": wins_on_even_seed}, [2], rows=4, cols=4, trials=10).rows
+    won = unpack_outcomes(row["outcomes"], 10)
+    won[0] = not won[0]
+    flipped = pack_outcomes(won)
+    with pytest.raises(ValueError, match=f"row 0 of the table: outcomes hold {int(won.sum())} won "
+                       f"games but wins is {row['wins']}"):
+        EvalTable([{**row, "outcomes": flipped}])
+    with pytest.raises(ValueError, match="row 0 of the table: outcomes must be a hex string of 4 digits"):
+        EvalTable([{**row, "outcomes": "ff"}])
+    with pytest.raises(ValueError, match="base_seed must be None or a non-negative integer; got -1"):
+        EvalTable([{**row, "base_seed": -1}])
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"rows": [{**row, "games": None}]}))
+    with pytest.raises(ValueError, match="is not an evaluation table: row 0 has games = None"):
         EvalTable.from_json(path)
 
 

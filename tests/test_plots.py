@@ -1,4 +1,4 @@
-"""Win-rate plot; reliability diagram; P(mine) boards side by side; game animation as a GIF."""
+"""Win-rate and difference plots; reliability diagram; P(mine) boards; game frames and GIFs."""
 
 import numpy as np
 import pytest
@@ -6,13 +6,17 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
-from nnsweeper.evaluation import EvalTable
+from nnsweeper import MinesweeperEnv, analyze, get_solver
+from nnsweeper.evaluation import EvalTable, evaluate, game_seeds
 from nnsweeper.metrics import PredictionSet, reliability_curve
 from nnsweeper.plots import (
     animate_game,
+    game_frames,
+    plot_evaluation,
     plot_probability_boards,
     plot_reliability,
     plot_win_rate,
+    plot_win_rate_difference,
     save_figure,
 )
 
@@ -79,6 +83,131 @@ def test_save_figure_writes_png_atomically(tmp_path):
     path = save_figure(fig, tmp_path / "deep" / "win.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in path.parent.iterdir()] == ["win.png"]
+
+
+def test_win_rate_legend_outside_and_solver_styles():
+    fig, ax = axes()
+    plot_win_rate(TABLE, ax, legend="outside", reference="b")
+    a, b = ax.get_lines()
+    assert b.get_color() == "black"  # the reference
+    assert a.get_color() != "black" and a.get_marker() != ""
+    legend = ax.get_legend()
+    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1  # right of the axes
+    with pytest.raises(ValueError, match="legend must be 'inside', 'outside' or None; got 'top'"):
+        plot_win_rate(TABLE, ax, legend="top")
+
+
+# Differences from a reference solver.
+
+
+def wins_on_even_seed(env, rng):
+    return env.seed % 2 == 0
+
+
+def wins_on_multiple_of_three(env, rng):
+    return env.seed % 3 == 0
+
+
+def never_wins(env, rng):
+    return False
+
+
+PLAYED = evaluate({"even": wins_on_even_seed, "csp": wins_on_multiple_of_three, "never": never_wins},
+                  [3, 2], rows=4, cols=4, trials=30)
+
+
+def test_difference_lines_in_percentage_points_with_bands_and_zero_line():
+    fig, ax = axes()
+    assert plot_win_rate_difference(PLAYED, "csp", ax) is ax
+    zero, even, never = ax.get_lines()
+    assert list(zero.get_ydata()) == [0, 0] and zero.get_color() == "black"
+    assert [even.get_label(), never.get_label()] == ["even", "never"]
+    np.testing.assert_array_equal(even.get_xdata(), [2, 3])  # sorted by mine count
+    diffs = PLAYED.difference("even", "csp")  # rows at 3, then 2 mines
+    np.testing.assert_allclose(even.get_ydata(), [100 * d["difference"] for d in diffs[::-1]])
+    seeds = game_seeds(0, 30)
+    expected = 100 * (np.mean(seeds % 2 == 0) - np.mean(seeds % 3 == 0))
+    np.testing.assert_allclose(even.get_ydata(), [expected, expected])
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() == pytest.approx(100 * diffs[0]["ci_low"])
+    assert band.max() == pytest.approx(100 * diffs[0]["ci_high"])
+    assert len(ax.collections) == 2
+    assert ax.get_ylabel() == "win rate \N{MINUS SIGN} csp\n(percentage points, paired 95% CI)"
+    # Colours follow the win-rate plot with the same reference.
+    fig2, ax2 = axes()
+    plot_win_rate(PLAYED, ax2, reference="csp")
+    colours = {line.get_label(): line.get_color() for line in ax2.get_lines()}
+    assert (even.get_color(), never.get_color()) == (colours["even"], colours["never"])
+    assert colours["csp"] == "black"
+
+
+def test_difference_intervals_unpaired_without_outcomes():
+    rows = [{**r, "outcomes": None} for r in PLAYED]
+    fig, ax = axes()
+    plot_win_rate_difference(EvalTable(rows), "csp", ax, x="density")
+    assert ax.get_ylabel().endswith("(percentage points, 95% CI)")
+    assert ax.get_xlabel() == "mine density (mines / cells)"
+
+
+def test_difference_bad_input():
+    with pytest.raises(ValueError, match=r"reference must be one of the table's solvers \(a, b\); got 'csp'"):
+        plot_win_rate_difference(TABLE, "csp", axes()[1])
+    alone = EvalTable([r for r in PLAYED if r["solver"] == "csp"])
+    with pytest.raises(ValueError, match="no solver other than the reference 'csp'"):
+        plot_win_rate_difference(alone, "csp", axes()[1])
+    apart = EvalTable([PLAYED.rows[0], PLAYED.rows[3]])  # even at 3 mines, csp at 2
+    with pytest.raises(ValueError, match="no solver of the table played a configuration that 'csp' played"):
+        plot_win_rate_difference(apart, "csp", axes()[1])
+
+
+def test_difference_scale_leaves_out_a_far_weaker_solver():
+    far_apart = EvalTable([row("ref", "10x10", 10, 10, 20, 500, games=1000),
+                           row("close", "10x10", 10, 10, 20, 505, games=1000),
+                           row("far", "10x10", 10, 10, 20, 0, games=1000)])
+    (far,) = far_apart.difference("far", "ref")
+    span = f"far ({100 * far['ci_low']:+.0f} to {100 * far['ci_high']:+.0f} pp)"
+    fig, ax = axes()
+    plot_win_rate_difference(far_apart, "ref", ax, ylim="auto")
+    assert [line.get_label() for line in ax.get_lines()] == ["_zero", "close"]
+    low, high = ax.get_ylim()
+    (close,) = far_apart.difference("close", "ref")
+    assert low < 100 * close["ci_low"] and 100 * close["ci_high"] < high < 10
+    assert [t.get_text() for t in ax.texts] == [f"not shown, off scale: {span}"]
+    fig, ax = axes()
+    plot_win_rate_difference(far_apart, "ref", ax, ylim=(-20, 20))
+    assert [line.get_label() for line in ax.get_lines()] == ["_zero", "close", "far"]
+    assert ax.get_ylim() == (-20, 20) and [t.get_text() for t in ax.texts] == [f"off scale: {span}"]
+    fig, ax = axes()
+    plot_win_rate_difference(PLAYED, "csp", ax, ylim="auto")  # nothing far apart: all drawn
+    assert len(ax.get_lines()) == 3 and len(ax.texts) == 0
+    with pytest.raises(ValueError, match=r"ylim must be None, 'auto' or a pair \(low, high\) "
+                       r"with low < high; got \(5, 1\)"):
+        plot_win_rate_difference(far_apart, "ref", ax, ylim=(5, 1))
+
+
+def figure():
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def test_evaluation_figure_two_panels_with_the_reference():
+    fig = plot_evaluation(PLAYED, figure(), title="4x4")
+    top, bottom = fig.axes
+    assert top.get_shared_x_axes().joined(top, bottom)
+    assert [line.get_label() for line in top.get_lines()] == ["even", "csp", "never"]
+    assert [line.get_label() for line in bottom.get_lines()] == ["_zero", "even", "never"]
+    assert top.get_title() == "4x4" and top.get_xlabel() == "" and bottom.get_xlabel() == "mines"
+    assert top.get_legend() is not None and bottom.get_legend() is None
+    assert top.get_position().height > bottom.get_position().height
+
+
+def test_evaluation_figure_one_panel_otherwise():
+    assert len(plot_evaluation(PLAYED, figure(), reference=None).axes) == 1
+    assert len(plot_evaluation(PLAYED, figure(), reference="single_point").axes) == 1
+    one = EvalTable([r for r in PLAYED if r["solver"] == "csp"])
+    fig = plot_evaluation(one, figure())
+    assert len(fig.axes) == 1 and fig.get_size_inches()[1] == pytest.approx(4.2)
 
 
 # Reliability diagram.
@@ -243,7 +372,7 @@ def test_probability_boards_bad_board():
         plot_probability_boards(GRID, MAPS, mines=np.zeros(4, dtype=bool))
 
 
-def game_frames():
+def hand_frames():
     after = GRID.copy()
     after[0, 0] = 1
     return [
@@ -255,7 +384,7 @@ def game_frames():
 
 
 def test_animate_game_writes_one_gif_frame_per_move(tmp_path):
-    frames = game_frames()
+    frames = hand_frames()
     path = animate_game(frames, tmp_path / "out" / "game.gif", fps=4, title="seed 7")
     assert path == tmp_path / "out" / "game.gif"
     with Image.open(path) as gif:
@@ -277,7 +406,7 @@ def test_animate_game_outlines_the_move_and_titles_the_label(tmp_path, monkeypat
         grab(writer, **kwargs)
 
     monkeypatch.setattr(PillowWriter, "grab_frame", record)
-    animate_game(game_frames(), tmp_path / "game.gif")
+    animate_game(hand_frames(), tmp_path / "game.gif")
     # (move outline, title, grey tiles, coloured cells): without a map every covered
     # cell is a tile and nothing is coloured.
     assert seen == [
@@ -289,15 +418,125 @@ def test_animate_game_outlines_the_move_and_titles_the_label(tmp_path, monkeypat
 
 def test_animate_game_bad_input(tmp_path):
     with pytest.raises(ValueError, match="path must end in .gif"):
-        animate_game(game_frames(), tmp_path / "game.png")
+        animate_game(hand_frames(), tmp_path / "game.png")
     with pytest.raises(ValueError, match="frames must hold at least one frame"):
         animate_game([], tmp_path / "game.gif")
-    frames = game_frames()
+    frames = hand_frames()
     frames[1]["move"] = (0, 2)
     with pytest.raises(ValueError, match=r"frames\[1\]\['move'\] \(0, 2\) must be a covered cell"):
         animate_game(frames, tmp_path / "game.gif")
-    frames = game_frames()
+    frames = hand_frames()
     del frames[2]["probabilities"]
     with pytest.raises(ValueError, match=r"frames\[2\] lacks 'probabilities'"):
         animate_game(frames, tmp_path / "game.gif")
     assert list(tmp_path.iterdir()) == []
+
+
+# Frames of a played game.
+
+
+def seeded_game(rows=6, cols=6, mines=7, index=6):
+    """Game ``index`` of the evaluation seeds (6: csp wins with 3 guesses; 9: csp loses)."""
+    seed = int(game_seeds(0, index + 1)[index])
+    return MinesweeperEnv(rows, cols, mines, seed=seed), np.random.default_rng(seed), seed
+
+
+def test_game_frames_one_per_move_with_the_exact_engine():
+    env, rng, seed = seeded_game()
+    frames = game_frames(get_solver("csp"), env, rng, group_certain=False)
+    record = get_solver("csp").play(MinesweeperEnv(6, 6, 7, seed=seed), np.random.default_rng(seed))
+    assert len(frames) == len(record.moves) + 1  # and the finished board
+    assert [f["moves"] for f in frames[:-1]] == [[m] for m in record.moves]
+    assert [f["move"] for f in frames[:-1]] == [m.cell for m in record.moves]
+    assert (frames[0]["grid"] == -1).all()  # nothing revealed before the first click
+    assert frames[0]["label"] == f"move 1: first click (3, 3), P={7 / 36:.2f}"
+    for f in frames[:-1]:
+        exact = analyze(f["grid"], 7)
+        np.testing.assert_array_equal(f["probabilities"], exact.probabilities)
+        np.testing.assert_array_equal(f["flags"], exact.mines)
+        assert f["grid"][f["move"]] == -1
+    # Each grid is the one before plus what the move opened.
+    for before, after in zip(frames, frames[1:], strict=False):
+        assert ((before["grid"] >= 0) <= (after["grid"] >= 0)).all()
+        assert after["grid"][before["move"]] >= 0
+    guesses = [(n, f) for n, f in enumerate(frames, start=1) if f["moves"] and f["moves"][0].kind == "guess"]
+    assert record.won and len(guesses) == record.guesses == 3
+    n, f = guesses[0]
+    m = f["moves"][0]
+    assert f["label"] == f"move {n}: guess {m.cell}, P={m.probability:.2f}"
+    assert 0 < m.probability < 1
+    last = frames[-1]
+    assert last["probabilities"] is None and last["moves"] == [] and last["move"] is None
+    assert last["label"] == f"won after {len(record.moves)} moves (3 guesses)"
+    assert (last["flags"] == (last["grid"] == -1)).all()  # every mine left is proven
+
+
+def test_game_frames_end_on_the_cell_that_lost():
+    env, rng, seed = seeded_game(index=9)
+    frames = game_frames(get_solver("csp"), env, rng)
+    last_move = frames[-2]["moves"][-1]
+    assert last_move.kind == "guess"
+    assert frames[-1]["move"] == last_move.cell and frames[-1]["grid"][last_move.cell] == -1
+    n = sum(len(f["moves"]) for f in frames)
+    assert frames[-1]["label"] == f"lost at move {n}: {last_move.cell} was a mine"
+
+
+def test_game_frames_group_certain_moves_of_a_turn():
+    env, rng, seed = seeded_game()
+    grouped = game_frames(get_solver("csp"), env, rng)
+    single = game_frames(get_solver("csp"), *seeded_game()[:2], group_certain=False, final=False)
+    moves = [m for f in grouped for m in f["moves"]]
+    assert moves == [f["moves"][0] for f in single]  # every move once, in order
+    assert len(grouped) - 1 < len(single)
+    for f in grouped[:-1]:
+        kinds = {m.kind for m in f["moves"]}
+        assert len(kinds) == 1
+        if len(f["moves"]) > 1:  # certain moves, all proven safe on the board shown
+            assert kinds <= {"local", "engine"}
+            assert all(analyze(f["grid"], 7).safe[m.cell] for m in f["moves"])
+            n = moves.index(f["moves"][0]) + 1
+            assert f["label"].startswith(f"moves {n}-{n + len(f['moves']) - 1}: ")
+
+
+def test_game_frames_with_the_solvers_model():
+    import torch
+
+    from nnsweeper.grid import dilate
+    from nnsweeper.models import MineModel
+    from nnsweeper.solvers import HybridGNNSolver
+
+    torch.manual_seed(0)
+    model = MineModel.from_config({"arch": "gnn", "hidden": 8, "layers": 1})
+    env, rng, seed = seeded_game(index=0)
+    frames = game_frames(HybridGNNSolver(model), env, rng, final=False)
+    for f in frames:
+        p = model.predict_proba(f["grid"], 7, flags=f["flags"])
+        interior = (f["grid"] < 0) & ~f["flags"] & ~dilate(f["grid"] >= 0)
+        if interior.any():  # the solver pools the interior cells
+            p[interior] = p[interior].mean()
+        np.testing.assert_allclose(f["probabilities"], p, atol=1e-6)
+    exact = game_frames(HybridGNNSolver(model), *seeded_game(index=0)[:2], "exact", final=False)
+    np.testing.assert_array_equal(exact[1]["probabilities"], analyze(exact[1]["grid"], 7).probabilities)
+    other = game_frames(get_solver("csp"), *seeded_game(index=0)[:2], model, final=False)
+    assert not np.array_equal(other[0]["probabilities"], analyze(other[0]["grid"], 7).probabilities)
+
+
+def test_game_frames_make_a_gif(tmp_path):
+    frames = game_frames(get_solver("csp"), *seeded_game()[:2])
+    path = animate_game(frames, tmp_path / "game.gif", title="csp, 6x6, 7 mines\nexact P(mine)")
+    with Image.open(path) as gif:
+        assert gif.n_frames == len(frames)
+
+
+def test_game_frames_bad_input():
+    with pytest.raises(ValueError, match="probabilities must be None, 'exact' or a MineModel; got str"):
+        game_frames(get_solver("csp"), *seeded_game()[:2], "model")
+
+    class Drifting(MinesweeperEnv):
+        def reset(self, seed=None):  # from the third reset on (the replay's), another game
+            self.resets = getattr(self, "resets", 0) + 1
+            return super().reset(self.seed + 1 if self.resets > 2 else seed)
+
+    env = Drifting(6, 6, 7, seed=5)
+    with pytest.raises(ValueError, match="the env must replay its game after reset"):
+        game_frames(get_solver("csp"), env, np.random.default_rng(5))

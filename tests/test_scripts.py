@@ -53,3 +53,53 @@ def test_model_table_refuses_different_splits(tmp_path, monkeypatch, capsys):
     (tmp_path / "cnn_test_metrics.json").write_text(json.dumps(_result(1.0)))
     assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
     assert "| 10x10, 5 mines |" in (tmp_path / "t.md").read_text()
+
+
+def test_make_gif_draws_one_game(tmp_path, capsys):
+    from PIL import Image
+
+    mod = _module("eval/make_gif.py")
+    out = tmp_path / "game.gif"
+    assert mod.main(["--solver", "csp", "--board", "6x6:7", "--min-guesses", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    # Game 1 of the evaluation seeds is the first 6x6/7 game where csp guesses 4 times
+    # (game 0 has 3 guesses).
+    assert printed[0] == "game 1 of game_seeds(0, 1000): seed 1367864806"
+    frames = int(printed[1].split("(")[1].split()[0])
+    with Image.open(out) as gif:
+        assert gif.n_frames == frames
+    assert mod.main(["--board", "6x6:7", "--seed", "5", "--exact", "--solver", "nope", "--out",
+                     str(tmp_path / "x.gif")]) == 2
+    assert "unknown solver 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "x.gif").exists()
+
+
+def test_gap_table_writes_rates_gaps_and_summary(tmp_path, capsys):
+    import nnsweeper as ns
+
+    mod = _module("eval/gap_table.py")
+    table = ns.evaluate(["single_point", "csp"], [3, 8], rows=6, cols=6, trials=40, n_jobs=1,
+                        progress=False)
+    path = table.to_json(tmp_path / "t.json")
+    assert mod.main([str(path)]) == 0
+    text = (tmp_path / "t.md").read_text()
+    lines = text.splitlines()
+    header = lines.index("| configuration | csp | single_point |")
+    rows = lines[header + 2 : header + 4]
+    for line, mines in zip(rows, (3, 8), strict=True):
+        csp = table.select(solver="csp", mines=mines)[0]
+        sp = table.select(solver="single_point", mines=mines)[0]
+        d = table.difference("single_point", "csp", mines=mines)[0]
+        assert d["paired"]
+        assert line == (f"| 6x6/{mines} | {100 * csp['wins'] / 40:.1f} | {100 * sp['wins'] / 40:.1f} "
+                        f"({100 * (sp['wins'] - csp['wins']) / 40:+.1f}; {100 * d['ci_low']:+.1f} to "
+                        f"{100 * d['ci_high']:+.1f}) |")
+    assert "paired: the same games" in text
+    gaps = [(table.select(solver="single_point", mines=m)[0]["wins"]
+             - table.select(solver="csp", mines=m)[0]["wins"]) / 40 for m in (3, 8)]
+    within = [sum(-100 * g <= t for g in gaps) for t in (1, 3, 5)]
+    worst = (3, 8)[gaps.index(min(gaps))]
+    assert lines[-1].startswith(f"| single_point | {100 * min(gaps):+.1f} | 6x6/{worst} | "
+                                + " | ".join(f"{w} of 2" for w in within))
+    assert mod.main([str(path), "--reference", "cnn"]) == 2
+    assert "reference must be a solver of the table" in capsys.readouterr().err
