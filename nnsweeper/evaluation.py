@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binomtest, norm
+from scipy.stats import binomtest
 
 from nnsweeper.datasets.seeds import check_seed_overlap
 from nnsweeper.errors import InvalidRulesError
@@ -460,8 +460,8 @@ def _check_datasets(datasets, seeds: np.ndarray) -> list[str]:
     return [os.fspath(d) if not isinstance(d, Mapping) else "<manifest>" for d in items]
 
 
-def _wilson(wins: int, games: int) -> tuple[float, float]:
-    ci = binomtest(wins, games).proportion_ci(confidence_level=0.95, method="wilson")
+def _wilson(wins: int, games: int, confidence: float = 0.95) -> tuple[float, float]:
+    ci = binomtest(wins, games).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
 
 
@@ -560,16 +560,11 @@ def unpack_outcomes(text: str, games: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- intervals
-def _z(confidence) -> float:
+def _check_confidence(confidence) -> float:
     if (isinstance(confidence, bool) or not isinstance(confidence, numbers.Real)
             or not 0 < confidence < 1):
         raise ValueError(f"confidence must be a number in (0, 1); got {confidence!r}")
-    return float(norm.ppf(0.5 + confidence / 2))
-
-
-def _wilson_at(successes: int, n: int, confidence: float) -> tuple[float, float]:
-    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    return float(confidence)
 
 
 def _check_counts(**counts) -> dict[str, int]:
@@ -608,10 +603,10 @@ def newcombe_interval(wins1, games1, wins2, games2, *, confidence=0.95) -> tuple
             raise ValueError(f"{n} must be at least 1; got {c[n]}")
         if c[k] > c[n]:
             raise ValueError(f"{k} must not exceed {n} ({c[n]}); got {c[k]}")
-    _z(confidence)
+    confidence = _check_confidence(confidence)
     p1, p2 = c["wins1"] / c["games1"], c["wins2"] / c["games2"]
-    l1, u1 = _wilson_at(c["wins1"], c["games1"], confidence)
-    l2, u2 = _wilson_at(c["wins2"], c["games2"], confidence)
+    l1, u1 = _wilson(c["wins1"], c["games1"], confidence)
+    l2, u2 = _wilson(c["wins2"], c["games2"], confidence)
     d = p1 - p2
     low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
     high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
@@ -657,10 +652,10 @@ def newcombe_paired_interval(both, first_only, second_only, neither, *,
     n = a + b + cc + d
     if n < 1:
         raise ValueError("the paired table must hold at least one pair; got 0 in all four cells")
-    _z(confidence)
+    confidence = _check_confidence(confidence)
     p1, p2 = (a + b) / n, (a + cc) / n
-    l1, u1 = _wilson_at(a + b, n, confidence)
-    l2, u2 = _wilson_at(a + cc, n, confidence)
+    l1, u1 = _wilson(a + b, n, confidence)
+    l2, u2 = _wilson(a + cc, n, confidence)
     margins = (a + b) * (cc + d) * (a + cc) * (b + d)
     if margins == 0:
         phi = 0.0

@@ -276,29 +276,30 @@ def pad_encoded(x, rows, cols) -> np.ndarray:
 
 # --------------------------------------------------------------------------- graph
 def _masks(g: np.ndarray, f: np.ndarray):
-    """``(revealed, unknown, frontier)`` of a validated board."""
+    """``(revealed, unknown, frontier)`` of a validated board or stack of boards."""
     revealed = g >= 0
     unknown = (g == -1) & ~f
     frontier = unknown & dilate(revealed)
     return revealed, unknown, frontier
 
 
-def _globals(total: int, f, revealed, unknown, frontier) -> np.ndarray:
-    cells = revealed.size
-    n_unknown = int(unknown.sum())
-    n_frontier = int(frontier.sum())
-    mines_left = total - int(f.sum())
-    per_unknown = 1.0 / n_unknown if n_unknown else 0.0
-    return np.array(
+def _globals(total, f, revealed, unknown, frontier) -> np.ndarray:
+    """:data:`GLOBAL_FEATURES` of validated boards ``(B, r, c)`` (``total`` of shape (B,)): (B, G) float32."""
+    cells = revealed.shape[-2] * revealed.shape[-1]
+    n_unknown = unknown.sum(axis=(-2, -1))
+    n_frontier = frontier.sum(axis=(-2, -1))
+    mines_left = total - f.sum(axis=(-2, -1))
+    per_unknown = np.where(n_unknown > 0, 1.0 / np.maximum(n_unknown, 1), 0.0)
+    return np.stack(
         [
             mines_left * per_unknown,
             (n_unknown - n_frontier) * per_unknown,
             n_frontier * per_unknown,
-            int(revealed.sum()) / cells,
+            revealed.sum(axis=(-2, -1)) / cells,
             total / cells,
         ],
-        dtype=np.float32,
-    )
+        axis=-1,
+    ).astype(np.float32)
 
 
 def graph_globals(grid, total_mines, flags=None) -> np.ndarray:
@@ -316,7 +317,7 @@ def graph_globals(grid, total_mines, flags=None) -> np.ndarray:
         when no cell is unknown), revealed cells / cells, total_mines / cells.
     """
     g, total, f = _validate(grid, total_mines, flags)
-    return _globals(total, f, *_masks(g, f))
+    return _globals(np.array([total]), f[None], *_masks(g[None], f[None]))[0]
 
 
 def _neighbour_ids(ids: np.ndarray, pb: np.ndarray, pi: np.ndarray, pj: np.ndarray) -> np.ndarray:
@@ -394,8 +395,9 @@ def build_graph(
     arrays = _graph_arrays(g[None], np.array([total], dtype=np.int64), f[None], cell_edges)
     data = _graph_data(arrays, batched=False)
     _, fi, fj = arrays["cell_at"]
-    interior = (g == -1) & ~f & ~dilate(g >= 0)
-
+    if probabilities is not None or mines is not None:
+        _, unknown, frontier = _masks(g, f)
+        interior = unknown & ~frontier
     if probabilities is not None:
         p = _grid_target("probabilities", probabilities, g.shape, "prob")
         data["cell"].y_prob = torch.from_numpy(p[fi, fj].astype(np.float32))
@@ -418,24 +420,8 @@ def _graph_arrays(g: np.ndarray, total: np.ndarray, f: np.ndarray, cell_edges: b
     target, and the graph-level values, one row per board.
     """
     n, rows, cols = g.shape
-    revealed = g >= 0
-    unknown = (g == -1) & ~f
-    frontier = unknown & dilate(revealed)
-
-    n_unknown = unknown.sum(axis=(1, 2))
-    n_frontier = frontier.sum(axis=(1, 2))
-    mines_left = total - f.sum(axis=(1, 2))
-    per_unknown = np.where(n_unknown > 0, 1.0 / np.maximum(n_unknown, 1), 0.0)
-    glob = np.stack(
-        [
-            mines_left * per_unknown,
-            (n_unknown - n_frontier) * per_unknown,
-            n_frontier * per_unknown,
-            revealed.sum(axis=(1, 2)) / (rows * cols),
-            total / (rows * cols),
-        ],
-        axis=1,
-    ).astype(np.float32)
+    revealed, unknown, frontier = _masks(g, f)
+    glob = _globals(total, f, revealed, unknown, frontier)
 
     unk_nb = neighbour_sum(unknown)
     flag_nb = neighbour_sum(f)
@@ -481,8 +467,8 @@ def _graph_arrays(g: np.ndarray, total: np.ndarray, f: np.ndarray, cell_edges: b
         "e_in": e_in,
         "e_near": _pairs(_neighbour_ids(cell_id, fb, fi, fj)) if cell_edges else None,
         "globals": glob,
-        "mines_left": mines_left.astype(np.int64),
-        "n_interior": (n_unknown - n_frontier).astype(np.int64),
+        "mines_left": (total - f.sum(axis=(1, 2))).astype(np.int64),
+        "n_interior": (unknown & ~frontier).sum(axis=(1, 2)).astype(np.int64),
         "shape": (n, rows, cols),
     }
 

@@ -96,6 +96,19 @@ def _line_data(rows, x, boards, columns, scale=1.0):
     return xs[order], [scale * np.array([r[c] for r in rows], dtype=float)[order] for c in columns]
 
 
+def _draw_lines(ax, lines, styles, x, boards, columns, scale=1.0) -> None:
+    """One line per solver and split with its interval as a band; ``columns`` = (value, low, high)."""
+    alpha = _band_alpha(sum(len(groups) for _, groups in lines))
+    for solver, groups in lines:
+        style = styles[solver]
+        for k, ((size, rule), rows) in enumerate(groups.items()):
+            xs, (value, low, high) = _line_data(rows, x, boards, columns, scale=scale)
+            ax.plot(xs, value, marker=style["marker"], markersize=4, color=style["color"],
+                    linestyle=_SPLIT_STYLES[k % len(_SPLIT_STYLES)], linewidth=1.4,
+                    label=_line_label(solver, size, rule))
+            ax.fill_between(xs, low, high, color=style["color"], alpha=alpha, linewidth=0)
+
+
 def _line_label(solver, size, rule) -> str:
     label = solver
     if size is not None:
@@ -190,15 +203,7 @@ def plot_win_rate(table, ax=None, *, x="mines", legend="inside", reference=None)
     styles = _solver_styles(table.solvers, reference)
     lines = [(solver, _grouped([r for r in table if r["solver"] == solver], split_sizes, split_rules))
              for solver in table.solvers]
-    alpha = _band_alpha(sum(len(groups) for _, groups in lines))
-    for solver, groups in lines:
-        for k, ((size, rule), rows) in enumerate(groups.items()):
-            xs, (rate, low, high) = _line_data(rows, x, boards, ("win_rate", "ci_low", "ci_high"))
-            style = styles[solver]
-            ax.plot(xs, rate, marker=style["marker"], markersize=4, color=style["color"],
-                    linestyle=_SPLIT_STYLES[k % len(_SPLIT_STYLES)], linewidth=1.4,
-                    label=_line_label(solver, size, rule))
-            ax.fill_between(xs, low, high, color=style["color"], alpha=alpha, linewidth=0)
+    _draw_lines(ax, lines, styles, x, boards, ("win_rate", "ci_low", "ci_high"))
 
     _finish_x(ax, x, boards)
     ax.set_ylabel("win rate (95% Wilson interval)")
@@ -238,7 +243,7 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
         the others' (their intervals reach more than three times as far from zero as
         the next solver's), so that small differences stay readable next to one very
         weak solver; a pair sets the range. Solvers with a point or band outside the
-        range are named, with their range, in a note in the lower left corner.
+        range are named, with their range, in a note in the upper left corner.
 
     Returns
     -------
@@ -261,8 +266,10 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
     others = [s for s in table.solvers if s != reference]
     if not others:
         raise ValueError(f"the table has no solver other than the reference {reference!r} to compare")
-    configs = {_config(r) for r in table if r["solver"] == reference}
-    drawn = [s for s in others if any(_config(r) in configs for r in table if r["solver"] == s)]
+    from nnsweeper.evaluation import _config_key
+
+    configs = {_config_key(r) for r in table if r["solver"] == reference}
+    drawn = [s for s in others if any(_config_key(r) in configs for r in table if r["solver"] == s)]
     if not drawn:
         raise ValueError(f"no solver of the table played a configuration that {reference!r} played")
     if ax is None:
@@ -282,16 +289,7 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
         ylim, omitted = _zoomed_ylim(extents)
     lines = [(solver, _grouped(rows, split_sizes, split_rules)) for solver, rows in differences.items()
              if solver not in omitted]
-    alpha = _band_alpha(sum(len(groups) for _, groups in lines))
-    for solver, groups in lines:
-        for k, ((size, rule), rows) in enumerate(groups.items()):
-            xs, (diff, low, high) = _line_data(rows, x, boards, ("difference", "ci_low", "ci_high"),
-                                               scale=100.0)
-            style = styles[solver]
-            ax.plot(xs, diff, marker=style["marker"], markersize=4, color=style["color"],
-                    linestyle=_SPLIT_STYLES[k % len(_SPLIT_STYLES)], linewidth=1.4,
-                    label=_line_label(solver, size, rule))
-            ax.fill_between(xs, low, high, color=style["color"], alpha=alpha, linewidth=0)
+    _draw_lines(ax, lines, styles, x, boards, ("difference", "ci_low", "ci_high"), scale=100.0)
 
     if ylim is not None:
         ax.set_ylim(*ylim)
@@ -361,10 +359,6 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
     if title is not None:
         top.set_title(title, fontsize=10)
     return fig
-
-
-def _config(row) -> tuple:
-    return (row["board"], row["rows"], row["cols"], row["mines"], row["first_click"])
 
 
 def _board_key(row) -> tuple[str, int, int, int]:
@@ -865,18 +859,12 @@ def _replay(env, number: int, move) -> None:
 
 def _model_maps(model, solver, boards, total: int) -> list[np.ndarray]:
     """A model's P(mine) for every (grid, flags), in one batch, interior pooled like ``solver``."""
-    from nnsweeper.grid import dilate
+    from nnsweeper.solvers.neural import pool_interior
 
     maps = model.predict_proba([g for g, _ in boards], total, flags=[f for _, f in boards])
-    out = []
-    for (grid, flags), p in zip(boards, maps, strict=True):
-        p = np.array(p, dtype=float)
-        if getattr(solver, "pool_interior", False):
-            interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
-            if interior.any():
-                p[interior] = p[interior].mean()
-        out.append(p)
-    return out
+    pool = getattr(solver, "pool_interior", False)
+    return [pool_interior(np.array(p, dtype=float), grid, flags) if pool else np.array(p, dtype=float)
+            for (grid, flags), p in zip(boards, maps, strict=True)]
 
 
 def _frame_label(first: int, group) -> str:

@@ -34,7 +34,10 @@ from nnsweeper.grid import dilate
 from nnsweeper.solvers.base import GameRecord, Solver, _Turns
 from nnsweeper.solvers.csp import TIE_BREAKS, rank_cells
 
-__all__ = ["NeuralSolver", "ModelRequest", "CNNSolver", "GNNSolver", "HybridCNNSolver", "HybridGNNSolver"]
+__all__ = [
+    "NeuralSolver", "ModelRequest", "pool_interior", "CNNSolver", "GNNSolver", "HybridCNNSolver",
+    "HybridGNNSolver",
+]
 
 
 @dataclass(frozen=True)
@@ -221,13 +224,7 @@ class NeuralSolver(Solver):
         game.record.model_calls += 1
         p = yield ModelRequest(game.grid.copy(), int(game.env.mines), flags.copy())
         p = np.array(p, dtype=float)
-        if self.pool_interior:
-            # Interior cells are exchangeable given the frontier: they share one probability.
-            grid = game.grid
-            interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
-            if interior.any():
-                p[interior] = p[interior].mean()
-        return p
+        return pool_interior(p, game.grid, flags) if self.pool_interior else p
 
     @staticmethod
     def _reveal_pick(game: _Turns, i: int, j: int, kind: str, probability: float) -> None:
@@ -273,6 +270,19 @@ class NeuralSolver(Solver):
         # The record keeps the exact risk the guess took; the model chose it.
         self._reveal_pick(game, i, j, "guess", float(a.probabilities[i, j]))
         return True
+
+
+def pool_interior(p: np.ndarray, grid: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """``p`` (modified in place and returned) with every interior cell at their mean.
+
+    Interior cells (covered, unflagged, with no revealed neighbour) are exchangeable
+    given the frontier, so they share one probability; differences a model gives them
+    are its noise.
+    """
+    interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
+    if interior.any():
+        p[interior] = p[interior].mean()
+    return p
 
 
 class CNNSolver(NeuralSolver):
