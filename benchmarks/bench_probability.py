@@ -5,9 +5,13 @@ with a safe first click in the corner: each turn reveals every cell the engine p
 safe, or else the covered cell with the lowest mine probability. Every few turns, once
 at least 10% and before 90% of the safe cells are revealed, the visible board is kept.
 Then ``mine_probabilities`` is timed on each kept position (the median of several
-repeats) and the distribution is printed. Nothing is cached on disk.
+repeats) and the distribution is printed.
 
-    python benchmarks/bench_probability.py [--games 100] [--seed-base 0]
+To time two versions of the engine on the very same positions, write them once and
+read them back (the positions depend on the engine's choices while they are built):
+
+    python benchmarks/bench_probability.py [--games 100] [--seed-base 0] [--save POS.npz]
+    python benchmarks/bench_probability.py --load POS.npz
 """
 
 from __future__ import annotations
@@ -76,23 +80,37 @@ def main(argv=None) -> None:
     parser.add_argument("--every", type=int, default=2, help="keep a position every N turns")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per position")
     parser.add_argument("--slowest", type=int, default=5, help="slowest positions to list")
+    parser.add_argument("--save", metavar="NPZ", help="write the positions to this file")
+    parser.add_argument("--load", metavar="NPZ", help="time the positions of this file instead")
     args = parser.parse_args(argv)
     if args.games < 1 or args.every < 1 or args.repeats < 1:
         parser.error("--games, --every and --repeats must be at least 1")
 
     t0 = time.perf_counter()
-    positions = [
-        pos for seed in range(args.seed_base, args.seed_base + args.games)
-        for pos in play(seed, args.every)
-    ]
+    if args.load:
+        with np.load(args.load) as f:
+            positions = [Position(int(s), int(t), g, float(r))
+                         for s, t, g, r in zip(f["seed"], f["turn"], f["grid"], f["share"], strict=True)]
+        source = args.load
+    else:
+        positions = [
+            pos for seed in range(args.seed_base, args.seed_base + args.games)
+            for pos in play(seed, args.every)
+        ]
+        source = f"{args.games} games (seeds {args.seed_base}..{args.seed_base + args.games - 1})"
     build_s = time.perf_counter() - t0
     if not positions:
         parser.error("no mid-game positions; play more games")
+    if args.save:
+        np.savez_compressed(
+            args.save, seed=[p.seed for p in positions], turn=[p.turn for p in positions],
+            grid=np.stack([p.grid for p in positions]), share=[p.revealed_share for p in positions],
+        )
     ms = np.array([time_position(pos.grid, args.repeats) for pos in positions])
 
     print(
-        f"expert {ROWS}x{COLS}, {MINES} mines: {len(positions)} positions from {args.games} games "
-        f"(seeds {args.seed_base}..{args.seed_base + args.games - 1}), built in {build_s:.1f} s"
+        f"expert {ROWS}x{COLS}, {MINES} mines: {len(positions)} positions from {source}, "
+        f"built in {build_s:.1f} s"
     )
     print(f"mine_probabilities, median of {args.repeats} calls per position (ms):")
     print(

@@ -2,6 +2,7 @@
 
 from nnsweeper.errors import (
     BoardParseError,
+    EngineLimitError,
     InconsistentBoardError,
     InvalidActionError,
     InvalidBoardError,
@@ -30,6 +31,7 @@ __all__ = [
     "BoardAnalysis",
     "BoardParseError",
     "EvalTable",
+    "EngineLimitError",
     "Game",
     "InvalidBoardError",
     "eval_solver_over_mines",

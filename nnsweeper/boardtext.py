@@ -8,6 +8,10 @@ whitespace around each line are ignored::
     1 1 .
     . F .
     . . .
+
+A board has at most :data:`~nnsweeper.game.MAX_ROWS` rows and
+:data:`~nnsweeper.game.MAX_COLS` cells per row, and its text at most
+:data:`MAX_TEXT_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -17,8 +21,15 @@ import math
 import numpy as np
 
 from nnsweeper.errors import BoardParseError
+from nnsweeper.game import MAX_COLS, MAX_ROWS
 
-__all__ = ["format_board", "format_probabilities", "parse_board"]
+__all__ = ["MAX_TEXT_CHARS", "format_board", "format_probabilities", "parse_board"]
+
+#: Most characters of a board's text (16 Mi). The largest board, 1000x1000 with a
+#: space between cells, takes 2 million; the rest leaves room for generous padding.
+#: Readers (``nnsweeper analyze``) stop reading a file or stdin past this size, so
+#: a huge or endless input is refused instead of being read into memory.
+MAX_TEXT_CHARS = 16 * 2**20
 
 _COVERED = "."
 _FLAGS = "Ff"
@@ -44,15 +55,23 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
     BoardParseError
         An unknown character, a blank line inside the board, rows of unequal length,
         or no board at all; the message names the line and column (both from 1, as
-        in the text) and the character.
+        in the text) and the character. Also a text of more than
+        :data:`MAX_TEXT_CHARS` characters, or a board of more than
+        :data:`~nnsweeper.game.MAX_ROWS` rows or :data:`~nnsweeper.game.MAX_COLS`
+        columns.
     """
     if not isinstance(text, str):
         raise BoardParseError(f"board text must be a string; got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise BoardParseError(f"board text must be at most {MAX_TEXT_CHARS} characters; got {len(text)}")
     lines = text.splitlines()
     numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
     if not numbered:
         raise BoardParseError("the board is empty: expected rows of '.', 'F' and digits 0-8")
     first, last = numbered[0][0], numbered[-1][0]
+    if last - first + 1 > MAX_ROWS:
+        raise BoardParseError(f"a board has at most {MAX_ROWS} rows; got {last - first + 1} "
+                              f"(lines {first} to {last})")
 
     rows: list[list[int]] = []
     flag_rows: list[list[bool]] = []
@@ -80,6 +99,10 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
                 raise BoardParseError(
                     f"line {n}, column {col}: unexpected character {ch!r}; "
                     "expected '.' (covered), 'F' (flag) or a digit 0-8"
+                )
+            if len(cells) > MAX_COLS:
+                raise BoardParseError(
+                    f"line {n}: a board row has at most {MAX_COLS} cells; got more than that"
                 )
         if width is None:
             width, width_line = len(cells), n

@@ -6,7 +6,9 @@ neural and hybrid solvers on every 10x10 mine count from 5 to 30; ``nnsweeper pl
 redraws the plot of a saved table; ``nnsweeper analyze`` prints the exact mine
 probability of every cell of a board typed as text; ``generate``, ``train`` and
 ``evaluate-model`` make datasets and models. Bad input ends with one line on stderr,
-``nnsweeper: error: <message>``, and exit code 2.
+``nnsweeper: error: <message>``, and exit code 2. Every number an option takes is
+bounded (board sides, trials, games, jobs, batch sizes: the limits of the modules
+that use them), so a huge request is refused before any work starts.
 """
 
 from __future__ import annotations
@@ -40,22 +42,34 @@ class _Parser(argparse.ArgumentParser):
 
 # ------------------------------------------------------------ argument types
 def _int_list(text: str) -> list[int]:
-    values = []
+    from nnsweeper.evaluation import MAX_TABLE_ROWS
+
+    values: list[int] = []
     try:
         for token in (t.strip() for t in text.split(",")):
             if not token:
                 continue
             lo, sep, hi = token.partition("-")
             if sep and lo:  # a range A-B (a leading minus is a negative number)
-                values += range(int(lo), int(hi) + 1)
+                lo, hi = int(lo), int(hi)
+                if len(values) + hi - lo + 1 > MAX_TABLE_ROWS:  # counted before it is listed
+                    raise argparse.ArgumentTypeError(
+                        f"expected at most {MAX_TABLE_ROWS} values (the rows of one table); "
+                        f"{text!r:.80} holds {len(values) + hi - lo + 1}"
+                    )
+                values += range(lo, hi + 1)
             else:
                 values.append(int(token))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers or ranges such as 5,10,15 or 5-30; got {text!r}"
+            f"expected comma-separated integers or ranges such as 5,10,15 or 5-30; got {text!r:.80}"
         ) from None
     if not values:
-        raise argparse.ArgumentTypeError(f"expected at least one integer; got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected at least one integer; got {text!r:.80}")
+    if len(values) > MAX_TABLE_ROWS:
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_TABLE_ROWS} values (the rows of one table); got {len(values)}"
+        )
     return values
 
 
@@ -66,26 +80,39 @@ def _name_list(text: str) -> list[str]:
     return names
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value}")
-    return value
+def _int_in(low: int, high: int | None = None, limit: str = ""):
+    """An argparse type: an integer from ``low`` to ``high`` (no upper end when None).
+
+    ``limit`` says what the upper end is, for the message.
+    """
+    what = {0: "a non-negative integer", 1: "a positive integer"}.get(low, f"an integer of at least {low}")
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r:.80}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}{f' ({limit})' if limit else ''}; "
+                                             f"got {value}")
+        return value
+
+    return parse
 
 
 def _jobs(text: str) -> int:
+    from nnsweeper.parallel import check_n_jobs
+
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a non-zero integer (1: no parallelism, -1: all cores); got {text!r}"
-        )
-    return value
+        value = text
+    try:
+        return check_n_jobs(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).replace("n_jobs must be", "expected", 1)) from None
 
 
 def _start(text: str):
@@ -176,24 +203,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--mines", type=int, required=True,
         help="total mines on the board, flagged ones included",
     )
+    an.add_argument(
+        "--max-states", type=_int_in(1), default=None, metavar="N",
+        help="most partial solutions the exact engine may hold at one box of a frontier component "
+        "(default: 2**20); a wider frontier is refused",
+    )
     an.set_defaults(handler=_cmd_analyze)
     return parser
 
 
 def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: int = 1) -> None:
     """The options of ``eval`` and ``compare`` (which differ in their defaults)."""
-    from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
+    from nnsweeper.evaluation import MAX_TRIALS
+    from nnsweeper.game import FIRST_CLICK_RULES, MAX_COLS, MAX_ROWS, PRESETS
 
     p.add_argument(
         "--solvers", type=_name_list, default=list(solvers), metavar="NAMES",
         help=f"comma-separated solver names (default: {','.join(solvers)})",
     )
     p.add_argument(
-        "--rows", type=_positive_int, default=None,
+        "--rows", type=_int_in(1, MAX_ROWS, "the largest board"), default=None,
         help=f"board rows (default: {_DEFAULT_SIZE}); not with --preset",
     )
     p.add_argument(
-        "--cols", type=_positive_int, default=None,
+        "--cols", type=_int_in(1, MAX_COLS, "the largest board"), default=None,
         help=f"board columns (default: {_DEFAULT_SIZE}); not with --preset",
     )
     shown = f"{mines[0]}..{mines[-1]}" if len(mines) > 6 else ",".join(map(str, mines))
@@ -209,8 +242,8 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         + "; classic = all three",
     )
     p.add_argument(
-        "--trials", type=_positive_int, default=trials,
-        help=f"games per solver and mine count (default: {trials})",
+        "--trials", type=_int_in(1, MAX_TRIALS, "games per solver and configuration"), default=trials,
+        help=f"games per solver and mine count, at most {MAX_TRIALS} (default: {trials})",
     )
     p.add_argument(
         "--base-seed", type=int, default=0,
@@ -254,6 +287,7 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
 
 def _add_generate(sub) -> None:
     from nnsweeper.datasets import MIXES, POLICIES, RECORD_MODES, STARTS
+    from nnsweeper.datasets.generate import MAX_DATASET_GAMES, MAX_SHARD_CELLS
     from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
     from nnsweeper.parallel import BACKENDS
 
@@ -273,7 +307,7 @@ def _add_generate(sub) -> None:
     ge.add_argument("parts", nargs="*", metavar="PART", help="configurations (see below)")
     ge.add_argument("--mix", action="append", default=[], choices=sorted(MIXES),
                     help="add a named mixture of configurations (repeatable)")
-    ge.add_argument("--games", type=_positive_int, default=100,
+    ge.add_argument("--games", type=_int_in(1, MAX_DATASET_GAMES, "games of one dataset"), default=100,
                     help="games per configuration where a part does not say (default: 100)")
     ge.add_argument("--splits", type=_fractions, default=(0.8, 0.1, 0.1), metavar="TRAIN,VAL,TEST",
                     help="shares of each configuration's games per split (default: 0.8,0.1,0.1)")
@@ -288,8 +322,9 @@ def _add_generate(sub) -> None:
                     help="where the first click goes (default: random)")
     ge.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
                     help="first-click rule where a part does not say (default: safe)")
-    ge.add_argument("--shard-games", type=_positive_int, default=50,
-                    help="games per shard file (default: 50)")
+    ge.add_argument("--shard-games", type=_int_in(1, MAX_DATASET_GAMES, "games of one dataset"), default=50,
+                    help=f"games per shard file; fewer on big boards, as a shard holds at most "
+                    f"{MAX_SHARD_CELLS} board cells (games x rows x cols) (default: 50)")
     ge.add_argument("--jobs", type=_jobs, default=-1,
                     help="worker processes, -1 for all cores; the output does not depend on it (default: -1)")
     ge.add_argument("--backend", choices=BACKENDS, default=None,
@@ -334,8 +369,10 @@ def _add_evaluate_model(sub) -> None:
     em.add_argument("--data", required=True, metavar="FOLDER", help="a dataset folder")
     em.add_argument("--split", choices=("train", "val", "test"), default="test",
                     help="which split (default: test)")
-    em.add_argument("--batch-size", type=_positive_int, default=128, help="states per batch (default: 128)")
-    em.add_argument("--max-batches", type=int, default=0,
+    em.add_argument("--batch-size", type=_int_in(1), default=128,
+                    help="states per batch; fewer on big boards, as a batch holds a bounded number of "
+                    "board cells (nnsweeper.datasets.loaders.MAX_BATCH_CELLS) (default: 128)")
+    em.add_argument("--max-batches", type=_int_in(0), default=0,
                     help="at most this many batches per configuration (default: 0, all)")
     em.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
     em.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.json and PREFIX.png")
@@ -541,21 +578,44 @@ def _cmd_analyze(args, argv) -> int:
     from nnsweeper.boardtext import format_probabilities, parse_board
     from nnsweeper.probability import analyze
 
-    if args.file == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(args.file).read_text(encoding="utf-8")
-        except OSError as e:
-            raise ValueError(f"cannot read board file {args.file!r}: {e.strerror or e}") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"board file {args.file!r} is not UTF-8 text") from None
-    grid, flags = parse_board(text)
-    result = analyze(grid, args.mines, flags)
+    grid, flags = parse_board(_read_board_text(args.file))
+    bound = {} if args.max_states is None else {"max_states": args.max_states}
+    result = analyze(grid, args.mines, flags, **bound)
     print(format_probabilities(
         grid, flags, result.probabilities, interior_probability=result.interior_probability
     ))
     return 0
+
+
+def _read_board_text(name: str) -> str:
+    """The text of a board file (``-``: stdin), read no further than the longest board text."""
+    from nnsweeper.boardtext import MAX_TEXT_CHARS
+
+    where = "stdin" if name == "-" else f"board file {name!r}"
+    if name == "-":
+        stream = getattr(sys.stdin, "buffer", sys.stdin)  # bytes where there are any
+        data = stream.read(MAX_TEXT_CHARS + 1)
+    else:
+        try:
+            with open(name, "rb") as f:
+                data = f.read(MAX_TEXT_CHARS + 1)
+        except OSError as e:
+            raise ValueError(f"cannot read {where}: {e.strerror or e}") from None
+    if len(data) > MAX_TEXT_CHARS:
+        raise ValueError(f"{where} holds more than {MAX_TEXT_CHARS} bytes, more than any board's text "
+                         f"(a {_largest_board()} board takes about 2 million); not read further")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{where} is not UTF-8 text") from None
+    return data
+
+
+def _largest_board() -> str:
+    from nnsweeper.game import MAX_COLS, MAX_ROWS
+
+    return f"{MAX_ROWS}x{MAX_COLS}"
 
 
 # ---------------------------------------------------------------------- main

@@ -14,6 +14,7 @@ __all__ = [
     "InvalidRulesError",
     "InvalidActionError",
     "InconsistentBoardError",
+    "EngineLimitError",
     "InvalidBoardError",
     "BoardParseError",
     "DatasetError",
@@ -43,6 +44,10 @@ class InconsistentBoardError(NnsweeperError):
     """A visible board (with its mine count and flags) that no mine layout fits."""
 
 
+class EngineLimitError(NnsweeperError):
+    """A position whose exact analysis would need more work or memory than the engine's bound."""
+
+
 class BoardParseError(NnsweeperError):
     """Board text that does not follow the ``.``/``F``/digit format."""
 
@@ -59,12 +64,16 @@ class SeedOverlapError(NnsweeperError):
     """Game seeds that were meant to be held out appear in another set (training, evaluation)."""
 
 
-def check_int(name: str, value, minimum: int, error: type[ValueError] = ValueError) -> int:
-    """``value`` as an int, or ``error`` naming it when it is not an integer >= ``minimum``."""
+def check_int(name: str, value, minimum: int, error: type[ValueError] = ValueError, *,
+              maximum: int | None = None) -> int:
+    """``value`` as an int, or ``error`` naming it when it is not an integer in
+    ``[minimum, maximum]`` (no upper end when ``maximum`` is None)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise error(f"{name} must be an integer; got {value!r}")
     if value < minimum:
         raise error(f"{name} must be at least {minimum}; got {value}")
+    if maximum is not None and value > maximum:
+        raise error(f"{name} must be at most {maximum}; got {value}")
     return int(value)
 
 

@@ -21,15 +21,17 @@ the outcomes of the same games, and the interval for independent samples
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import io
+import itertools
 import json
 import math
 import numbers
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,9 +43,12 @@ from nnsweeper.errors import InvalidRulesError
 from nnsweeper.errors import check_int as _check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, MinesweeperEnv, Rules
-from nnsweeper.parallel import single_threaded_workers
+from nnsweeper.parallel import check_n_jobs, single_threaded_workers
 
 __all__ = [
+    "MAX_TRIALS",
+    "MAX_GAMES",
+    "MAX_TABLE_ROWS",
     "EvalTable",
     "eval_solver_over_mines",
     "evaluate",
@@ -56,6 +61,21 @@ __all__ = [
 
 # Upper end (exclusive) of the seed notebook's game seeds.
 _SEED_HIGH = 2**31 - 1
+
+#: Most games per solver and configuration (``trials``). A run keeps the seeds
+#: (8 bytes a game) and, until its row is summarised, one solver-configuration's
+#: results (37 bytes a game, 60 at the peak of summarising; measured: +60 MB for a
+#: million games), so a run at the cap stays under 0.75 GB; ten million games take
+#: about 15 minutes even for a solver that does nothing (the harness's own cost).
+MAX_TRIALS = 10_000_000
+#: Most games per run: trials x configurations x solvers, refused before any game.
+#: At 1.7 ms a game (single_point on 10x10, measured; csp takes 2.6 ms) 10**8 games
+#: are some 47 CPU-hours; a larger request is almost surely a typo.
+MAX_GAMES = 100_000_000
+#: Most rows per table: configurations x solvers (and so most mine counts or boards
+#: per run). Every row is kept in memory, printed, written to CSV and JSON and
+#: drawn on the plot.
+MAX_TABLE_ROWS = 10_000
 
 
 # ---------------------------------------------------------------- validation
@@ -70,12 +90,33 @@ def _check_count(name: str, value) -> int:
     raise ValueError(f"{name} must be a whole number; got {value!r}")
 
 
-def _check_n_jobs(n_jobs) -> int:
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+def _check_trials(trials) -> int:
+    return _check_int("trials", trials, 1, maximum=MAX_TRIALS)
+
+
+def _check_size(n_solvers: int, boards: list, trials: int) -> None:
+    """Refuse a run whose table or number of games exceeds the caps, before any game."""
+    rows = n_solvers * len(boards)
+    if rows > MAX_TABLE_ROWS:
         raise ValueError(
-            f"n_jobs must be a non-zero integer (1: no parallelism, -1: all cores); got {n_jobs!r}"
+            f"an evaluation table holds at most {MAX_TABLE_ROWS} rows (solvers x configurations); "
+            f"got {n_solvers} x {len(boards)} = {rows}"
         )
-    return int(n_jobs)
+    if rows * trials > MAX_GAMES:
+        raise ValueError(
+            f"an evaluation plays at most {MAX_GAMES} games (trials x configurations x solvers); "
+            f"got {trials} x {len(boards)} x {n_solvers} = {rows * trials}"
+        )
+
+
+def _check_starts(solvers, boards: list) -> None:
+    """Refuse a solver's first-click cell that lies outside a board, before any game."""
+    from nnsweeper.solvers.base import Solver, first_click_cell
+
+    for fn in solvers:
+        if isinstance(fn, Solver):
+            for b in boards:
+                first_click_cell(fn.start, b.rows, b.cols)
 
 
 def game_seeds(base_seed: int, trials: int) -> np.ndarray:
@@ -86,7 +127,7 @@ def game_seeds(base_seed: int, trials: int) -> np.ndarray:
     base_seed : int
         Non-negative seed of the master generator.
     trials : int
-        Number of games (seeds), at least 1.
+        Number of games (seeds), from 1 to :data:`MAX_TRIALS`.
 
     Returns
     -------
@@ -95,7 +136,7 @@ def game_seeds(base_seed: int, trials: int) -> np.ndarray:
         dtype=np.int64)``. The first ``k`` seeds do not depend on ``trials``.
     """
     base_seed = _check_int("base_seed", base_seed, 0)
-    trials = _check_int("trials", trials, 1)
+    trials = _check_trials(trials)
     rng_master = np.random.default_rng(base_seed)
     return rng_master.integers(0, _SEED_HIGH, size=trials, dtype=np.int64)
 
@@ -111,10 +152,24 @@ class _Board:
     mines: int
 
 
+def _at_most_table_rows(name: str, items: Iterable) -> list:
+    """The items as a list, refused (without reading on) beyond :data:`MAX_TABLE_ROWS`."""
+    out = list(itertools.islice(items, MAX_TABLE_ROWS + 1))
+    if len(out) > MAX_TABLE_ROWS:
+        try:
+            got = str(len(items))
+        except (TypeError, OverflowError):  # an iterator, or a range too long for len()
+            got = f"more than {MAX_TABLE_ROWS}"
+        raise ValueError(f"{name} must hold at most {MAX_TABLE_ROWS} entries (the rows of one "
+                         f"table); got {got}")
+    return out
+
+
 def _boards_from_mines(mines_list, rows, cols, first_click) -> list[_Board]:
     if isinstance(mines_list, str) or not isinstance(mines_list, Iterable):
         raise ValueError(f"mines_list must be a sequence of mine counts; got {mines_list!r}")
-    counts = [_check_count("each entry of mines_list", m) for m in mines_list]
+    counts = [_check_count("each entry of mines_list", m)
+              for m in _at_most_table_rows("mines_list", mines_list)]
     if not counts:
         raise ValueError("mines_list must hold at least one mine count; got an empty sequence")
     rows = _check_int("rows", rows, 1)
@@ -131,7 +186,7 @@ def _boards_from_list(boards, first_click) -> list[_Board]:
             f"got {boards!r}"
         )
     out = []
-    for b in boards:
+    for b in _at_most_table_rows("boards", boards):
         if isinstance(b, str):
             if b not in PRESETS:
                 raise ValueError(f"board preset must be one of {', '.join(PRESETS)}; got {b!r}")
@@ -214,33 +269,41 @@ def _describe(fn) -> str:
 # ------------------------------------------------------------------- playing
 #: Most games one lockstep batch of a batched solver plays at once.
 _BATCH_GAMES = 1024
+#: One game's result: won, guesses (NaN for plain callables), the share of the safe
+#: cells cleared, seconds, and the neural model's calls, picks and safe picks. Kept
+#: as one packed record (37 bytes) per game rather than a tuple of Python objects.
+_GAME = np.dtype([("won", np.bool_), ("guesses", np.float64), ("cleared", np.float64),
+                  ("seconds", np.float64), ("model_calls", np.int32), ("model_picks", np.int32),
+                  ("model_safe", np.int32)])
 
-def _play_games(solver, board: _Board, first_click: str, seeds: np.ndarray, record: bool):
-    """Play one game per seed; returns per game (won, guesses, cleared, seconds, model calls,
-    model picks, model picks that were safe)."""
+
+def _play_games(solver, board: _Board, first_click: str, seeds: np.ndarray, record: bool) -> np.ndarray:
+    """Play one game per seed; returns a :data:`_GAME` array, one record per seed, in seed order."""
     def env_of(sd):
         return MinesweeperEnv(
             rows=board.rows, cols=board.cols, mines=board.mines, seed=int(sd),
             first_click=first_click,
         )
 
+    out = np.empty(len(seeds), dtype=_GAME)
     if record and _batched(solver):
         # Lockstep play: every board waiting on the model goes in one batch.
         records = solver.play_many([env_of(sd) for sd in seeds], [np.random.default_rng(sd) for sd in seeds])
-        return [_game_tuple(rec, rec.seconds) for rec in records]
-    out = []
-    for sd in seeds:
+        for k, rec in enumerate(records):
+            out[k] = _game_row(rec, rec.seconds)
+        return out
+    for k, sd in enumerate(seeds):
         env = env_of(sd)
         rng = np.random.default_rng(sd)
         t0 = time.perf_counter()
         if record:
             rec = solver.play(env, rng)
-            out.append(_game_tuple(rec, time.perf_counter() - t0))
+            out[k] = _game_row(rec, time.perf_counter() - t0)
         else:
             won = bool(solver(env, rng))
             seconds = time.perf_counter() - t0
             # The env is ours, so the share cleared is known even for plain callables.
-            out.append((won, math.nan, env.revealed_safe / env.safe_cells, seconds, 0, 0, 0))
+            out[k] = (won, math.nan, env.revealed_safe / env.safe_cells, seconds, 0, 0, 0)
     return out
 
 
@@ -249,16 +312,26 @@ def _batched(solver) -> bool:
     return callable(getattr(solver, "play_many", None))
 
 
-def _game_tuple(rec, seconds: float) -> tuple:
+def _game_row(rec, seconds: float) -> tuple:
     return (bool(rec.won), float(rec.guesses), float(rec.cleared), seconds,
             int(getattr(rec, "model_calls", 0)), int(getattr(rec, "model_picks", 0)),
             int(getattr(rec, "model_safe", 0)))
 
 
-def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool):
+def _chunks(jobs, trials: int, size: int, big: int) -> Iterator[tuple[int, int, int]]:
+    """``(job, first game, end)`` of every chunk, job after job, generated as needed."""
+    for j, (solver, record, _) in enumerate(jobs):
+        step = big if record and _batched(solver) else size
+        for a in range(0, trials, step):
+            yield j, a, min(a + step, trials)
+
+
+def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool) -> Iterator[np.ndarray]:
     """Play every (solver, record, board) job on every seed.
 
-    Returns one list of per-game tuples per job, in job order and seed order.
+    Yields each job's games (a :data:`_GAME` array in seed order) in job order, as
+    soon as the last of them is played, so that only the job being played is held
+    in memory. Chunks are generated as the workers take them, never listed.
     """
     from joblib import Parallel, delayed, effective_n_jobs
     from tqdm.auto import tqdm
@@ -271,29 +344,28 @@ def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool)
     # a chunk is one lockstep batch.
     size = 1 if workers == 1 else max(1, min(64, math.ceil(total / (8 * workers))))
     big = min(_BATCH_GAMES, math.ceil(trials / workers))
-    tasks = [
-        (j, solver, board, record, seeds[s : s + step])
-        for j, (solver, record, board) in enumerate(jobs)
-        for step in [big if record and _batched(solver) else size]
-        for s in range(0, trials, step)
-    ]
-    results: list[list] = [[] for _ in jobs]
-    with tqdm(total=total, disable=not progress, unit="game", desc="games") as bar:
+
+    def calls():
+        for j, a, b in _chunks(jobs, trials, size, big):
+            solver, record, board = jobs[j]
+            yield solver, board, first_click, seeds[a:b], record
+
+    workers_env = contextlib.nullcontext() if workers == 1 else single_threaded_workers()
+    with tqdm(total=total, disable=not progress, unit="game", desc="games") as bar, workers_env:
         if workers == 1:
-            for j, solver, board, record, chunk in tasks:
-                results[j].extend(_play_games(solver, board, first_click, chunk, record))
-                bar.update(len(chunk))
+            done = (_play_games(*call) for call in calls())
         else:
-            with single_threaded_workers():
-                parallel = Parallel(n_jobs=n_jobs, return_as="generator")
-                done = parallel(
-                    delayed(_play_games)(solver, board, first_click, chunk, record)
-                    for _, solver, board, record, chunk in tasks
-                )
-                for (j, *_), games in zip(tasks, done, strict=True):
-                    results[j].extend(games)
-                    bar.update(len(games))
-    return results
+            parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+            done = parallel(delayed(_play_games)(*call) for call in calls())
+        games = None
+        for (_, a, b), chunk in zip(_chunks(jobs, trials, size, big), done, strict=True):
+            if a == 0:  # chunks come in job order, each job's in seed order
+                games = np.empty(trials, dtype=_GAME)
+            games[a:b] = chunk
+            bar.update(b - a)
+            if b == trials:
+                yield games
+                games = None
 
 
 # ---------------------------------------------------------------- public API
@@ -326,14 +398,16 @@ def eval_solver_over_mines(
     rows, cols : int, default=10
         Board size.
     trials : int, default=200
-        Games per mine count.
+        Games per mine count, at most :data:`MAX_TRIALS`; and mine counts times
+        trials at most :data:`MAX_GAMES`.
     base_seed : int, default=0
         Seed of the game seeds.
     first_click : {"safe", "zero", "none"}, default="safe"
         First-click rule of the games.
     n_jobs : int, default=1
-        Worker processes (joblib; -1 for all cores). The result does not depend on it
-        as long as the solver's moves depend only on the env and ``rng``.
+        Worker processes (joblib; -1 for all cores; at most
+        :func:`nnsweeper.parallel.max_jobs`). The result does not depend on it as long
+        as the solver's moves depend only on the env and ``rng``.
     progress : bool, default=False
         Show a progress bar.
 
@@ -347,12 +421,14 @@ def eval_solver_over_mines(
             f"solver_fn must be callable as solver_fn(env, rng) -> bool; "
             f"got {type(solver_fn).__name__}"
         )
+    trials = _check_trials(trials)
+    n_jobs = check_n_jobs(n_jobs)
     boards = _resolve_boards(mines_list, rows, cols, None, first_click)
+    _check_size(1, boards, trials)
+    _check_starts([solver_fn], boards)
     seeds = game_seeds(base_seed, trials)
-    n_jobs = _check_n_jobs(n_jobs)
     jobs = [(solver_fn, False, b) for b in boards]
-    results = _run(jobs, seeds, first_click, n_jobs, bool(progress))
-    wins = [sum(g[0] for g in games) for games in results]
+    wins = [int(games["won"].sum()) for games in _run(jobs, seeds, first_click, n_jobs, bool(progress))]
     return np.array([w / len(seeds) for w in wins], dtype=float)
 
 
@@ -386,15 +462,19 @@ def evaluate(
         Configurations instead of ``mines_list``: preset names (``"beginner"``,
         ``"intermediate"``, ``"expert"``) or ``(rows, cols, mines)`` triples.
     trials : int, default=200
-        Games per solver and configuration.
+        Games per solver and configuration, at most :data:`MAX_TRIALS`. A run plays
+        at most :data:`MAX_GAMES` games and its table holds at most
+        :data:`MAX_TABLE_ROWS` rows (solvers x configurations); larger runs are
+        refused before any game is played.
     base_seed : int, default=0
         Seed of the game seeds (:func:`game_seeds`); the games are those of
         :func:`eval_solver_over_mines` with the same arguments.
     first_click : {"safe", "zero", "none"}, default="safe"
         First-click rule of the games.
     n_jobs : int, default=1
-        Worker processes (joblib; -1 for all cores). Results other than times do not
-        depend on it.
+        Worker processes (joblib; -1 for all cores; at most
+        :func:`nnsweeper.parallel.max_jobs`). Results other than times do not depend
+        on it.
     progress : bool, default=False
         Show a progress bar.
     datasets : path, dict, or a list of them, optional
@@ -412,9 +492,12 @@ def evaluate(
         every game's result in seed order (see :func:`pack_outcomes`).
     """
     named = _resolve_solvers(solvers)
+    trials = _check_trials(trials)
+    n_jobs = check_n_jobs(n_jobs)
     configs = _resolve_boards(mines_list, rows, cols, boards, first_click)
+    _check_size(len(named), configs, trials)
+    _check_starts(named.values(), configs)
     seeds = game_seeds(base_seed, trials)
-    n_jobs = _check_n_jobs(n_jobs)
     checked = _check_datasets(datasets, seeds)
     for name, fn in named.items():
         # Solvers that learned from games (neural ones) carry their training seeds.
@@ -426,6 +509,7 @@ def evaluate(
     # Solvers with play() report a GameRecord (guesses); others only win or lose.
     jobs = [(named[name], callable(getattr(named[name], "play", None)), b) for name, b in keys]
     results = _run(jobs, seeds, first_click, n_jobs, bool(progress))
+    # Each job's games are summarised as they come, so only one job's are held at a time.
     rows_out = [
         {**_summarise(name, board, first_click, record, games), "base_seed": int(base_seed)}
         for (name, board), (_, record, _), games in zip(keys, jobs, results, strict=True)
@@ -465,15 +549,27 @@ def _wilson(wins: int, games: int, confidence: float = 0.95) -> tuple[float, flo
     return float(ci.low), float(ci.high)
 
 
-def _summarise(name: str, board: _Board, first_click: str, record: bool, games) -> dict:
-    won = np.array([g[0] for g in games], dtype=bool)
-    guesses = np.array([g[1] for g in games], dtype=float)
-    cleared = np.array([g[2] for g in games], dtype=float)
-    seconds = np.array([g[3] for g in games], dtype=float)
-    calls, picks, safe = (np.array([g[c] for g in games], dtype=float) for c in (4, 5, 6))
+def _summarise(name: str, board: _Board, first_click: str, record: bool, games: np.ndarray) -> dict:
+    """One table row from a job's :data:`_GAME` records (in seed order)."""
+    # Each figure comes from a contiguous float64 copy of one packed field: the same
+    # array, hence the same sum, mean and median, as when games were kept as Python
+    # tuples. One copy at a time keeps the extra memory at 8 bytes a game.
+    def field(name, dtype=float):
+        return np.ascontiguousarray(games[name], dtype=dtype)
+
+    won = field("won", bool)
     n, k = len(games), int(won.sum())
     low, high = _wilson(k, n)
     lost = ~won
+    seconds = field("seconds")
+    mean_seconds, median_seconds = float(seconds.mean()), float(np.median(seconds))
+    del seconds
+    calls = field("model_calls")
+    model_calls = float(calls.mean()) if calls.any() else math.nan
+    del calls
+    picks = field("model_picks")
+    model_safe_rate = float(field("model_safe").sum() / picks.sum()) if picks.any() else math.nan
+    del picks
     return {
         "solver": name,
         "board": board.name,
@@ -487,12 +583,12 @@ def _summarise(name: str, board: _Board, first_click: str, record: bool, games) 
         "win_rate": k / n,
         "ci_low": low,
         "ci_high": high,
-        "mean_guesses": float(guesses.mean()) if record else math.nan,
-        "mean_cleared_lost": float(cleared[lost].mean()) if lost.any() else math.nan,
-        "mean_seconds": float(seconds.mean()),
-        "median_seconds": float(np.median(seconds)),
-        "model_calls": float(calls.mean()) if calls.any() else math.nan,
-        "model_safe_rate": float(safe.sum() / picks.sum()) if picks.any() else math.nan,
+        "mean_guesses": float(field("guesses").mean()) if record else math.nan,
+        "mean_cleared_lost": float(field("cleared")[lost].mean()) if lost.any() else math.nan,
+        "mean_seconds": mean_seconds,
+        "median_seconds": median_seconds,
+        "model_calls": model_calls,
+        "model_safe_rate": model_safe_rate,
         "outcomes": pack_outcomes(won),
     }
 

@@ -16,20 +16,29 @@ from scipy import ndimage
 from nnsweeper.errors import InvalidActionError, InvalidRulesError, check_int
 from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
-__all__ = ["FIRST_CLICK_RULES", "PRESETS", "Rules", "Game", "MinesweeperEnv"]
+__all__ = ["FIRST_CLICK_RULES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game", "MinesweeperEnv"]
 
 #: The first-click rules. ``safe``: the first revealed cell is never a mine.
 #: ``zero``: the first revealed cell and its neighbours are mine-free, so it opens
 #: an area. ``none``: mines are placed at reset and the first click may lose.
 FIRST_CLICK_RULES = ("safe", "zero", "none")
 
+#: Largest board side, in rows and in columns. Every entry point (the Python API,
+#: ``eval``, ``compare``, ``generate``, presets) builds a :class:`Rules` and so gets
+#: this bound. Why 1000: one ``csp`` game on 1000x1000 (12% mines) already takes
+#: about 11.5 minutes and 230 MB; a game's arrays grow with rows x cols and its
+#: time faster still, so a larger board is refused up front rather than left to run
+#: for hours or to allocate gigabytes.
+MAX_ROWS = 1000
+MAX_COLS = 1000
+
 _EIGHT = np.ones((3, 3), dtype=bool)
 #: Spawn key of the mine-layout stream of a game seed.
 _LAYOUT_STREAM = 0
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    return check_int(name, value, minimum, InvalidRulesError)
+def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
+    return check_int(name, value, minimum, InvalidRulesError, maximum=maximum)
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,8 @@ class Rules:
     Parameters
     ----------
     rows, cols : int
-        Board size, each at least 1.
+        Board size: at least 1 and at most :data:`MAX_ROWS` rows and
+        :data:`MAX_COLS` columns.
     mines : int
         Number of mines, at least 1 and small enough that the first-click rule
         can always be honoured (see :meth:`max_mines`).
@@ -53,8 +63,8 @@ class Rules:
     first_click: str = "safe"
 
     def __post_init__(self):
-        object.__setattr__(self, "rows", _check_int("rows", self.rows, 1))
-        object.__setattr__(self, "cols", _check_int("cols", self.cols, 1))
+        object.__setattr__(self, "rows", _check_int("rows", self.rows, 1, MAX_ROWS))
+        object.__setattr__(self, "cols", _check_int("cols", self.cols, 1, MAX_COLS))
         if self.first_click not in FIRST_CLICK_RULES:
             raise InvalidRulesError(
                 f"first_click must be one of {', '.join(FIRST_CLICK_RULES)}; got {self.first_click!r}"

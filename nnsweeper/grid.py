@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["OFFSETS", "neighbour_sum", "dilate", "neighbours", "covered_grid", "single_point_rules"]
+__all__ = [
+    "OFFSETS", "neighbour_sum", "neighbour_product", "dilate", "neighbours", "covered_grid",
+    "single_point_rules",
+]
 
 #: The eight neighbour offsets, row-major.
 OFFSETS: tuple[tuple[int, int], ...] = tuple(
@@ -40,6 +43,23 @@ def neighbour_sum(a: np.ndarray) -> np.ndarray:
         + p[..., 1:-1, :-2] + p[..., 1:-1, 2:]
         + p[..., 2:, :-2] + p[..., 2:, 1:-1] + p[..., 2:, 2:]
     )
+
+
+def neighbour_product(a: np.ndarray) -> np.ndarray:
+    """Product of the eight neighbours of every cell (cells off the board count as 1).
+
+    ``a`` is one board (rows, cols) or a stack (..., rows, cols) of floats. The factors
+    are multiplied in one fixed order (:data:`OFFSETS`), with no ``exp``/``log``, so the
+    result is the same to the last bit on every machine.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    *lead, r, c = a.shape
+    p = np.ones((*lead, r + 2, c + 2))
+    p[..., 1:-1, 1:-1] = a
+    out = np.ones(a.shape)
+    for di, dj in OFFSETS:
+        out *= p[..., 1 + di : r + 1 + di, 1 + dj : c + 1 + dj]
+    return out
 
 
 def dilate(mask: np.ndarray) -> np.ndarray:

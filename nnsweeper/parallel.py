@@ -24,13 +24,54 @@ uses).
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["imap", "single_threaded_workers", "backend", "BACKENDS"]
+__all__ = ["imap", "single_threaded_workers", "backend", "BACKENDS", "JOBS_PER_CPU", "max_jobs",
+           "check_n_jobs"]
 
 #: Backend names :func:`backend` understands.
 BACKENDS = ("loky", "threading", "multiprocessing", "dask", "ray")
+
+#: Most worker processes per CPU that ``n_jobs`` may ask for (:func:`max_jobs`).
+#: Games and the exact engine are CPU-bound, so workers beyond the cores gain
+#: nothing, while each loky worker is a whole Python process (about 100 MB with
+#: nnsweeper loaded, 300 MB once the neural solvers import torch): ``n_jobs=100000``
+#: would start 100000 of them. Two per CPU leaves room for oversubscribing on
+#: purpose; on a cluster backend (Dask, Ray) ask for ``n_jobs=-1`` (all its workers).
+JOBS_PER_CPU = 2
+
+
+def max_jobs() -> int:
+    """The largest ``n_jobs`` accepted here: :data:`JOBS_PER_CPU` times the usable CPUs.
+
+    The CPUs are joblib's count, which honours CPU affinity and container quotas.
+    """
+    from joblib import cpu_count
+
+    return JOBS_PER_CPU * max(1, cpu_count())
+
+
+def check_n_jobs(n_jobs, *, allow_none: bool = False, error: type[ValueError] = ValueError) -> int | None:
+    """``n_jobs`` checked against this machine, or ``error`` naming the rule it breaks.
+
+    Accepted: 1 (this process), 2 up to :func:`max_jobs` workers, and -1 down to
+    minus the number of CPUs (joblib's "all CPUs but ``-n_jobs - 1``"); None too
+    when ``allow_none`` (the active ``joblib.parallel_config`` decides).
+    """
+    if n_jobs is None and allow_none:
+        return None
+    from joblib import cpu_count
+
+    cpus, top = max(1, cpu_count()), max_jobs()
+    if (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0
+            or not -cpus <= n_jobs <= top):
+        raise error(
+            f"n_jobs must be a non-zero integer from -{cpus} to {top} (1: no parallelism, -1: all "
+            f"{cpus} CPUs, at most {JOBS_PER_CPU} workers per CPU); got {n_jobs!r}"
+        )
+    return int(n_jobs)
 
 
 @contextlib.contextmanager
@@ -50,22 +91,23 @@ def single_threaded_workers() -> Iterator[None]:
         os.environ.pop("OMP_NUM_THREADS", None)
 
 
-def imap(fn: Callable, tasks: Sequence, n_jobs: int | None, *, ordered: bool = True) -> Iterator:
+def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = True) -> Iterator:
     """``fn(*task)`` for every task, yielded as they finish.
 
     Parameters
     ----------
     fn : callable
         A picklable function.
-    tasks : sequence of tuples
-        Positional arguments of each call.
+    tasks : iterable of tuples
+        Positional arguments of each call; read lazily, a few tasks ahead of the workers.
     n_jobs : int or None
         1 runs in this process; otherwise joblib workers (-1: all cores; None: the
-        active ``joblib.parallel_config``'s choice).
+        active ``joblib.parallel_config``'s choice); see :func:`check_n_jobs`.
     ordered : bool, default=True
         Yield in task order; with False, in order of completion (wrap each result
         with what identifies its task).
     """
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
     if n_jobs == 1:
         for task in tasks:
             yield fn(*task)

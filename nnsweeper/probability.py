@@ -14,40 +14,57 @@ Method
    ``C(s, j)`` layouts.
 2. Boxes and numbers split into independent components (connected through shared
    numbers).
-3. Each component is solved for its distribution over its own mine count ``m``:
-   ``W[m]`` layouts, and per box the layout-weighted number of mine cells and of safe
-   cells. Small components are enumerated outright (vectorised); larger ones by a
+3. Each component is counted exactly, per number ``m`` of mines it holds, by a
    dynamic program that visits the boxes in a bandwidth-reducing order and merges
-   partial solutions whose still-open numbers need the same counts. Its cost grows
-   with the width of the frontier, not its length, and it never caps anything.
+   partial solutions whose still-open numbers need the same counts: in plain Python
+   integers while it stays small (most components of real play), in whole-array steps
+   beyond. Its cost grows with the width of the frontier, not its length; a component
+   that would need more than ``max_states`` partial solutions is refused
+   (:class:`~nnsweeper.errors.EngineLimitError`) rather than left to run for minutes
+   in gigabytes.
 4. Components are combined with the interior through the binomial weights
-   ``C(interior cells, mines left - frontier mines)``, computed in log space and
-   rescaled, so large boards do not overflow.
+   ``C(interior cells, mines left - frontier mines)``, in Python integers; a backward
+   pass through each component's program, weighted by the rest of the board, gives
+   every box's share of mines.
 
-Probabilities are float64; a cell is reported as exactly 0 or exactly 1 only when
-no layout with positive weight puts a mine there (or leaves it safe).
+Every probability is therefore a ratio of two exact integers, divided once
+(``int / int`` rounds correctly): the result is the float64 nearest to the exact
+rational, the same on every machine and with every library version (1/5 is always
+``0.2``). A cell is exactly 0 or 1 only when no layout says otherwise.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
-from scipy.special import gammaln
 
-from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
+from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import OFFSETS, dilate, neighbour_sum, single_point_rules
 
-__all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board"]
+__all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board", "MAX_STATES"]
 
 # C(s, j) for box sizes s <= 8 (a box lies inside one number's 3x3 neighbourhood).
-_COMB = np.array(
-    [[float(np.prod(np.arange(s - j + 1, s + 1)) / np.prod(np.arange(1, j + 1))) if j <= s else 0.0
-      for j in range(9)] for s in range(9)]
-)
-# Components whose full product of box counts is at most this are enumerated outright.
-_ENUMERATE_LIMIT = 2048
+_COMB_INT = np.array([[math.comb(s, j) for j in range(9)] for s in range(9)], dtype=object)
+_COMB = _COMB_INT.astype(np.float64)
+_COMB_ROWS = _COMB_INT.tolist()
+# Components are counted in plain Python while every box has at most this many
+# states, in whole-array steps beyond.
+_SMALL_STATES = 128
+# Array counts stay float64 below this (with the factor 8 of a box's mines, below 2**53,
+# where float64 still holds every integer).
+_FLOAT_EXACT = float(2**50)
+
+#: Default bound on the partial solutions the dynamic program may hold at one box of a
+#: component; over all its boxes they are bounded by ``_STORED_PER_STATE`` times this. A
+#: component beyond either is refused. Positions from play, even on 200 x 200 boards,
+#: stay far below it.
+MAX_STATES = 1 << 20
+_STORED_PER_STATE = 8
 
 
 @dataclass(frozen=True)
@@ -68,8 +85,10 @@ class BoardAnalysis:
         Independent frontier components.
     unknown : ndarray of bool, shape (rows, cols)
         Covered, unflagged cells.
+    layouts : int
+        The number of mine layouts that fit the board (flags fixed), exactly.
     log_layouts : float
-        Natural log of the number of mine layouts that fit the board (flags fixed).
+        Its natural log.
     """
 
     probabilities: np.ndarray
@@ -78,7 +97,19 @@ class BoardAnalysis:
     mines_left: int
     n_components: int
     unknown: np.ndarray
-    log_layouts: float
+    # (scaled count, interior cells, fewest interior mines, denominator): see ``layouts``.
+    _count: tuple[int, int, int, int] = field(repr=False, compare=False)
+
+    @cached_property
+    def layouts(self) -> int:
+        """The number of mine layouts that fit the board (flags fixed), exactly."""
+        scaled, n_interior, k_lo, denominator = self._count
+        return scaled * math.comb(n_interior, k_lo) // denominator
+
+    @property
+    def log_layouts(self) -> float:
+        """Natural log of :attr:`layouts`."""
+        return math.log(self.layouts)
 
     @property
     def safe(self) -> np.ndarray:
@@ -154,7 +185,7 @@ def check_flags(flags, g: np.ndarray, owner: str = "grid's") -> np.ndarray:
     return f
 
 
-def mine_probabilities(grid, total_mines, flags=None) -> np.ndarray:
+def mine_probabilities(grid, total_mines, flags=None, *, max_states: int = MAX_STATES) -> np.ndarray:
     """Exact P(mine) for every cell of a visible board.
 
     Parameters
@@ -166,24 +197,32 @@ def mine_probabilities(grid, total_mines, flags=None) -> np.ndarray:
     flags : array_like of bool, shape (rows, cols), optional
         Cells known to be mines (trusted, not checked against the numbers beyond
         consistency).
+    max_states : int, default=MAX_STATES
+        Most partial solutions the dynamic program may hold at one box (see
+        :data:`MAX_STATES`); it bounds the engine's time and memory.
 
     Returns
     -------
     ndarray of float64, shape (rows, cols)
         P(mine) under a uniform prior over all layouts with exactly ``total_mines``
-        mines that fit the board: 0.0 at revealed cells, 1.0 at flagged cells.
+        mines that fit the board, correctly rounded from the exact rational: 0.0 at
+        revealed cells, 1.0 at flagged cells.
 
     Raises
     ------
     InconsistentBoardError
         When no layout fits (a ``ValueError``).
+    EngineLimitError
+        When a frontier component needs more than ``max_states`` partial solutions
+        (a ``ValueError``).
     """
-    return analyze(grid, total_mines, flags).probabilities
+    return analyze(grid, total_mines, flags, max_states=max_states).probabilities
 
 
-def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
-    """Like :func:`mine_probabilities`, with the frontier and interior figures beside."""
+def analyze(grid, total_mines, flags=None, *, max_states: int = MAX_STATES) -> BoardAnalysis:
+    """Like :func:`mine_probabilities`, with the frontier, interior and layout count beside."""
     g, total_mines, flags = validate_board(grid, total_mines, flags)
+    max_states = check_int("max_states", max_states, 1, InvalidBoardError)
     covered = g == -1
     revealed = ~covered
     unknown = covered & ~flags
@@ -225,8 +264,8 @@ def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
     front = free & (neighbour_sum(is_con) > 0)
     n_interior = int(free.sum()) - int(front.sum())
     comps = _components(is_con, need, front) if front.any() else []
-    solved = [_solve_component(c, mines_left) for c in comps]
-    interior_p, log_layouts = _combine(solved, n_interior, mines_left, prob)
+    solved = [_solve_component(c, mines_left, max_states) for c in comps]
+    interior_p, count = _combine(solved, n_interior, mines_left, prob)
     if n_interior:
         prob[free & ~front] = interior_p
     return BoardAnalysis(
@@ -236,7 +275,7 @@ def analyze(grid, total_mines, flags=None) -> BoardAnalysis:
         mines_left=total_mines - int(flags.sum()),
         n_components=len(comps),
         unknown=unknown,
-        log_layouts=log_layouts,
+        _count=count,
     )
 
 
@@ -256,9 +295,9 @@ def _check_room(mines_left: int, cells: int, total_mines: int) -> None:
 @dataclass
 class _Component:
     cells: list[np.ndarray]  # per box: flat indices of its cells
-    sizes: np.ndarray  # (n_boxes,) int
-    incidence: np.ndarray  # (n_cons, n_boxes) bool: box touches number
-    need: np.ndarray  # (n_cons,) int: mines the number still needs
+    sizes: list[int]  # per box: its number of cells
+    box_cons: list[list[int]]  # per box: the numbers (local ids) it touches
+    need: list[int]  # per number: mines it still needs
     where: list[tuple[int, int]]  # position of each number, for messages
 
 
@@ -300,265 +339,358 @@ def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> l
     for b, cons in enumerate(box_cons):
         groups.setdefault(find(cons[0]), []).append(b)
 
-    need_flat = need.ravel()[con_pos]
+    need_flat = need.ravel()[con_pos].tolist()
     out = []
     for bs in groups.values():
         cons = sorted({x for b in bs for x in box_cons[b]})
         local = {x: k for k, x in enumerate(cons)}
-        inc = np.zeros((len(cons), len(bs)), dtype=bool)
-        for k, b in enumerate(bs):
-            inc[[local[x] for x in box_cons[b]], k] = True
         out.append(
             _Component(
                 cells=[box_cells[b] for b in bs],
-                sizes=np.array([box_cells[b].size for b in bs], dtype=np.int64),
-                incidence=inc,
-                need=need_flat[cons].astype(np.int64),
+                sizes=[len(boxes[box_sigs[b]]) for b in bs],
+                box_cons=[[local[x] for x in box_cons[b]] for b in bs],
+                need=[need_flat[x] for x in cons],
                 where=[divmod(int(con_pos[x]), c) for x in cons],
             )
         )
     return out
 
 
-# ------------------------------------------------------------------ per component
-class _Enumerated:
-    """A small component solved by listing every feasible box-count vector."""
-
-    def __init__(self, comp: _Component, mines_left: int):
-        sizes = comp.sizes
-        grids = np.meshgrid(*[np.arange(s + 1) for s in sizes], indexing="ij")
-        counts = np.stack([g.ravel() for g in grids], axis=1)  # (N, n_boxes)
-        ok = np.all(counts @ comp.incidence.T.astype(np.int64) == comp.need[None, :], axis=1)
-        counts = counts[ok]
-        mines = counts.sum(axis=1)
-        keep = mines <= mines_left
-        self.counts, self.mines = counts[keep], mines[keep]
-        self.layouts = np.prod(_COMB[sizes[None, :], self.counts], axis=1)
-        self.sizes = sizes
-        self.log_scale = 0.0
-
-    def weights(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.mines, self.layouts
-
-    def tallies(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per box: sum over layouts of g[mines] * (mine cells, safe cells) in the box."""
-        v = self.layouts * g[self.mines]
-        return v @ self.counts, v @ (self.sizes[None, :] - self.counts)
-
-
-class _FrontierDP:
-    """Dynamic program over the boxes of one component, visited in a narrow order.
-
-    The state after each box is the remaining need of every number still open (seen,
-    with boxes to come) plus the mines placed so far; states that agree are merged.
-    The forward pass keeps, per box, how each state was reached (parent state and the
-    box's mine count); the final states give the distribution over the component's
-    mine count. Box marginals come from a backward pass seeded with the weight of each
-    final mine count in the whole board (``g``), so no state carries per-box tallies.
-    Forward and backward values are rescaled per box, which leaves every box's
-    mine/safe ratio unchanged.
-    """
-
-    def __init__(self, comp: _Component, mines_left: int):
-        order = _box_order(comp.incidence)
-        inc = comp.incidence[:, order]
-        sizes = comp.sizes[order]
-        n_cons, n_boxes = inc.shape
-        first = np.argmax(inc, axis=1)
-        last = n_boxes - 1 - np.argmax(inc[:, ::-1], axis=1)
-        # Capacity each number still has after box k: cells in its boxes beyond k.
-        rest = (inc * sizes[None, :])[:, ::-1].cumsum(axis=1)[:, ::-1]
-        cap_after = np.concatenate([rest[:, 1:], np.zeros((n_cons, 1), dtype=np.int64)], axis=1)
-
-        open_cons: list[int] = []
-        need = np.zeros((1, 0), dtype=np.int64)
-        mines = np.zeros(1, dtype=np.int64)
-        alpha = np.ones(1)
-        self.log_scale = 0.0  # log of what the stored alphas were divided by
-        self.steps = []  # per box: (alpha before, src, j, inv)
-        for k in range(n_boxes):
-            s = int(sizes[k])
-            new = np.flatnonzero(first == k)
-            if new.size:
-                open_cons.extend(int(x) for x in new)
-                fresh = np.broadcast_to(comp.need[new], (need.shape[0], new.size))
-                need = np.concatenate([need, fresh], axis=1)
-            touch = np.flatnonzero(inc[:, k])
-            cols = np.array([open_cons.index(int(x)) for x in touch], dtype=np.int64)
-            n_states = need.shape[0]
-            j = np.tile(np.arange(s + 1), n_states)
-            src = np.repeat(np.arange(n_states), s + 1)
-            sub = need[src[:, None], cols[None, :]] - j[:, None]
-            ok = np.all((sub >= 0) & (sub <= cap_after[touch, k][None, :]), axis=1)
-            ok &= mines[src] + j <= mines_left
-            src, j, sub = src[ok], j[ok], sub[ok]
-            if src.size == 0:
-                i0, j0 = comp.where[int(touch[0])]
-                raise InconsistentBoardError(
-                    f"no mine layout satisfies the numbers around ({i0}, {j0})"
-                    f" with at most {mines_left} mines left"
-                )
-            need = need[src]
-            need[:, cols] = sub
-            mines = mines[src] + j
-            closing = [t for t, x in enumerate(open_cons) if last[x] == k]
-            if closing:
-                keep_cols = [t for t, x in enumerate(open_cons) if last[x] != k]
-                open_cons = [open_cons[t] for t in keep_cols]
-                need = need[:, keep_cols]
-            first_idx, inv = _group(need, mines)
-            line_w = alpha[src] * _COMB[s, j]
-            self.steps.append((alpha, src, j, inv))
-            need, mines = need[first_idx], mines[first_idx]
-            alpha = np.bincount(inv, weights=line_w, minlength=first_idx.size)
-            top = alpha.max()
-            alpha /= top
-            self.log_scale += float(np.log(top))
-        self.order, self.sizes = order, sizes
-        self.final_mines, self.final_alpha = mines, alpha
-
-    def weights(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.final_mines, self.final_alpha
-
-    def tallies(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n_boxes = self.sizes.size
-        qm = np.zeros(n_boxes)
-        qs = np.zeros(n_boxes)
-        beta = g[self.final_mines]
-        for k in range(n_boxes - 1, -1, -1):
-            alpha, src, j, inv = self.steps[k]
-            s = int(self.sizes[k])
-            down = _COMB[s, j] * beta[inv]  # layouts of this box times the future
-            line = alpha[src] * down
-            qm[k] = line @ j
-            qs[k] = line @ (s - j)
-            beta = np.bincount(src, weights=down, minlength=alpha.size)
-            top = beta.max()
-            if top > 0:
-                beta /= top
-        inv_order = np.empty_like(self.order)
-        inv_order[self.order] = np.arange(n_boxes)
-        return qm[inv_order], qs[inv_order]
-
-
-def _solve_component(comp: _Component, mines_left: int):
-    n_combos = float(np.prod(comp.sizes + 1.0))
-    solved = (_Enumerated if n_combos <= _ENUMERATE_LIMIT else _FrontierDP)(comp, mines_left)
-    mines, w = solved.weights()
-    if mines.size == 0:
-        i, j = comp.where[0]
-        raise InconsistentBoardError(
-            f"no mine layout satisfies the numbers around ({i}, {j}) "
-            f"with at most {mines_left} mines left"
-        )
-    W = np.bincount(mines, weights=w)
-    solved.w = W / W.max()
-    solved.log_scale += float(np.log(W.max()))  # log W_true[m] = log w[m] + log_scale
-    solved.comp = comp
-    return solved
-
-
-def _box_order(inc: np.ndarray) -> np.ndarray:
+def _box_order(comp: _Component) -> list[int]:
     """Cuthill-McKee order of the boxes (adjacent when they share a number)."""
-    adj = (inc.T.astype(np.int64) @ inc.astype(np.int64)) > 0
-    n = adj.shape[0]
-    deg = adj.sum(axis=1)
-    nbrs = [np.flatnonzero(adj[k]) for k in range(n)]
+    n = len(comp.sizes)
+    boxes_of: list[list[int]] = [[] for _ in comp.need]
+    for b, cons in enumerate(comp.box_cons):
+        for x in cons:
+            boxes_of[x].append(b)
+    nbrs = [sorted({v for x in cons for v in boxes_of[x] if v != b}) for b, cons in enumerate(comp.box_cons)]
+    deg = [len(v) for v in nbrs]
 
     def bfs(start):
-        order, seen = [start], np.zeros(n, dtype=bool)
+        order, seen = [start], [False] * n
         seen[start] = True
-        head = 0
-        while head < len(order):
-            u = order[head]
-            head += 1
-            for v in sorted(nbrs[u][~seen[nbrs[u]]], key=lambda x: deg[x]):
+        for u in order:  # grows while it is walked
+            for v in sorted((v for v in nbrs[u] if not seen[v]), key=deg.__getitem__):
                 seen[v] = True
-                order.append(int(v))
+                order.append(v)
         return order
 
     # Start from a pseudo-peripheral box: the last one reached from a low-degree box.
-    return np.array(bfs(bfs(int(np.argmin(deg)))[-1]), dtype=np.int64)
+    return bfs(bfs(min(range(n), key=deg.__getitem__))[-1])
 
 
-def _group(need: np.ndarray, mines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of distinct (open needs, mines) rows and each row's group."""
-    if need.shape[1] <= 16:  # needs are 0..8: pack a row into one integer
+@dataclass
+class _Step:
+    """One box of a component's dynamic program, in visiting order."""
+
+    box: int
+    size: int
+    opened: tuple[int, ...]  # needs of the numbers first seen at this box (appended to the open ones)
+    touched: list[tuple[int, int]]  # (position among the open numbers, cells left to it after this box)
+    keep: list[int]  # positions of the open numbers still open after this box
+
+
+def _plan(comp: _Component) -> list[_Step]:
+    """The boxes in a narrow order and, per box, which open numbers it opens, touches and closes."""
+    order = _box_order(comp)
+    last = {x: k for k, b in enumerate(order) for x in comp.box_cons[b]}
+    room = [0] * len(comp.need)  # cells of each number's boxes not visited yet
+    for b, cons in enumerate(comp.box_cons):
+        for x in cons:
+            room[x] += comp.sizes[b]
+    open_: list[int] = []
+    steps = []
+    for k, b in enumerate(order):
+        s = comp.sizes[b]
+        new = [x for x in comp.box_cons[b] if x not in open_]
+        open_ += new
+        for x in comp.box_cons[b]:
+            room[x] -= s
+        touched = [(open_.index(x), room[x]) for x in comp.box_cons[b]]
+        keep = [p for p, x in enumerate(open_) if last[x] != k]
+        steps.append(_Step(b, s, tuple(comp.need[x] for x in new), touched, keep))
+        open_ = [open_[p] for p in keep]
+    return steps
+
+
+# ------------------------------------------------------------------ per component
+@dataclass
+class _Solution:
+    """One component counted exactly, per number ``m`` of mines it holds.
+
+    ``layouts[m - m_lo]`` is the number of its layouts with ``m`` mines (an object
+    array of Python ints). ``tallies(g)``, for a weight ``g[m - m_lo]`` (a Python int)
+    per mine count, gives per box the sum over all layouts of the weight of the
+    layout's mine count times the box's mine cells in that layout: the numerator of
+    the box's probability once ``g`` carries the rest of the board.
+    """
+
+    comp: _Component
+    m_lo: int
+    layouts: np.ndarray
+    tallies: Callable[[np.ndarray], list]
+
+
+def _no_layout(comp: _Component, x: int, mines_left: int):
+    return InconsistentBoardError(
+        f"no mine layout satisfies the numbers around {comp.where[x]} with at most "
+        f"{mines_left} mines left"
+    )
+
+
+def _count_small(comp: _Component, plan: list[_Step], mines_left: int, most: int) -> _Solution | None:
+    """Count a component in plain Python integers, or None once a box has over ``most`` states.
+
+    The dynamic program over the boxes in ``plan`` order: a state is the remaining need
+    of every open number (seen, with boxes to come) and the mines placed so far; states
+    that agree are merged and their layout counts added. The forward pass keeps every
+    transition (state, mines in the box, next state); the backward pass (``tallies``)
+    carries, per state, the weighted number of its completions, which gives each box's
+    tally. Small components (most of them) need a few dozen states, where this beats
+    array code by far.
+    """
+    keys: list[tuple[tuple[int, ...], int]] = [((), 0)]
+    counts = [1]
+    history = []  # per box: (counts before, transitions (src, j, dst))
+    for step in plan:
+        comb = _COMB_ROWS[step.size]
+        index: dict = {}
+        new_keys, new_counts, moves = [], [], []
+        for src, ((needs, m), a) in enumerate(zip(keys, counts, strict=True)):
+            ext = needs + step.opened
+            lo, hi = 0, min(step.size, mines_left - m)
+            for pos, room in step.touched:
+                v = ext[pos]
+                hi = min(hi, v)
+                lo = max(lo, v - room)
+            for j in range(lo, hi + 1):
+                if j:
+                    lst = list(ext)
+                    for pos, _ in step.touched:
+                        lst[pos] -= j
+                else:
+                    lst = ext
+                key = (tuple([lst[p] for p in step.keep]), m + j)
+                d = index.get(key)
+                if d is None:
+                    d = index[key] = len(new_keys)
+                    new_keys.append(key)
+                    new_counts.append(0)
+                new_counts[d] += a * comb[j]
+                moves.append((src, j, d))
+        if not new_keys:
+            raise _no_layout(comp, comp.box_cons[step.box][0], mines_left)
+        if len(new_keys) > most:
+            return None
+        history.append((counts, moves))
+        keys, counts = new_keys, new_counts
+
+    final = [m for _, m in keys]  # the final states differ in their mines only
+    m_lo = min(final)
+    layouts = np.zeros(max(final) - m_lo + 1, dtype=object)
+    layouts[[m - m_lo for m in final]] = counts
+
+    def tallies(g):
+        beta = [g[m - m_lo] for m in final]
+        out = [0] * len(plan)
+        for step, (before, moves) in zip(reversed(plan), reversed(history), strict=True):
+            comb = _COMB_ROWS[step.size]
+            back = [0] * len(before)
+            tally = 0
+            for src, j, d in moves:
+                down = comb[j] * beta[d]  # this box's layouts times the weighted future
+                if j:
+                    tally += before[src] * j * down
+                back[src] += down
+            out[step.box] = tally
+            beta = back
+        return out
+
+    return _Solution(comp, m_lo, layouts, tallies)
+
+
+def _as_int(a: np.ndarray) -> np.ndarray:
+    """Exact integer counts (float64 or object) as an object array of Python ints."""
+    return a if a.dtype == object else a.astype(np.int64).astype(object)
+
+
+def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_states: int) -> _Solution:
+    """The same dynamic program as :func:`_count_small` in whole-array steps, for wide components.
+
+    The forward counts are float64 while each stays below :data:`_FLOAT_EXACT`: every
+    count is a sum of non-negative integer terms, so a rounded sum or product would
+    show up as a count at or above it; from the box where that happens on, the counts
+    are Python integers (the box is counted again). Exact either way, in any order of
+    summation. The backward pass carries the weights ``g`` (Python integers).
+
+    A partial solution at a box is one (state, mines in the box) line. Their number
+    per box is bounded by ``max_states`` and over all boxes by ``_STORED_PER_STATE``
+    times that; beyond either the component is refused.
+    """
+    comb = _COMB  # _COMB_INT once the counts outgrow float64
+
+    def refuse(what: str, limit: int):
+        raise EngineLimitError(
+            f"counting the frontier component of {sum(comp.sizes)} cells around {comp.where[0]} "
+            f"exactly needs more than {limit:,} {what} (max_states={max_states:,}); the engine "
+            f"refuses it rather than run for minutes in gigabytes of memory"
+        )
+
+    need = np.zeros((1, 0), dtype=np.int8)
+    mines = np.zeros(1, dtype=np.int64)
+    alpha = np.ones(1)
+    history = []  # per box: (alpha before, src, j, inv)
+    stored = 0
+    for step in plan:
+        s = step.size
+        n_states = need.shape[0]
+        if n_states * (s + 1) > max_states:
+            refuse("partial solutions at one box", max_states)
+        stored += n_states * (s + 1)
+        if stored > _STORED_PER_STATE * max_states:
+            refuse("partial solutions over all boxes", _STORED_PER_STATE * max_states)
+        if step.opened:
+            opened = np.broadcast_to(np.array(step.opened, dtype=np.int8), (n_states, len(step.opened)))
+            need = np.concatenate([need, opened], axis=1)
+        cols = np.array([p for p, _ in step.touched])
+        room = np.array([r for _, r in step.touched], dtype=np.int8)
+        j = np.tile(np.arange(s + 1, dtype=np.int8), n_states)
+        src = np.repeat(np.arange(n_states, dtype=np.int32), s + 1)
+        sub = need[src[:, None], cols[None, :]] - j[:, None]
+        ok = np.all((sub >= 0) & (sub <= room[None, :]), axis=1) & (mines[src] + j <= mines_left)
+        src, j, sub = src[ok], j[ok], sub[ok]
+        if src.size == 0:
+            raise _no_layout(comp, comp.box_cons[step.box][0], mines_left)
+        need = need[src]
+        need[:, cols] = sub
+        need = need[:, step.keep]
+        mines = mines[src] + j
+        sort, starts, inv = _group(need, mines)
+        history.append((alpha, src, j, inv))
+        need, mines = need[sort[starts]], mines[sort[starts]]
+        new_alpha = np.add.reduceat((alpha[src] * comb[s, j])[sort], starts)
+        if comb is _COMB and new_alpha.max() >= _FLOAT_EXACT:
+            # Some sum may have been rounded: from here on, count in Python integers.
+            comb = _COMB_INT
+            new_alpha = np.add.reduceat((_as_int(alpha)[src] * comb[s, j])[sort], starts)
+        alpha = new_alpha
+
+    m_lo = int(mines.min())
+    layouts = np.zeros(int(mines.max()) - m_lo + 1, dtype=object)
+    layouts[mines - m_lo] = _as_int(alpha)  # the final states differ in their mines only
+
+    def tallies(g):
+        beta = g[mines - m_lo]
+        out = [0] * len(plan)
+        for step, (alpha_k, src, j, inv) in zip(reversed(plan), reversed(history), strict=True):
+            down = _COMB_INT[step.size, j] * beta[inv]  # this box's layouts times the weighted future
+            # alpha * j is below 8 * _FLOAT_EXACT < 2**53: exact before it becomes an int.
+            out[step.box] = int(_as_int(alpha_k[src] * j) @ down)
+            starts = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1])))  # src is sorted
+            beta = np.zeros(alpha_k.size, dtype=object)
+            beta[src[starts]] = np.add.reduceat(down, starts)
+        return out
+
+    return _Solution(comp, m_lo, layouts, tallies)
+
+
+def _solve_component(comp: _Component, mines_left: int, max_states: int) -> _Solution:
+    plan = _plan(comp)
+    solved = _count_small(comp, plan, mines_left, min(_SMALL_STATES, max_states))
+    return solved if solved is not None else _count_arrays(comp, plan, mines_left, max_states)
+
+
+def _group(need: np.ndarray, mines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group equal rows of (open needs, mines).
+
+    Returns ``sort`` (an order of the rows that puts each group together), ``starts``
+    (where each group begins in that order) and ``inv`` (each row's group).
+    """
+    width = need.shape[1]
+    if (int(mines.max()) + 1) * 9**width < 2**62:  # needs are 0..8: pack a row into one integer
         key = mines.copy()
-        for t in range(need.shape[1]):
+        for t in range(width):
             key = key * 9 + need[:, t]
-        _, first_idx, inv = np.unique(key, return_index=True, return_inverse=True)
+        sort = np.argsort(key)
+        ks = key[sort]
+        change = ks[1:] != ks[:-1]
     else:
         rows = np.concatenate([need, mines[:, None]], axis=1)
-        _, first_idx, inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-    return first_idx, inv.ravel()
+        sort = np.lexsort(rows.T[::-1])
+        ks = rows[sort]
+        change = np.any(ks[1:] != ks[:-1], axis=1)
+    flag = np.concatenate(([True], change))
+    inv = np.empty(sort.size, dtype=np.int32)
+    inv[sort] = np.cumsum(flag) - 1
+    return sort, np.flatnonzero(flag), inv
 
 
 # ------------------------------------------------------------------- combination
-def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
-    """Product of two mine-count polynomials, rescaled to max 1, and the log of the scale."""
-    out = np.convolve(a, b)
-    top = out.max()
-    return out / top, float(np.log(top))
+def _interior_weights(n_interior: int, mines_left: int, lo: int, hi: int):
+    """Weights of frontier totals ``t = lo..hi``: ``C(n_interior, mines_left - t)`` up to one factor.
 
+    With ``k = mines_left - t`` interior mines in ``[k_lo, k_hi]`` (the feasible range),
+    ``C(n, k) / C(n, k_lo) = prod_{i=k_lo+1..k} (n - i + 1) / i``; multiplying through by
+    ``prod_{i=k_lo+1..k_hi} i`` leaves small integers (a few bits per step of ``k``)
+    instead of the binomials themselves (thousands of bits on a large board).
 
-def _combine(solved: list, n_interior: int, mines_left: int, prob: np.ndarray) -> tuple[float, float]:
-    """Fill ``prob`` for every frontier cell.
-
-    Returns the interior probability and the natural log of the number of layouts.
+    Returns ``(weights, scale)``: an object array over ``t - lo`` (0 where infeasible)
+    and ``(k_lo, denominator)`` with ``C(n, k) = weight * C(n, k_lo) / denominator``.
     """
-    total = sum(s.w.size - 1 for s in solved)
-    t = np.arange(total + 1)
-    k = mines_left - t  # interior mines when the frontier holds t
-    feasible = (k >= 0) & (k <= n_interior)
-    if not feasible.any():
-        raise InconsistentBoardError(
-            f"the frontier needs between {_min_mines(solved)} and {total} mines, which does not "
-            f"fit {mines_left} mines left with {n_interior} interior cells"
-        )
-    logb = np.full(total + 1, -np.inf)
-    kf = k[feasible]
-    logb[feasible] = gammaln(n_interior + 1) - gammaln(kf + 1) - gammaln(n_interior - kf + 1)
-    B = np.exp(logb - logb[feasible].max())
+    k_lo, k_hi = max(0, mines_left - hi), min(n_interior, mines_left - lo)
+    w = np.zeros(hi - lo + 1, dtype=object)
+    if k_lo > k_hi:
+        return w, (k_lo, 1)
+    up = [1]  # prod_{i=k_lo+1..k} (n - i + 1)
+    for i in range(k_lo + 1, k_hi + 1):
+        up.append(up[-1] * (n_interior - i + 1))
+    down = [1]  # prod_{i=k+1..k_hi} i, built from k = k_hi downwards
+    for i in range(k_hi, k_lo, -1):
+        down.append(down[-1] * i)
+    down.reverse()
+    for k in range(k_lo, k_hi + 1):
+        w[mines_left - k - lo] = up[k - k_lo] * down[k - k_lo]
+    return w, (k_lo, down[0])
 
+
+def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np.ndarray):
+    """Fill ``prob`` for every frontier cell, in exact integer arithmetic.
+
+    Every probability is a ratio of two integers, rounded once (``int / int``).
+    Returns the interior probability and the layout count's parts (see BoardAnalysis).
+    """
+    lo = sum(s.m_lo for s in solved)
+    hi = lo + sum(s.layouts.size - 1 for s in solved)
+    weights, (k_lo, denominator) = _interior_weights(n_interior, mines_left, lo, hi)
+    if not weights.any():
+        raise InconsistentBoardError(
+            f"the frontier needs between {lo} and {hi} mines, which does not fit {mines_left} "
+            f"mines left with {n_interior} interior cells"
+        )
     # Leave-one-out products of the component polynomials via prefix and suffix products.
-    n = len(solved)
-    prefix, log_all = [np.ones(1)], 0.0
+    one = np.ones(1, dtype=object)
+    prefix = [one]
     for s in solved:
-        poly, log_top = _convolve(prefix[-1], s.w)
-        prefix.append(poly)
-        log_all += log_top + s.log_scale
-    suffix = [np.ones(1)]
+        prefix.append(np.convolve(prefix[-1], s.layouts))
+    suffix = [one]
     for s in reversed(solved):
-        suffix.append(_convolve(suffix[-1], s.w)[0])
+        suffix.append(np.convolve(suffix[-1], s.layouts))
     suffix.reverse()
-    z = prefix[n] * B
-    if not np.any(z > 0):
+    z = prefix[-1] * weights  # layouts (scaled) per frontier total
+    total = int(z.sum())
+    if total == 0:
         raise InconsistentBoardError(
             f"no layout of the frontier leaves a number of interior mines between 0 and "
             f"{n_interior} out of the {mines_left} mines left"
         )
     flat = prob.ravel()
     for c, s in enumerate(solved):
-        rest = _convolve(prefix[c], suffix[c + 1])[0]
-        g = np.correlate(B, rest, mode="valid")  # g[m] = sum_k rest[k] * B[m + k]
-        qm, qs = s.tallies(g)
-        for b, cells in enumerate(s.comp.cells):
-            flat[cells] = _ratio(qm[b], qs[b])
-    log_layouts = float(np.log(z.sum())) + log_all + float(logb[feasible].max())
+        rest = np.convolve(prefix[c], suffix[c + 1])
+        g = np.correlate(weights, rest, mode="valid")  # g[m] = sum_u rest[u] * weights[m + u]
+        for cells, mined in zip(s.comp.cells, s.tallies(g), strict=True):
+            flat[cells] = int(mined) / (cells.size * total)
+    count = (total, n_interior, k_lo, denominator)
     if n_interior == 0:
-        return 0.0, log_layouts
-    return _ratio(float(np.sum(z * k)), float(np.sum(z * (n_interior - k)))), log_layouts
-
-
-def _ratio(qm: float, qs: float) -> float:
-    """qm / (qm + qs), exactly 0 or 1 when one side has no layout at all."""
-    if qs == 0.0:
-        return 1.0
-    if qm == 0.0:
-        return 0.0
-    return qm / (qm + qs)
-
-
-def _min_mines(solved: list) -> int:
-    return sum(int(np.flatnonzero(s.w > 0)[0]) for s in solved)
+        return 0.0, count
+    interior_mines = int(z @ (mines_left - lo - np.arange(z.size, dtype=object)))
+    return interior_mines / (n_interior * total), count

@@ -171,8 +171,13 @@ def check_config(raw: dict) -> dict:
     t = config["train"]
     for key in ("epochs", "batch_size"):
         _check_int(f"train.{key}", t[key], 1)
-    for key in ("num_workers", "threads", "max_batches", "val_max_batches", "save_every", "seed"):
+    for key in ("max_batches", "val_max_batches", "save_every", "seed"):
         _check_int(f"train.{key}", t[key], 0)
+    # Loader processes and torch threads: bounded like every other n_jobs.
+    from nnsweeper.parallel import max_jobs
+
+    for key in ("num_workers", "threads"):
+        check_int(f"train.{key}", t[key], 0, TrainingError, maximum=max_jobs())
     _check_int("train.pool", t["pool"], 1)
     _check_int("train.cache_shards", t["cache_shards"], 1)
     for key, lo, hi in (("lr", 0, math.inf), ("weight_decay", 0, math.inf), ("warmup", 0, 1),

@@ -89,3 +89,18 @@ def test_near_certainties_are_not_rounded_to_certainties():
 def test_format_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match=r"probs must have the grid's shape \(2, 2\)"):
         format_probabilities(np.zeros((2, 2)), None, np.zeros((3, 3)))
+
+
+def test_board_size_and_text_length_are_bounded(monkeypatch):
+    from nnsweeper import boardtext
+
+    assert boardtext.MAX_TEXT_CHARS == 16 * 2**20
+    grid, _ = parse_board(("." * 1000 + "\n") * 3)
+    assert grid.shape == (3, 1000)
+    with pytest.raises(BoardParseError, match="line 2: a board row has at most 1000 cells"):
+        parse_board("...\n" + "." * 1001)
+    with pytest.raises(BoardParseError, match=r"at most 1000 rows; got 1001 \(lines 2 to 1002\)"):
+        parse_board("\n" + ". .\n" * 1001)
+    monkeypatch.setattr(boardtext, "MAX_TEXT_CHARS", 10)
+    with pytest.raises(BoardParseError, match="at most 10 characters; got 11"):
+        parse_board(". . . . . ." [:11])

@@ -197,6 +197,27 @@ def test_help_for_each_command(capsys):
         (["generate", "out", "10x10:5:3", "--splits", "0.5,0.5"], ["three fractions"]),
         (["generate", "out", "10x10:5:3", "--scheduler", "tcp://x:1"], ["scheduler", "dask"]),
         (["eval", "--dataset", "nowhere", "--out", "o"], ["no dataset manifest", "nowhere"]),
+        # Huge or degenerate requests: refused up front, before any allocation or worker.
+        (["eval", "--solvers", "csp", "--rows", "100000", "--cols", "100000", "--mines", "5", "--trials", "1",
+          "--out", "r"], ["argument --rows: must be at most 1000", "got 100000"]),
+        (["eval", "--solvers", "csp", "--rows", "9", "--cols", "9", "--mines", "10", "--trials", "1000000000",
+          "--out", "r"], ["argument --trials: must be at most 10000000", "got 1000000000"]),
+        (["generate", "out", "100000x100000:5:1"], ["rows must be at most 1000; got 100000"]),
+        (["generate", "out", "200x200:5:1"], ["at most 10000 cells", "200x200 = 40000"]),
+        (["generate", "out", "100x100:1500:20"], ["shard_games=50 is too many for 100x100 boards"]),
+        (["generate", "out", "10x10:5", "--games", "2000000"], ["--games: must be at most 1000000"]),
+        (["generate", "out", "10x10:5:9", "--shard-games", "0"], ["--shard-games", "positive integer"]),
+        (["generate", "out", "10x10:5:9", "--jobs", "100000"], ["--jobs", "non-zero integer from -"]),
+        (["eval", "--jobs", "100000", "--out", "o"], ["--jobs", "got 100000"]),
+        (["eval", "--mines", "1-100000000000", "--out", "o"], ["--mines", "at most 10000 values"]),
+        (["eval", "--solvers", "single_point,csp", "--mines", "5-30", "--trials", "10000000", "--out", "o"],
+         ["at most 100000000 games", "10000000 x 26 x 2"]),
+        (["eval", "--start", "50,50", "--trials", "2", "--out", "o"], ["start row", "[0, 10)", "got 50"]),
+        (["compare", "--cols", "1001", "--out", "o"], ["--cols: must be at most 1000"]),
+        (["evaluate-model", "--model", "cnn", "--data", "d", "--out", "o", "--batch-size", "0"],
+         ["--batch-size", "positive integer"]),
+        (["evaluate-model", "--model", "cnn", "--data", "d", "--out", "o", "--max-batches", "-1"],
+         ["--max-batches", "non-negative integer"]),
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_code_2(argv, fragments, capsys, tmp_path,
@@ -241,6 +262,62 @@ def test_analyze_bad_boards(text, mines, fragments, tmp_path, capsys):
 def test_analyze_missing_file(tmp_path, capsys):
     one_error_line(capsys, main(["analyze", str(tmp_path / "none.txt"), "--mines", "3"]),
                    "cannot read board file", "No such file")
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_analyze_refuses_huge_and_binary_input(source, tmp_path, capsys, monkeypatch):
+    # The cap is 16 MiB; a smaller one here shows that reading stops there.
+    monkeypatch.setattr("nnsweeper.boardtext.MAX_TEXT_CHARS", 64)
+    where = "stdin" if source == "stdin" else "board file"
+
+    def run(data: bytes):
+        if source == "stdin":
+            monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+            return main(["analyze", "-", "--mines", "2"])
+        path = tmp_path / "board.txt"
+        path.write_bytes(data)
+        return main(["analyze", str(path), "--mines", "2"])
+
+    one_error_line(capsys, run(b". " * 40), where, "more than 64 bytes", "not read further")
+    one_error_line(capsys, run(b"\x89PNG\r\n\x1a\n\x00\xff"), where, "is not UTF-8 text")
+    one_error_line(capsys, run(b"1 .\n\x00 .\n"), "line 2, column 1", "'\\x00'")
+    assert run(b"1 . .\n. . .\n") == 0
+    capsys.readouterr()
+
+
+def test_analyze_refuses_a_frontier_beyond_the_engine_bound(tmp_path, capsys):
+    # An 8x8 board with 16 mines and 40% of its safe cells revealed at random: one
+    # frontier component of 30 cells, whose program needs more than 16 states at a box.
+    board = tmp_path / "scattered.txt"
+    board.write_text("1..0.12.\n.3.1.1.3\n.4......\n2....1..\n.......1\n1.2.3...\n..3.....\n1.3.4...\n")
+    assert main(["analyze", str(board), "--mines", "16"]) == 0
+    capsys.readouterr()
+    one_error_line(capsys, main(["analyze", str(board), "--mines", "16", "--max-states", "16"]),
+                   "frontier component of 30 cells around (0, 0)", "max_states=16")
+    one_error_line(capsys, main(["analyze", str(board), "--mines", "16", "--max-states", "0"]),
+                   "--max-states", "positive integer")
+
+
+def test_analyze_board_size_is_bounded(tmp_path, capsys):
+    board = tmp_path / "wide.txt"
+    board.write_text("." * 1001 + "\n")
+    one_error_line(capsys, main(["analyze", str(board), "--mines", "2"]), "line 1", "at most 1000 cells")
+    board.write_text(".\n" * 1001)
+    one_error_line(capsys, main(["analyze", str(board), "--mines", "2"]), "at most 1000 rows; got 1001")
+
+
+def test_generate_refuses_a_second_writer(tmp_path, capsys):
+    from filelock import FileLock
+
+    from nnsweeper.datasets.generate import LOCK_NAME
+
+    out = tmp_path / "data"
+    out.mkdir()
+    with FileLock(str(out / LOCK_NAME)):
+        line = one_error_line(capsys, main(["generate", str(out), "5x5:3:4", "--jobs", "1", "--quiet"]),
+                              f"another process is writing dataset '{out}'")
+    assert "resumes" in line
+    assert main(["generate", str(out), "5x5:3:4", "--jobs", "1", "--quiet"]) == 0
 
 
 # --------------------------------------------------------------------------- compare

@@ -25,6 +25,7 @@ from nnsweeper.datasets import (
     record_game,
     resolve_parts,
     split_range,
+    stream_seeds,
 )
 from nnsweeper.datasets.generate import _start_cell
 from nnsweeper.errors import ChecksumError, DatasetError, SeedOverlapError
@@ -277,7 +278,7 @@ def test_resume_after_kill_gives_identical_bytes(tmp_path):
     assert (out / "manifest.json").read_bytes() == (ref / "manifest.json").read_bytes()
     files = sorted(p.relative_to(ref) for p in ref.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
-    assert len(files) == total + 1
+    assert len(files) == total + 2  # the shards, the manifest and the (released) writer's lock
     for f in files:
         assert (out / f).read_bytes() == (ref / f).read_bytes(), f
 
@@ -397,8 +398,31 @@ def test_dask_backend_gives_the_same_dataset(tmp_path):
     assert remote == local
 
 
+def _assert_same_json(a, b, where="manifest"):
+    """Equal JSON values: floats within 1e-12 (relative), everything else exactly."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-300), where
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for k in a:
+            _assert_same_json(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+            _assert_same_json(x, y, f"{where}[{k}]")
+    else:
+        assert a == b, where
+
+
 def test_committed_fixture_regenerates(tmp_path):
-    """data/fixtures/tiny is what its documented command makes (array for array)."""
+    """data/fixtures/tiny is what its documented command makes, on any machine.
+
+    Exact things compare exactly: the configurations and counts, every state's grid,
+    flags, truth and guess, and the exact probabilities, which are correctly rounded
+    rationals and so the same float64 everywhere. The card's float sums (of those
+    probabilities) compare within a relative 1e-12. Shard bytes are not compared: the
+    deflate stream may differ between zlib builds, the arrays may not.
+    """
     fixture = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "tiny"
     committed = load_manifest(fixture)
     args = committed["arguments"]
@@ -409,11 +433,106 @@ def test_committed_fixture_regenerates(tmp_path):
     def strip(m):
         return {k: v for k, v in m.items() if k not in ("shards", "nnsweeper_version")}
 
-    assert strip(again) == strip(committed)
+    _assert_same_json(strip(again), strip(committed))
     assert [(e["file"], e["states"]) for e in again["shards"]] == [
         (e["file"], e["states"]) for e in committed["shards"]
     ]
     for old, new in zip(committed["shards"], again["shards"], strict=True):
         a, b = read_shard(fixture / old["file"], old["sha256"]), read_shard(tmp_path / "tiny" / new["file"])
+        assert a.keys() == b.keys()
         for name in a:
             np.testing.assert_array_equal(a[name], b[name], err_msg=f"{old['file']}: {name}")
+
+
+# ------------------------------------------------------------------ limits
+@pytest.mark.parametrize(
+    ("parts", "kwargs", "words"),
+    [
+        (["100000x100000:5:1"], {}, "impossible configuration 100000x100000 with 5 mines: rows must be at "
+                                    "most 1000; got 100000"),
+        (["200x200:5:1"], {}, r"at most 10000 cells .*; got 200x200 = 40000"),
+        (["100x100:1500:20"], {}, r"shard_games=50 is too many for 100x100 boards: .* at most 100000 board "
+                                  r"cells .*, so at most 10 games of 100x100"),
+        (["10x10:5:2000000"], {}, "games must be at most 1000000; got 2000000"),
+        (["10x10:5-10:200000"], {}, "at most 1000000 games; its 6 configurations ask for 1200000"),
+        (["10x10:5:200000"], {"shard_games": 1}, "at most 100000 shards; .* make 200000"),
+        (["10x10:1-99999999999"], {}, "at most 10000 configurations; these mine counts make 99999999999"),
+        (["10x10:5:2"], {"games": 10**7}, "games must be at most 1000000"),
+        (["10x10:5:2"], {"n_jobs": 10**6}, r"n_jobs must be a non-zero integer from -\d+ to \d+"),
+    ],
+)
+def test_limits_are_refused_before_the_folder_is_touched(tmp_path, parts, kwargs, words):
+    with pytest.raises(DatasetError, match=words):
+        generate(tmp_path / "x", parts, **kwargs)
+    assert not (tmp_path / "x").exists()
+
+
+def test_limit_constants():
+    from nnsweeper.datasets.generate import (
+        MAX_DATASET_CELLS,
+        MAX_DATASET_GAMES,
+        MAX_PARTS,
+        MAX_SHARD_CELLS,
+        MAX_SHARDS,
+    )
+
+    assert (MAX_DATASET_CELLS, MAX_SHARD_CELLS, MAX_DATASET_GAMES, MAX_SHARDS, MAX_PARTS) == (
+        10_000, 100_000, 1_000_000, 100_000, 10_000)
+    # The largest boards and shards allowed are accepted.
+    (p,) = parse_part("100x100:1500:10")
+    assert (p.rows, p.cols, p.games) == (100, 100, 10)
+    assert len(parse_part("10x10:1-98")) == 98
+
+
+def test_a_damaged_stream_cannot_ask_for_billions_of_seeds():
+    from nnsweeper.datasets.seeds import DATA_KEY
+
+    with pytest.raises(DatasetError, match="games must be from 0 to 1000000; got 1000000000000"):
+        stream_seeds({"entropy": 0, "spawn_key": [DATA_KEY, 0, 1], "games": 10**12})
+
+
+def test_second_writer_is_refused_and_the_folder_resumes_once_the_lock_is_free(tmp_path):
+    from filelock import FileLock
+
+    from nnsweeper.cli import main
+    from nnsweeper.datasets.generate import LOCK_NAME
+
+    out = tmp_path / "busy"
+    out.mkdir()
+    held = FileLock(os.fspath(out / LOCK_NAME))
+    held.acquire()
+    try:
+        with pytest.raises(DatasetError, match=f"another process is writing dataset '{out}'"):
+            generate(out, ["5x5:3:4"], shard_games=2)
+        assert main(["generate", str(out), "5x5:3:4", "--shard-games", "2", "--jobs", "1", "--quiet"]) == 2
+        assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]  # nothing else was written
+    finally:
+        held.release()
+    m = generate(out, ["5x5:3:4"], shard_games=2)
+    assert m["splits"]["train"]["games"] + m["splits"]["val"]["games"] + m["splits"]["test"]["games"] == 4
+    with FileLock(os.fspath(out / LOCK_NAME), timeout=0):  # free once the run ends
+        pass
+
+
+def test_a_killed_writer_releases_the_folder(tmp_path):
+    """The lock is the kernel's: a process killed while holding it does not block the next run."""
+    from nnsweeper.datasets.generate import LOCK_NAME
+
+    out = tmp_path / "orphan"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
+         "print('held', flush=True); time.sleep(600)", os.fspath(out / LOCK_NAME)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(DatasetError, match="another process is writing dataset"):
+            generate(out, ["5x5:3:2"])
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert (out / LOCK_NAME).exists()  # left behind by the killed process
+    m = generate(out, ["5x5:3:2"])
+    assert load_manifest(out) == json.loads(json.dumps(m))

@@ -461,3 +461,83 @@ def test_bad_solvers_and_boards():
         evaluate({"r": random_clicker}, boards=["huge"])
     with pytest.raises(ValueError, match=r"\(rows, cols, mines\) triple; got \(9, 9\)"):
         evaluate({"r": random_clicker}, boards=[(9, 9)])
+
+
+# ------------------------------------------------------------------ limits
+def test_limits_are_refused_before_any_seed_or_game():
+    from nnsweeper.evaluation import MAX_GAMES, MAX_TABLE_ROWS, MAX_TRIALS
+
+    assert (MAX_TRIALS, MAX_GAMES, MAX_TABLE_ROWS) == (10_000_000, 100_000_000, 10_000)
+    # A billion seeds would be 8 GB: refused before the master generator draws any.
+    with pytest.raises(ValueError, match="^trials must be at most 10000000; got 1000000000$"):
+        game_seeds(0, 10**9)
+    calls = []
+
+    def counting(env, rng):
+        calls.append(1)
+        return True
+
+    for run in (eval_solver_over_mines, lambda f, m, **kw: evaluate({"f": f}, m, **kw)):
+        with pytest.raises(ValueError, match="trials must be at most 10000000; got 10000001"):
+            run(counting, [5], trials=MAX_TRIALS + 1)
+        # 26 mine counts x 10 million games: 2.6e8 games, over the cap of 1e8.
+        with pytest.raises(ValueError,
+                           match=r"at most 100000000 games .*; got 10000000 x 26 x 1 = 260000000"):
+            run(counting, range(5, 31), trials=MAX_TRIALS)
+        # A mine list is read no further than the cap (this one is a trillion long).
+        with pytest.raises(ValueError,
+                           match=r"mines_list must hold at most 10000 entries .*; got 999999999999"):
+            run(counting, range(1, 10**12), trials=1)
+        with pytest.raises(InvalidRulesError, match="rows must be at most 1000; got 100000"):
+            run(counting, [5], rows=100_000, cols=100_000, trials=1)
+        with pytest.raises(ValueError,
+                           match=r"n_jobs must be a non-zero integer from -\d+ to \d+ .*; got 100000"):
+            run(counting, [5], trials=1, n_jobs=100_000)
+    with pytest.raises(ValueError, match=r"at most 10000 rows \(solvers x configurations\); got 2 x 5001"):
+        evaluate({"a": counting, "b": counting}, boards=[(100, 100, 5)] * 5001, trials=1)
+    assert calls == []
+
+
+def test_n_jobs_limit_follows_the_cpus():
+    from joblib import cpu_count
+
+    from nnsweeper.parallel import JOBS_PER_CPU, check_n_jobs, max_jobs
+
+    assert max_jobs() == JOBS_PER_CPU * cpu_count()
+    assert check_n_jobs(max_jobs()) == max_jobs()
+    assert check_n_jobs(-cpu_count()) == -cpu_count()
+    assert check_n_jobs(None, allow_none=True) is None
+    for bad in (0, max_jobs() + 1, -cpu_count() - 1, None, 2.0, True):
+        with pytest.raises(ValueError, match="n_jobs must be a non-zero integer"):
+            check_n_jobs(bad)
+
+
+def test_start_outside_a_board_is_refused_before_any_game():
+    from nnsweeper.solvers import get_solver
+
+    with pytest.raises(ValueError, match=r"start row must be an integer in \[0, 5\) for a 5x5 board; got 7"):
+        evaluate({"csp": get_solver("csp", start=(7, 0))}, [3], rows=5, cols=5, trials=2)
+    with pytest.raises(ValueError, match=r"start col must be an integer in \[0, 9\)"):
+        evaluate({"sp": get_solver("single_point", start=(0, 9))}, boards=[(10, 10, 5), "beginner"], trials=2)
+
+
+def test_games_are_held_one_configuration_at_a_time():
+    """Each configuration's games come out, compactly, as soon as they are played."""
+    from nnsweeper.evaluation import _GAME, _Board, _run
+
+    played = []
+
+    def counting(env, rng):
+        played.append(env.seed)
+        return random_clicker(env, rng)
+
+    seeds = game_seeds(0, 50)
+    jobs = [(counting, False, _Board("5x5", 5, 5, m)) for m in (2, 3, 4)]
+    results = _run(jobs, seeds, "safe", 1, False)
+    first = next(results)
+    assert len(played) == 50  # the next configurations are not played yet
+    assert first.dtype == _GAME and first.shape == (50,) and _GAME.itemsize == 37
+    rate = eval_solver_over_mines(random_clicker, [2], rows=5, cols=5, trials=50)[0]
+    assert first["won"].sum() == rate * 50
+    assert [len(g) for g in results] == [50, 50]
+    assert played == [int(s) for s in seeds] * 3

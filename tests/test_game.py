@@ -313,11 +313,25 @@ def test_errors_are_value_errors():
         (dict(rows=5, cols=5, mines=2.0), r"mines must be an integer; got 2.0"),
         (dict(rows=1, cols=2, mines=1), r"1x2 board .* no room for mines; got mines=1"),
         (dict(rows=3, cols=3, mines=1, first_click="zero"), r"no room"),
+        (dict(rows=100_000, cols=100_000, mines=5), r"^rows must be at most 1000; got 100000$"),
+        (dict(rows=10, cols=1001, mines=5), r"^cols must be at most 1000; got 1001$"),
     ],
 )
 def test_rules_reject(kwargs, match):
     with pytest.raises(InvalidRulesError, match=match):
         Rules(**kwargs)
+
+
+def test_board_size_limit_holds_for_every_entry_point():
+    from nnsweeper.game import MAX_COLS, MAX_ROWS
+
+    assert (MAX_ROWS, MAX_COLS) == (1000, 1000)
+    # The largest board is legal (Rules allocates nothing; a Game would).
+    assert Rules(MAX_ROWS, MAX_COLS, 120_000).cells == 1_000_000
+    with pytest.raises(InvalidRulesError, match="rows must be at most 1000; got 1001"):
+        MinesweeperEnv(rows=1001, cols=10, mines=5)
+    with pytest.raises(InvalidRulesError, match="cols must be at most 1000; got 100000"):
+        Game(Rules(10, 100_000, 5), seed=0)
 
 
 @settings(max_examples=200)

@@ -350,6 +350,16 @@ def test_sampler_splits_batches_between_ranks(root):
     assert set(flat) == {tuple(b) for b in whole[: world * n]}
 
 
+def test_sampler_bounds_the_board_cells_of_a_batch(root, monkeypatch):
+    ds = StateDataset(root, "train")
+    assert loaders.MAX_BATCH_CELLS == 2**19
+    monkeypatch.setattr(loaders, "MAX_BATCH_CELLS", 36 * 10)  # ten 6x6 boards
+    assert ShardBatchSampler(ds, 10).batch_size == 10
+    with pytest.raises(DatasetError, match=r"batch_size=11 is too large for the dataset's 6x6 boards: .*"
+                                           r"at most 360 board cells .*, so at most 10 states of 6x6"):
+        ShardBatchSampler(ds, 11)
+
+
 def test_sampler_bad_arguments(root):
     ds = StateDataset(root, "val")
     with pytest.raises(DatasetError, match="batch_size must be at least 1; got 0"):

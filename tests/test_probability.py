@@ -1,5 +1,9 @@
 """The exact mine-probability engine against independent exact counts.
 
+The engine promises the float64 nearest to each exact probability (a ratio of two
+layout counts, rounded once), so every comparison below is bit for bit:
+``p == float(Fraction(...))``, and layout counts compare as integers.
+
 Two references, both in exact rational arithmetic:
 
 * ``brute_force`` enumerates every placement of the remaining mines over every
@@ -24,8 +28,7 @@ from hypothesis import strategies as st
 
 import nnsweeper as ns
 from nnsweeper import InconsistentBoardError, InvalidBoardError, mine_probabilities, probability
-
-TOL = Fraction(1, 10**12)
+from nnsweeper.grid import neighbour_sum
 
 
 # ----------------------------------------------------------------- references
@@ -271,16 +274,15 @@ def assert_matches(grid, total, flags, reference):
     assert np.array_equal(p, mine_probabilities(grid, total, flags))
     for (i, j), q in exact.items():
         got = float(p[i, j])
-        assert abs(Fraction(got) - q) <= TOL, f"P{(i, j)} = {got}, exact {q}{where}"
-        assert (got == 0.0) == (q == 0), f"P{(i, j)} = {got!r}, exact {q}{where}"
-        assert (got == 1.0) == (q == 1), f"P{(i, j)} = {got!r}, exact {q}{where}"
+        assert got == float(q), f"P{(i, j)} = {got!r}, exact {q} rounds to {float(q)!r}{where}"
     assert np.all(p[grid != -1] == 0.0)
     assert np.all(p[flags] == 1.0)
     unknown = (grid == -1) & ~flags
     assert np.array_equal(analysis.unknown, unknown)
     assert np.array_equal(analysis.safe, unknown & (p == 0.0))
     assert np.array_equal(analysis.mines, unknown & (p == 1.0))
-    assert analysis.log_layouts == pytest.approx(math.log(layouts), rel=1e-12, abs=1e-12), where
+    assert analysis.layouts == layouts, where
+    assert analysis.log_layouts == math.log(layouts), where
     interior = unknown & ~analysis.frontier
     if interior.any():
         assert np.all(p[interior] == analysis.interior_probability)
@@ -311,23 +313,154 @@ def test_dynamic_program_matches_brute_force(position):
     grid, total, flags = position
     reference = brute_force(grid, total, flags)
     # Every component goes through the dynamic program instead of enumeration.
-    with mock.patch.object(probability, "_ENUMERATE_LIMIT", 0):
+    with mock.patch.object(probability, "_SMALL_STATES", 0):
         assert_matches(grid, total, flags, reference)
 
 
 @settings(max_examples=200)
 @given(positions(max_rows=9, max_cols=9, max_unknown=60))
-def test_enumeration_and_dynamic_program_agree(position):
-    """On boards too big for brute force, both ways of solving a component agree."""
+def test_python_and_array_counting_agree(position):
+    """On boards too big for brute force, both ways of counting a component agree exactly,
+    and so do float64 and Python-integer counts in the array program."""
     grid, total, flags = position
     results = []
-    for limit in (0, probability._ENUMERATE_LIMIT, 100_000):
-        with mock.patch.object(probability, "_ENUMERATE_LIMIT", limit):
-            results.append(mine_probabilities(grid, total, flags))
-    for p in results[1:]:
-        assert np.allclose(p, results[0], rtol=0, atol=1e-12)
-        assert np.array_equal(p == 0.0, results[0] == 0.0)
-        assert np.array_equal(p == 1.0, results[0] == 1.0)
+    ways = [
+        (0, 2.0**50),  # array program in float64
+        (0, 0.0),  # array program in Python integers from the start
+        (0, 2.0**6),  # float64 until a count reaches 64, then Python integers
+        (probability._SMALL_STATES, 2.0**50),  # plain Python for small components (the default)
+        (100_000, 2.0**50),  # plain Python for all
+    ]
+    for small, exact in ways:
+        with mock.patch.object(probability, "_SMALL_STATES", small), \
+                mock.patch.object(probability, "_FLOAT_EXACT", exact):
+            try:
+                results.append(ns.analyze(grid, total, flags))
+            except InconsistentBoardError:
+                results.append(None)
+    if results[0] is None:
+        assert all(r is None for r in results)
+        return
+    for a in results[1:]:
+        assert np.array_equal(a.probabilities, results[0].probabilities)
+        assert a.layouts == results[0].layouts
+
+
+# ------------------------------------------------- correctly rounded results
+@pytest.mark.parametrize(
+    ("rows", "total", "cell", "exact"),
+    [
+        (["..", "11"], 1, (0, 0), Fraction(1, 2)),
+        (["...", "...", "121"], 3, (0, 1), Fraction(1, 3)),
+        (["...", ".1."], 1, (0, 0), Fraction(1, 5)),  # an edge 1 with five covered neighbours
+        (["...", ".4."], 4, (1, 0), Fraction(4, 5)),
+        (["...", "...", "1.1"], 2, (0, 1), Fraction(2, 7)),
+        (["...", "...", "1.1"], 2, (1, 0), Fraction(1, 7)),
+        (["." * 17], 5, (0, 8), Fraction(5, 17)),
+        (["." * 10, "." * 10, "1" + "." * 9], 7, (1, 0), Fraction(1, 3)),
+        (["." * 10, "." * 10, "1" + "." * 9], 7, (0, 5), Fraction(6, 26)),  # 3/13
+    ],
+)
+def test_simple_fractions_are_correctly_rounded(rows, total, cell, exact):
+    """``1/5`` is ``0.2``, ``4/5`` is ``0.8``, ``5/17`` is ``0.29411764705882354``: the float
+    nearest the exact probability, not a neighbour of it."""
+    assert float(exact) == exact.numerator / exact.denominator
+    assert probs(rows, total)[cell] == float(exact)
+
+
+def two_row_chain(cols, mines):
+    """Exact count and column-0 mine total for a 3 x ``cols`` board whose middle row is all 2s.
+
+    Column ``c`` holds ``x_c`` in {0, 1, 2} mines (rows 0 and 2, ``C(2, x_c)`` ways), and
+    the columns next to each 2 hold two mines together. Returns ``(layouts, sum over
+    layouts of the mines in column 0)`` for ``mines`` mines, by a transfer over
+    ``(x_{c-1}, x_c, mines so far)``.
+    """
+    ways = (1, 2, 1)
+    states = {(a, b, a + b): (ways[a] * ways[b], a * ways[a] * ways[b])
+              for a in range(3) for b in range(3) if a + b == 2}
+    for _ in range(2, cols):
+        nxt: dict = {}
+        for (a, b, m), (n, x0) in states.items():
+            c = 2 - a - b
+            if 0 <= c <= 2:
+                old = nxt.get((b, c, m + c), (0, 0))
+                nxt[b, c, m + c] = (old[0] + n * ways[c], old[1] + x0 * ways[c])
+        states = nxt
+    done = [v for (a, b, m), v in states.items() if a + b == 2 and m == mines]
+    return sum(n for n, _ in done), sum(x0 for _, x0 in done)
+
+
+def test_counts_beyond_float64_are_exact():
+    # 2s along the middle of a 3 x 200 board: one component of 400 cells whose count,
+    # 2.2e40 layouts, float64 cannot hold; the array program switches to Python integers.
+    grid = np.full((3, 200), -1)
+    grid[1] = 2
+    layouts, column0 = two_row_chain(200, 134)
+    assert float(layouts) != layouts
+    for small in (probability._SMALL_STATES, 0):
+        with mock.patch.object(probability, "_SMALL_STATES", small):
+            a = ns.analyze(grid, 134)
+        assert a.layouts == layouts
+        assert a.probabilities[0, 0] == a.probabilities[2, 0] == float(Fraction(column0, 2 * layouts))
+    # The same below three interior rows: the frontier count is weighed by binomials.
+    grid = np.vstack([np.full((3, 200), -1), grid])
+    a = ns.analyze(grid, 140)
+    assert a.layouts == layouts * comb(600, 6)
+    assert a.probabilities[0, 0] == 6 / 600
+
+
+def test_huge_interior_is_exact():
+    # 200 x 200 with 8000 mines and a single revealed 1 in the corner.
+    grid = np.full((200, 200), -1)
+    grid[0, 0] = 1
+    a = ns.analyze(grid, 8000)
+    assert a.probabilities[0, 1] == a.probabilities[1, 1] == 1 / 3
+    assert a.probabilities[100, 100] == 7999 / 39996
+    assert a.layouts == 3 * comb(39996, 7999)
+
+
+# ------------------------------------------------------------------ bounds
+def scattered(rows, cols, mines, share, seed):
+    """A position no player leaves: safe cells revealed at random all over the board."""
+    rng = np.random.default_rng(seed)
+    layout = np.zeros(rows * cols, dtype=bool)
+    layout[rng.choice(rows * cols, mines, replace=False)] = True
+    safe = np.flatnonzero(~layout)
+    revealed = np.zeros(rows * cols, dtype=bool)
+    revealed[rng.choice(safe, int(share * safe.size), replace=False)] = True
+    layout, revealed = layout.reshape(rows, cols), revealed.reshape(rows, cols)
+    return np.where(revealed, neighbour_sum(layout), -1)
+
+
+def test_wide_frontier_is_refused_with_the_limit():
+    # A dense 60 x 60 position with a third of the safe cells revealed at random: its
+    # frontier is one web of hundreds of cells. The default bound refuses it in seconds;
+    # a small one at once.
+    grid = scattered(60, 60, 700, 0.35, seed=0)
+    refused = r"frontier component of \d+ cells around .*max_states=4,096"
+    with pytest.raises(ns.EngineLimitError, match=refused):
+        mine_probabilities(grid, 700, max_states=4096)
+    assert issubclass(ns.EngineLimitError, ns.NnsweeperError)
+
+
+def test_wide_component_counts_agree():
+    # An expert board revealed at random: one component of 185 cells, past the plain
+    # Python program's states, counted by the array program; both agree exactly.
+    grid = scattered(16, 30, 99, 0.25, seed=3)
+    wide = ns.analyze(grid, 99)
+    with mock.patch.object(probability, "_SMALL_STATES", 10**9):
+        python = ns.analyze(grid, 99)
+    assert np.array_equal(wide.probabilities, python.probabilities)
+    assert wide.layouts == python.layouts
+    with pytest.raises(ns.EngineLimitError, match="more than 256 partial solutions at one box"):
+        ns.analyze(grid, 99, max_states=256)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2.5, True, "many"])
+def test_max_states_must_be_a_positive_integer(bad):
+    with pytest.raises(InvalidBoardError, match="max_states must be"):
+        mine_probabilities(np.full((2, 2), -1), 1, max_states=bad)
 
 
 @st.composite
@@ -351,7 +484,7 @@ def test_long_chains_match_frontier_brute_force(position):
     reference = frontier_brute_force(grid, total, flags)
     assert reference is not None
     assert_matches(grid, total, flags, reference)
-    with mock.patch.object(probability, "_ENUMERATE_LIMIT", 0):
+    with mock.patch.object(probability, "_SMALL_STATES", 0):
         assert_matches(grid, total, flags, reference)
 
 
@@ -378,7 +511,7 @@ def test_one_two_one():
     # Frontier row 1 over the numbers 1 2 1: mines under the 1s, the 2's cell safe.
     p = probs(["...", "...", "121"], total=3)
     assert p[1].tolist() == [1.0, 0.0, 1.0]
-    assert p[0] == pytest.approx([1 / 3] * 3, abs=1e-15)
+    assert p[0].tolist() == [1 / 3] * 3
     assert np.all(p[2] == 0.0)
 
 
@@ -397,7 +530,7 @@ def test_fifty_fifty():
 )
 def test_interior_only(rows, cols, mines):
     p = mine_probabilities(np.full((rows, cols), -1), mines)
-    assert np.all(p == pytest.approx(mines / (rows * cols), abs=1e-15))
+    assert np.all(p == mines / (rows * cols))
 
 
 def test_interior_only_with_flags():
@@ -405,7 +538,7 @@ def test_interior_only_with_flags():
     flags[0, :3] = True
     p = mine_probabilities(np.full((4, 4), -1), 5, flags)
     assert np.all(p[flags] == 1.0)
-    assert np.all(p[~flags] == pytest.approx(2 / 13, abs=1e-15))
+    assert np.all(p[~flags] == 2 / 13)
 
 
 def test_no_mines_left():
@@ -434,10 +567,10 @@ def test_global_count_weights_frontier_layouts():
     # The same frontier below an interior row: {b} and {d} leave one mine for the 3
     # interior cells (3 layouts each), {a, c} leaves none (1 layout).
     p = probs(["...", "...", "1.1"], total=2)
-    assert p[1] == pytest.approx([1 / 7, 3 / 7, 1 / 7], abs=1e-15)
-    assert p[2, 1] == pytest.approx(3 / 7, abs=1e-15)
-    assert p[0] == pytest.approx([2 / 7] * 3, abs=1e-15)
-    assert p.sum() == pytest.approx(2, abs=1e-14)
+    assert p[1].tolist() == [1 / 7, 3 / 7, 1 / 7]
+    assert p[2, 1] == 3 / 7
+    assert p[0].tolist() == [2 / 7] * 3
+    assert ns.analyze(np.array([[-1] * 3, [-1] * 3, [1, -1, 1]]), 2).layouts == 7
 
 
 def test_long_one_chain_two_sided():
@@ -448,11 +581,11 @@ def test_long_one_chain_two_sided():
     p = mine_probabilities(grid, 14)
     expected = np.zeros(40)
     expected[::3] = 0.5
-    assert np.allclose(p[0], expected, rtol=0, atol=1e-15)
-    assert np.allclose(p[2], expected, rtol=0, atol=1e-15)
+    assert np.array_equal(p[0], expected)
+    assert np.array_equal(p[2], expected)
     assert np.all(p[:, 1::3] == 0.0) and np.all(p[:, 2::3] == 0.0)
     assert np.all(p[1] == 0.0)
-    assert ns.analyze(grid, 14).log_layouts == pytest.approx(14 * math.log(2), rel=1e-12)
+    assert ns.analyze(grid, 14).layouts == 2**14
     with pytest.raises(InconsistentBoardError):
         mine_probabilities(grid, 13)
 
@@ -473,9 +606,9 @@ def test_long_one_chain_with_interior():
     expected[1, 0] = expected[2, 0] = expected[1, 39] = expected[2, 39] = 2 * w14 / z
     expected[0, :] = (2 * w13 * (total - 13) + 4 * w14 * (total - 14)) / (40 * z)
     p = mine_probabilities(grid, total)
-    assert np.allclose(p, expected, rtol=0, atol=1e-12)
+    assert np.array_equal(p, expected)
     assert np.all(p[2, 1:39] == 0.0)
-    assert ns.analyze(grid, total).log_layouts == pytest.approx(math.log(z), rel=1e-12)
+    assert ns.analyze(grid, total).layouts == z
     assert_matches(grid, total, np.zeros(grid.shape, dtype=bool), frontier_brute_force(grid, total))
 
 
@@ -484,12 +617,10 @@ def test_large_board_small_frontier():
     grid = np.full((16, 30), -1)
     grid[0, 0] = 1
     p = mine_probabilities(grid, 99)
-    assert p[0, 1] == pytest.approx(1 / 3, abs=1e-12)
-    assert p[1, 0] == pytest.approx(1 / 3, abs=1e-12)
-    assert p[1, 1] == pytest.approx(1 / 3, abs=1e-12)
-    assert p[5, 5] == pytest.approx(98 / 476, abs=1e-12)
-    log_layouts = math.log(3 * comb(476, 98))
-    assert ns.analyze(grid, 99).log_layouts == pytest.approx(log_layouts, rel=1e-12)
+    assert p[0, 1] == p[1, 0] == p[1, 1] == 1 / 3
+    assert p[5, 5] == 98 / 476
+    assert ns.analyze(grid, 99).layouts == 3 * comb(476, 98)
+    assert ns.analyze(grid, 99).log_layouts == math.log(3 * comb(476, 98))
 
 
 def test_revealed_and_flagged_cells():

@@ -71,6 +71,8 @@ def test_config_defaults_and_overrides(tmp_path):
         ("model.arch=mlp", "[model]"),
         ("optim.lr=1", "unknown config section 'optim'"),
         ("epochs=3", "section.key=value"),
+        ("train.num_workers=100000", "train.num_workers must be at most"),
+        ("train.threads=100000", "train.threads must be at most"),
     ],
 )
 def test_bad_configs(tmp_path, override, words):

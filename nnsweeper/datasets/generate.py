@@ -10,15 +10,27 @@ Determinism: every shard is a function of the arguments alone (its games' seeds 
 from :mod:`nnsweeper.datasets.seeds`, its policy's randomness from each game's seed),
 so any ``n_jobs`` or backend gives the same bytes, and a run started again after an
 interruption skips the finished shards and ends as an uninterrupted run would.
+
+One process writes a dataset folder at a time: :func:`generate` holds an exclusive
+lock on ``OUT/.generate.lock`` for the whole run and refuses at once when another
+process holds it. The lock is the operating system's (``flock``), so a killed run
+releases it and can be resumed.
+
+Limits, all checked in the calling process before any game is played or any worker
+started: boards of at most :data:`MAX_DATASET_CELLS` cells, shards of at most
+:data:`MAX_SHARD_CELLS` board cells (``shard_games x rows x cols``), at most
+:data:`MAX_DATASET_GAMES` games, :data:`MAX_SHARDS` shards and :data:`MAX_PARTS`
+configurations per dataset.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,7 +46,7 @@ from nnsweeper.solvers.base import GameRecord, _Turns, first_click_cell
 from nnsweeper.solvers.csp import CSPSolver
 from nnsweeper.solvers.single_point import SinglePointSolver
 
-from .seeds import SPLITS, seed_stream, stream_seeds
+from .seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
 from .storage import (
     FORMAT,
     FORMAT_VERSION,
@@ -52,6 +64,12 @@ __all__ = [
     "RECORD_MODES",
     "STARTS",
     "MIXES",
+    "MAX_DATASET_CELLS",
+    "MAX_SHARD_CELLS",
+    "MAX_DATASET_GAMES",
+    "MAX_SHARDS",
+    "MAX_PARTS",
+    "LOCK_NAME",
     "Part",
     "parse_part",
     "resolve_parts",
@@ -77,7 +95,27 @@ MIXES: dict[str, tuple[str, ...]] = {
     "classic": ("beginner", "intermediate", "expert"),
 }
 _PLAN_NAME = ".generate.json"
+#: The file a running :func:`generate` holds an exclusive lock on, inside its folder.
+LOCK_NAME = ".generate.lock"
 _CALIBRATION_BINS = 10
+
+#: Most cells (rows x cols) of a dataset board. A game keeps every state it records
+#: (grid, flags, truth and float64 probabilities: 11 bytes a cell) until its shard
+#: is written, and the states grow with the board: on 100x100 with 20% mines a csp
+#: game records 300-420 states (35-45 MB) in about 10 s; 200x200 would be about
+#: 16 times that per game.
+MAX_DATASET_CELLS = 10_000
+#: Most board cells per shard (``shard_games x rows x cols``): 10 games of 100x100,
+#: 208 of expert, 1000 of 10x10. A worker holds a whole shard's states in memory,
+#: and more while it joins and writes them: measured, one shard of 10 csp games on
+#: 100x100 with 20% mines (2176 states, 240 MB of arrays) peaks at 0.73 GB in 30 s.
+MAX_SHARD_CELLS = 100_000
+#: Most shard files per dataset: each is a task, an entry kept in memory until the
+#: manifest is written, and a line of the manifest.
+MAX_SHARDS = 100_000
+#: Most configurations (parts) per dataset: each has its own seed streams, shards
+#: and card row.
+MAX_PARTS = 10_000
 
 
 # ------------------------------------------------------------------ the mixture
@@ -95,12 +133,17 @@ class Part:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise DatasetError(f"unknown policy {self.policy!r}; choose one of {', '.join(POLICIES)}")
-        check_int("games", self.games, 1, DatasetError)
+        check_int("games", self.games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
         try:
-            Rules(self.rows, self.cols, self.mines, self.first_click)
+            rules = Rules(self.rows, self.cols, self.mines, self.first_click)
         except InvalidRulesError as exc:
             raise DatasetError(f"impossible configuration {self.rows}x{self.cols} with {self.mines} mines: "
                                f"{exc}") from None
+        if rules.cells > MAX_DATASET_CELLS:
+            raise DatasetError(
+                f"a dataset board has at most {MAX_DATASET_CELLS} cells (every recorded state keeps "
+                f"11 bytes a cell); got {self.rows}x{self.cols} = {rules.cells}"
+            )
 
     @property
     def rules(self) -> Rules:
@@ -130,7 +173,8 @@ def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy
 
     ``MINES`` is a count (``15``), a range with every count (``5-30``), a range with a
     step (``5-30/5``) or a comma list (``5,10,15``); each mine count is one
-    configuration with ``GAMES`` games (default ``games``).
+    configuration with ``GAMES`` games (default ``games``), at most
+    :data:`MAX_PARTS` of them.
 
     Examples
     --------
@@ -178,6 +222,10 @@ def _parse_mines(field: str, text: str) -> list[int]:
         step = int(m.group(3)) if m.group(3) else 1
         if hi < lo or step < 1:
             raise DatasetError(f"part {text!r}: empty mine range {item!r}")
+        n = len(counts) + (hi - lo) // step + 1  # counted before the range is listed
+        if n > MAX_PARTS:
+            raise DatasetError(f"part {text!r}: a dataset has at most {MAX_PARTS} configurations; "
+                               f"these mine counts make {n}")
         counts.extend(range(lo, hi + 1, step))
     return counts
 
@@ -188,8 +236,10 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
     Raises
     ------
     DatasetError
-        An unparseable item, an impossible configuration, or two parts with the same
-        configuration (board, mines, rule and policy).
+        An unparseable item, an impossible configuration, a board of more than
+        :data:`MAX_DATASET_CELLS` cells, more than :data:`MAX_PARTS` parts or
+        :data:`MAX_DATASET_GAMES` games, or two parts with the same configuration
+        (board, mines, rule and policy).
     """
     if first_click not in FIRST_CLICK_RULES:
         raise DatasetError(f"first_click must be one of {', '.join(FIRST_CLICK_RULES)}; got {first_click!r}")
@@ -204,6 +254,8 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
                 parts.extend(parse_part(text, games=games, first_click=first_click, policy=policy))
         else:
             parts.extend(parse_part(item, games=games, first_click=first_click, policy=policy))
+        if len(parts) > MAX_PARTS:
+            raise DatasetError(f"a dataset has at most {MAX_PARTS} configurations; got more than that")
     if not parts:
         raise DatasetError("no parts: give at least one configuration such as '10x10:10:100' or a mixture")
     seen: dict[str, Part] = {}
@@ -212,6 +264,10 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
             raise DatasetError(f"configuration {p.key} appears twice; give each board, mine count and "
                                f"policy once (with the total number of games)")
         seen[p.key] = p
+    total = sum(p.games for p in parts)
+    if total > MAX_DATASET_GAMES:
+        raise DatasetError(f"a dataset has at most {MAX_DATASET_GAMES} games; its {len(parts)} "
+                           f"configurations ask for {total}")
     return parts
 
 
@@ -350,6 +406,8 @@ def shard_statistics(arrays: dict[str, np.ndarray]) -> dict:
     p, truth = prob[unknown], mines[unknown]
     bins = np.minimum((p * _CALIBRATION_BINS).astype(int), _CALIBRATION_BINS - 1)
     safe_known = (unknown & (prob == 0.0)).any(axis=(1, 2))
+    # Correctly rounded sums (math.fsum), the same whatever order or machine adds them.
+    prob_sum = [math.fsum(p[bins == b]) for b in range(_CALIBRATION_BINS)]
     return {
         "states": int(len(grid)),
         "unknown_cells": int(unknown.sum()),
@@ -358,12 +416,12 @@ def shard_statistics(arrays: dict[str, np.ndarray]) -> dict:
         "guess_needed": int((~safe_known).sum()),
         "policy_guessed": int(arrays["guess"].sum()),
         "mine_cells": int(truth.sum()),
-        "mine_prob_sum": float(p[truth].sum()),
+        "mine_prob_sum": math.fsum(p[truth]),
         "safe_cells": int((~truth).sum()),
-        "safe_prob_sum": float(p[~truth].sum()),
+        "safe_prob_sum": math.fsum(p[~truth]),
         "calibration": {
             "cells": np.bincount(bins, minlength=_CALIBRATION_BINS).tolist(),
-            "prob_sum": np.bincount(bins, weights=p, minlength=_CALIBRATION_BINS).tolist(),
+            "prob_sum": prob_sum,
             "mines": np.bincount(bins, weights=truth, minlength=_CALIBRATION_BINS).astype(int).tolist(),
         },
     }
@@ -433,7 +491,9 @@ def _make_shard(path: str, part: Part, seeds: np.ndarray, first_game: int, recor
             arrays, _ = record_game(rules, int(sd), part.policy, record=record, epsilon=epsilon, start=start)
             arrays["game"] = np.full(len(arrays["grid"]), first_game + g, dtype=np.int32)
             pieces.append(arrays)
-        arrays = {k: np.concatenate([a[k] for a in pieces]) for k in SHARD_FIELDS}
+        # Each field's pieces are dropped once joined, so the shard is not held twice.
+        arrays = {k: np.concatenate([a.pop(k) for a in pieces]) for k in SHARD_FIELDS}
+        del pieces
         digest = write_shard(target, arrays)
     return path, digest, shard_statistics(arrays)
 
@@ -478,7 +538,7 @@ def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
                 f"this is {version}, whose shards may differ: remove the folder to start over"
             )
         return None
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
         raise DatasetError(f"output folder {os.fspath(out)!r} is not empty and holds no nnsweeper dataset; "
                            f"choose a new folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -490,6 +550,54 @@ def _different(out: Path, old: dict, new: dict) -> str:
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     return (f"output folder {os.fspath(out)!r} holds a different dataset (its {', '.join(keys)} differ from "
             f"these arguments); choose a new folder or give the same arguments to resume it")
+
+
+def _check_size(parts: Sequence[Part], fractions: dict[str, float], shard_games: int) -> None:
+    """Refuse shards too large for a worker's memory, or too many shards, before any game."""
+    for p in parts:
+        cells = p.rows * p.cols
+        if min(shard_games, p.games) * cells > MAX_SHARD_CELLS:
+            most = max(1, MAX_SHARD_CELLS // cells)
+            raise DatasetError(
+                f"shard_games={shard_games} is too many for {p.rows}x{p.cols} boards: a shard holds at "
+                f"most {MAX_SHARD_CELLS} board cells (games x rows x cols), so at most {most} games of "
+                f"{p.rows}x{p.cols}"
+            )
+    shards = sum(-(-n // shard_games) for p in parts for n in _split_games(p.games, fractions).values())
+    if shards > MAX_SHARDS:
+        raise DatasetError(
+            f"a dataset has at most {MAX_SHARDS} shards; these parts with shard_games={shard_games} "
+            f"make {shards} (raise shard_games)"
+        )
+
+
+@contextlib.contextmanager
+def _writer_lock(out: Path) -> Iterator[None]:
+    """Hold the exclusive lock of dataset folder ``out`` (created if new), or refuse at once.
+
+    The lock is an ``flock`` on ``out/LOCK_NAME`` (through ``filelock``), so the
+    operating system drops it when its process dies. The (empty) file stays: were it
+    removed at the end, a second process that had opened it just before could lock
+    the removed file while a third locks a new one, and both would write.
+    """
+    from filelock import FileLock, Timeout
+
+    if out.exists() and not out.is_dir():
+        raise DatasetError(f"output {os.fspath(out)!r} exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_NAME
+    lock = FileLock(os.fspath(path), timeout=0)  # one attempt: a second writer is refused, not queued
+    try:
+        lock.acquire()
+    except Timeout:
+        raise DatasetError(
+            f"another process is writing dataset {os.fspath(out)!r}; wait for it to end (a killed run "
+            f"releases the folder, and running the same command again resumes it)"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _remove_stale_temporaries(out: Path) -> None:
@@ -545,10 +653,12 @@ def generate(
     first_click : {"safe", "zero", "none"}, default="safe"
         First-click rule where a part does not say.
     shard_games : int, default=50
-        Games per shard (a shard never mixes configurations or splits).
+        Games per shard (a shard never mixes configurations or splits); with the
+        board's cells at most :data:`MAX_SHARD_CELLS`.
     n_jobs : int or None, default=1
         Worker processes (joblib; -1 all cores; None: the active
-        ``joblib.parallel_config``). The output does not depend on it.
+        ``joblib.parallel_config``; at most :func:`nnsweeper.parallel.max_jobs`).
+        The output does not depend on it.
     progress : bool, default=False
         Show a progress bar.
 
@@ -557,19 +667,38 @@ def generate(
     dict
         The manifest, also written to ``out/manifest.json``; ``manifest["card_text"]``
         is the dataset card.
+
+    Raises
+    ------
+    DatasetError
+        Bad arguments or a limit exceeded (see the module docstring), a folder that
+        holds something else, or another process writing the same folder.
     """
-    from nnsweeper import __version__
+    from nnsweeper.parallel import check_n_jobs
 
     seed = check_int("seed", seed, 0, DatasetError)
     _check_choices(policy, record, start)
     if not 0 <= float(epsilon) <= 1:
         raise DatasetError(f"epsilon must be in [0, 1]; got {epsilon!r}")
-    shard_games = check_int("shard_games", shard_games, 1, DatasetError)
-    games = check_int("games", games, 1, DatasetError)
+    shard_games = check_int("shard_games", shard_games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
+    games = check_int("games", games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
+    n_jobs = check_n_jobs(n_jobs, allow_none=True, error=DatasetError)
     parts = resolve_parts(parts, games=int(games), first_click=first_click, policy=policy)
     fractions = _check_splits(splits)
+    _check_size(parts, fractions, shard_games)
     arguments = _arguments(parts, fractions, int(seed), record, float(epsilon), start, int(shard_games))
     out = Path(out)
+    with _writer_lock(out):
+        return _generate(out, parts, fractions, arguments, n_jobs, progress)
+
+
+def _generate(out: Path, parts: list[Part], fractions: dict, arguments: dict, n_jobs: int | None,
+              progress: bool) -> dict:
+    """The body of :func:`generate`, run while holding the folder's lock."""
+    from nnsweeper import __version__
+
+    seed, record, epsilon, start, shard_games = (arguments[k] for k in
+                                                 ("seed", "record", "epsilon", "start", "shard_games"))
     done = _prepare_folder(out, arguments, __version__)
     if done is not None:
         _verify_shards(out, done)

@@ -44,6 +44,7 @@ from .seeds import SPLITS
 from .storage import SHARD_FIELDS, load_manifest, read_shard
 
 __all__ = [
+    "MAX_BATCH_CELLS",
     "StateDataset",
     "GraphDataset",
     "ShardBatchSampler",
@@ -57,6 +58,13 @@ _ENTRY_KEYS = ("file", "split", "config", "rows", "cols", "states", "sha256")
 # Keyword arguments that the loader helpers hand to the dataset and to the sampler.
 _DATASET_KW = ("verify", "cache_shards", "configs", "in_memory")
 _SAMPLER_KW = ("pool", "drop_last", "rank", "world_size")
+
+#: Most board cells per batch (states x rows x cols), checked for every board size of
+#: a dataset when its :class:`ShardBatchSampler` is made. Memory follows the cells: a
+#: forward and backward pass of the CNN takes about 3.6 KB a cell (2.3 GB for 64
+#: boards of 100x100), inference about 0.7 KB. At 2**19 cells a training step stays
+#: under 2 GB: 128 states fit up to 64x64 boards, 52 states of 100x100.
+MAX_BATCH_CELLS = 2**19
 
 
 def _check_int(name: str, value, minimum: int) -> int:
@@ -506,7 +514,8 @@ class ShardBatchSampler(torch.utils.data.Sampler[list[int]]):
         Any object with ``shards`` (manifest entries with ``rows``, ``cols``,
         ``states``) numbering its states shard after shard, and ``len``.
     batch_size : int
-        States per batch, at least 1.
+        States per batch, at least 1; times the cells of each board size of the
+        dataset at most :data:`MAX_BATCH_CELLS`.
     shuffle : bool, default=True
         Without shuffling, the batches follow the state order: board sizes in the
         order of their first shard, each size's states in index order.
@@ -561,6 +570,13 @@ class ShardBatchSampler(torch.utils.data.Sampler[list[int]]):
         for k, e in enumerate(shards):
             if states[k]:
                 self._groups.setdefault((int(e["rows"]), int(e["cols"])), []).append(k)
+        for rows, cols in self._groups:
+            if self.batch_size * rows * cols > MAX_BATCH_CELLS:
+                raise DatasetError(
+                    f"batch_size={self.batch_size} is too large for the dataset's {rows}x{cols} boards: a "
+                    f"batch holds at most {MAX_BATCH_CELLS} board cells (states x rows x cols), so at most "
+                    f"{max(1, MAX_BATCH_CELLS // (rows * cols))} states of {rows}x{cols}"
+                )
 
     def set_epoch(self, epoch: int) -> None:
         """Use the shuffling of epoch ``epoch`` (call before iterating, every epoch)."""

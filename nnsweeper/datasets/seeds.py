@@ -30,6 +30,7 @@ __all__ = [
     "DATA_KEY",
     "SEED_OFFSET",
     "SPLIT_BITS",
+    "MAX_DATASET_GAMES",
     "split_range",
     "seed_stream",
     "stream_seeds",
@@ -43,6 +44,11 @@ SPLITS: tuple[str, ...] = ("train", "val", "test")
 DATA_KEY = 0x6E6E7377
 #: Lowest dataset game seed; evaluation seeds are below 2**31.
 SEED_OFFSET = 2**62
+#: Most games per dataset (every configuration and split), and so per seed stream.
+#: Days of work on a small machine for boards of any size, and each game costs a
+#: little bookkeeping in the calling process; a damaged manifest cannot ask for
+#: gigabytes of seeds.
+MAX_DATASET_GAMES = 1_000_000
 #: Each split's seeds lie in a range of 2**SPLIT_BITS integers.
 SPLIT_BITS = 58
 
@@ -70,7 +76,8 @@ def stream_seeds(entry: Mapping) -> np.ndarray:
     """The game seeds of one manifest stream entry, as int64.
 
     An entry either describes a generated stream (``entropy``, ``spawn_key``,
-    ``games``, as written by :func:`seed_stream`) or lists its seeds outright under
+    ``games``, as written by :func:`seed_stream`; at most :data:`MAX_DATASET_GAMES`
+    games) or lists its seeds outright under
     ``seeds`` (datasets made by other tools).
     """
     if "seeds" in entry:
@@ -86,6 +93,8 @@ def stream_seeds(entry: Mapping) -> np.ndarray:
         ) from exc
     if len(key) < 2 or key[0] != DATA_KEY or not 0 <= key[1] < len(SPLITS):
         raise DatasetError(f"spawn_key {key} is not a dataset stream (it must start with {DATA_KEY}, split)")
+    if not 0 <= games <= MAX_DATASET_GAMES:
+        raise DatasetError(f"a seed stream's games must be from 0 to {MAX_DATASET_GAMES}; got {games}")
     if games == 0:
         return np.zeros(0, dtype=np.int64)
     draws = np.random.SeedSequence(entropy, spawn_key=tuple(key)).generate_state(games, dtype=np.uint64)

@@ -113,7 +113,7 @@ def write_shard(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> st
             info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            zf.writestr(info, body.getvalue(), compresslevel=6)
+            zf.writestr(info, body.getbuffer(), compresslevel=6)  # a view: no copy of the array's bytes
     data = buf.getvalue()
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from nnsweeper.errors import InconsistentBoardError
-from nnsweeper.grid import neighbour_sum, neighbours
+from nnsweeper.grid import neighbour_product, neighbour_sum, neighbours
 from nnsweeper.probability import BoardAnalysis, analyze
 from nnsweeper.solvers.base import Solver
 
@@ -119,7 +121,7 @@ class CSPSolver(Solver):
         nb = neighbours(i, j, r, c)
         known = sum(bool(flags[x, y]) for x, y in nb)
         free = sum(bool(a.unknown[x, y] and not flags[x, y]) for x, y in nb)
-        logz, progress = [], []
+        layouts, progress = [], []
         g2 = grid.copy()
         for v in range(known, known + free + 1):
             g2[i, j] = v
@@ -127,17 +129,17 @@ class CSPSolver(Solver):
                 a2 = analyze(g2, total_mines, flags)
             except InconsistentBoardError:
                 continue
-            logz.append(a2.log_layouts)
+            layouts.append(a2.layouts)
             if v == 0 or a2.safe.any():
                 progress.append(1.0)
             else:
                 rest = a2.unknown.copy()
                 rest[i, j] = False
                 progress.append(1.0 - float(a2.probabilities[rest].min()) if rest.any() else 1.0)
-        if not logz:
+        if not layouts:
             return 0.0
-        w = np.exp(np.array(logz) - max(logz))
-        return float(w @ np.array(progress, dtype=float) / w.sum())
+        # Exact weights (layout counts) and one rounding, so the choice is the same everywhere.
+        return float(sum(w * Fraction(x) for w, x in zip(layouts, progress, strict=True)) / sum(layouts))
 
 
 def rank_cells(prob: np.ndarray, unknown: np.ndarray, grid: np.ndarray, rng, tie_break: str,
@@ -170,7 +172,9 @@ def prob_zero(prob: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """Approximate P(cell is safe and shows 0): product of P(safe) over it and its neighbours.
 
     Revealed neighbours count as safe. The product treats cells as independent,
-    which they are not; it is a ranking heuristic, not a probability to report.
+    which they are not; it is a ranking heuristic, not a probability to report. It is
+    made of plain multiplications in a fixed order, so a ranking built on it is the
+    same on every machine.
     """
-    logsafe = np.log(np.clip(1.0 - np.where(grid < 0, prob, 0.0), 1e-300, 1.0))
-    return np.exp(logsafe + neighbour_sum(logsafe))
+    safe = 1.0 - np.where(grid < 0, prob, 0.0)
+    return safe * neighbour_product(safe)
