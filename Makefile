@@ -1,8 +1,12 @@
 # Set-up, tests, lint, benchmarks and the reference evaluation.
 #
-#   make setup                 create .venv and install nnsweeper with its dev tools
-#   make test                  run the test suite on JOBS workers (JOBS=0: one process)
+#   make setup                 create .venv and install nnsweeper with its dev tools, every
+#                              package at the version pinned in requirements.lock
+#   make test                  lint (ruff), then the test suite on JOBS workers (JOBS=0: one process)
 #   make lint                  ruff
+#   make lock                  refresh requirements.lock: install the newest versions that
+#                              pyproject.toml allows in a fresh environment, run the lint and
+#                              the test suite there, and only then write what was installed
 #   make bench                 every benchmarks/bench_*.py
 #   make eval                  win rates of single_point and csp on 10x10 boards
 #                              (TRIALS games per mine count, written to EVAL_OUT.*)
@@ -10,8 +14,11 @@
 #                              solvers on 10x10 boards with 5..30 mines), written to
 #                              COMPARE_OUT.*
 #
-# torch is pinned and installed in the same pip call as nnsweeper, so that pip never
-# swaps in a different build. The default is whatever build pip finds for
+# requirements.lock pins the whole dependency set (pip constraints: a package is only
+# installed when nnsweeper or its extras ask for it, and then at the pinned version), so a
+# fresh machine tests exactly what the suite last passed with. torch is pinned there without
+# a build label, and installed in the same pip call as nnsweeper, so that pip never swaps in
+# a different build. The default is whatever build pip finds for
 # TORCH_VERSION (the CPU wheel where pip is configured with one). For a CUDA build:
 #   make setup TORCH_INDEX=https://download.pytorch.org/whl/cu124
 # or pass any other pip options:
@@ -23,6 +30,8 @@ TORCH_VERSION ?= 2.13.0
 TORCH_INDEX ?=
 PIP_EXTRA ?=
 JOBS ?= 2
+LOCK ?= requirements.lock
+LOCK_VENV ?= .lock-venv
 TRIALS ?= 1000
 EVAL_OUT ?= eval/results/sweep_10x10
 COMPARE_OUT ?= compare
@@ -30,17 +39,31 @@ COMPARE_OUT ?= compare
 PY := $(VENV)/bin/python
 PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: setup test lint bench eval compare
+.PHONY: setup test lint lock bench eval compare
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev]" $(PIP_INDEX) $(PIP_EXTRA)
 
-test:
+test: lint
 	$(PY) -m pytest -q -n $(JOBS)
 
 lint:
 	$(VENV)/bin/ruff check .
+
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(LOCK_VENV)/bin/ruff check .
+	$(LOCK_VENV)/bin/python -m pytest -q -n $(JOBS) -p no:cacheprovider
+	{ echo "# The whole dependency set of nnsweeper[dev] that the test suite last passed with,"; \
+	  echo "# as pip constraints for make setup. Made by make lock with $$($(LOCK_VENV)/bin/python -V);"; \
+	  echo "# do not edit by hand."; \
+	  $(LOCK_VENV)/bin/pip freeze --exclude-editable | sed -E 's/^(torch==[^+]+)\+.*/\1/'; \
+	} > $(LOCK).tmp
+	mv $(LOCK).tmp $(LOCK)
+	rm -rf $(LOCK_VENV)
 
 bench:
 	for script in benchmarks/bench_*.py; do $(PY) "$$script" || exit 1; done
