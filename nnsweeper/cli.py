@@ -131,6 +131,7 @@ def _start(text: str):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nnsweeper`` command."""
     from nnsweeper import __version__
+    from nnsweeper.probability import MAX_STATES
 
     parser = _Parser(
         prog=PROG,
@@ -204,9 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="total mines on the board, flagged ones included",
     )
     an.add_argument(
-        "--max-states", type=_int_in(1), default=None, metavar="N",
+        "--max-states", type=_int_in(1), default=MAX_STATES, metavar="N",
         help="most partial solutions the exact engine may hold at one box of a frontier component "
-        "(default: 2**20); a wider frontier is refused",
+        f"(default: {MAX_STATES}); a wider frontier is refused",
     )
     an.set_defaults(handler=_cmd_analyze)
     return parser
@@ -579,8 +580,7 @@ def _cmd_analyze(args, argv) -> int:
     from nnsweeper.probability import analyze
 
     grid, flags = parse_board(_read_board_text(args.file))
-    bound = {} if args.max_states is None else {"max_states": args.max_states}
-    result = analyze(grid, args.mines, flags, **bound)
+    result = analyze(grid, args.mines, flags, max_states=args.max_states)
     print(format_probabilities(
         grid, flags, result.probabilities, interior_probability=result.interior_probability
     ))

@@ -688,7 +688,7 @@ def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np
         rest = np.convolve(prefix[c], suffix[c + 1])
         g = np.correlate(weights, rest, mode="valid")  # g[m] = sum_u rest[u] * weights[m + u]
         for cells, mined in zip(s.comp.cells, s.tallies(g), strict=True):
-            flat[cells] = int(mined) / (cells.size * total)
+            flat[cells] = mined / (cells.size * total)
     count = (total, n_interior, k_lo, denominator)
     if n_interior == 0:
         return 0.0, count
