@@ -20,7 +20,8 @@ import numpy as np
 
 from nnsweeper import MinesweeperEnv, get_solver
 from nnsweeper.evaluation import game_seeds
-from nnsweeper.plots import animate_game, game_frames
+from nnsweeper.plots import animate_game
+from nnsweeper.solvers.replay import game_frames
 
 _SCAN = 1000  # evaluation games searched for one with enough guesses
 

@@ -1,5 +1,6 @@
 """nnsweeper: Minesweeper solvers, an exact mine-probability engine and neural predictors."""
 
+from nnsweeper._version import __version__
 from nnsweeper.errors import (
     BoardParseError,
     EngineLimitError,
@@ -11,10 +12,9 @@ from nnsweeper.errors import (
 )
 from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, game_seeds
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
+from nnsweeper.observation import Observation, Observations
 from nnsweeper.probability import BoardAnalysis, analyze, mine_probabilities
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
-
-__version__ = "0.1.0"
 
 
 def __getattr__(name):
@@ -45,6 +45,8 @@ __all__ = [
     "InvalidRulesError",
     "MinesweeperEnv",
     "NnsweeperError",
+    "Observation",
+    "Observations",
     "PRESETS",
     "Rules",
     "analyze",

@@ -20,10 +20,11 @@ import math
 
 import numpy as np
 
-from nnsweeper.errors import BoardParseError
+from nnsweeper.errors import BoardParseError, InvalidBoardError
 from nnsweeper.game import MAX_COLS, MAX_ROWS
+from nnsweeper.observation import Observation, check_flags, check_grid_values
 
-__all__ = ["MAX_TEXT_CHARS", "format_board", "format_probabilities", "parse_board"]
+__all__ = ["MAX_TEXT_CHARS", "format_board", "format_probabilities", "parse_board", "parse_observation"]
 
 #: Most characters of a board's text (16 Mi). The largest board, 1000x1000 with a
 #: space between cells, takes 2 million; the rest leaves room for generous padding.
@@ -48,7 +49,8 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
     grid : ndarray of int8, shape (rows, cols)
         -1 covered (flagged or not), 0..8 revealed.
     flags : ndarray of bool, shape (rows, cols)
-        True at flags.
+        True at flags. With the board's mine count, ``Observation.of(grid,
+        total_mines, flags)`` is the board (see :func:`parse_observation`).
 
     Raises
     ------
@@ -116,15 +118,43 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows, dtype=np.int8), np.array(flag_rows, dtype=bool)
 
 
+def parse_observation(text: str, total_mines: int) -> Observation:
+    """Read a board from text, with its mine count, as an :class:`~nnsweeper.observation.Observation`.
+
+    Parameters
+    ----------
+    text : str
+        The board, as for :func:`parse_board`.
+    total_mines : int
+        Mines on the whole board, flagged ones included.
+
+    Raises
+    ------
+    BoardParseError
+        As :func:`parse_board`.
+    InvalidBoardError, InconsistentBoardError
+        A bad mine count, more flags than mines, or more mines left than covered
+        unflagged cells (see :class:`~nnsweeper.observation.Observation`).
+    """
+    grid, flags = parse_board(text)
+    return Observation.of(grid, total_mines, flags)
+
+
 def format_board(grid, flags=None) -> str:
     """Write a board in the text format of :func:`parse_board` (cells separated by spaces).
 
     Parameters
     ----------
-    grid : array_like of int, shape (rows, cols)
-        -1 covered, 0..8 revealed.
+    grid : Observation or array_like of int, shape (rows, cols)
+        The board (then ``flags`` is None), or its grid: -1 covered, 0..8 revealed.
     flags : array_like of bool, shape (rows, cols), optional
-        Flags, shown as ``F`` on covered cells.
+        Flags, shown as ``F`` (on covered cells only).
+
+    Raises
+    ------
+    InvalidBoardError
+        A grid that is not a non-empty 2-D array of -1..8, or flags of another
+        shape, not boolean or on a revealed cell.
     """
     g, f = _check_grid(grid, flags)
     out = []
@@ -149,7 +179,7 @@ def _percent(p: float) -> str:
     return f"{100 * p:.1f}"
 
 
-def format_probabilities(grid, flags, probs, *, interior_probability=None) -> str:
+def format_probabilities(grid, flags=None, probs=None, *, interior_probability=None) -> str:
     """A grid of mine probabilities in percent, one board row per line.
 
     Covered cells show their probability (``12.5``; ``0.0`` and ``100.0`` only when
@@ -158,10 +188,11 @@ def format_probabilities(grid, flags, probs, *, interior_probability=None) -> st
 
     Parameters
     ----------
-    grid : array_like of int, shape (rows, cols)
-        -1 covered, 0..8 revealed.
+    grid : Observation or array_like of int, shape (rows, cols)
+        The board, or its grid: -1 covered, 0..8 revealed. With an Observation the
+        probabilities may come second: ``format_probabilities(observation, probs)``.
     flags : array_like of bool, shape (rows, cols), or None
-        Flags.
+        With a grid: its flags.
     probs : array_like of float, shape (rows, cols)
         P(mine) per cell, e.g. from :func:`nnsweeper.mine_probabilities`.
     interior_probability : float, optional
@@ -172,7 +203,18 @@ def format_probabilities(grid, flags, probs, *, interior_probability=None) -> st
     str
         The grid followed by a footer: how many covered cells are certain mines,
         certainly safe, and the interior probability when given.
+
+    Raises
+    ------
+    InvalidBoardError
+        A malformed grid or flags (as for :func:`format_board`), or no ``probs``.
+    ValueError
+        ``probs`` of another shape than the grid.
     """
+    if isinstance(grid, Observation) and probs is None:
+        flags, probs = None, flags
+    if probs is None:
+        raise InvalidBoardError("probs must be given: the P(mine) of every cell of the grid; got None")
     g, f = _check_grid(grid, flags)
     p = np.asarray(probs, dtype=float)
     if p.shape != g.shape:
@@ -204,12 +246,14 @@ def format_probabilities(grid, flags, probs, *, interior_probability=None) -> st
 
 
 def _check_grid(grid, flags) -> tuple[np.ndarray, np.ndarray]:
+    """The grid (int8) and flags (bool) of a board to print: an Observation's as they
+    are, a raw grid's and flags checked as for an Observation (the mine count aside)."""
+    if isinstance(grid, Observation):
+        if flags is not None:
+            raise InvalidBoardError("an Observation carries its own flags: give no flags with it")
+        return grid.grid, grid.flags
     g = np.asarray(grid)
     if g.ndim != 2 or g.size == 0:
-        raise ValueError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
-    if flags is None:
-        return g, np.zeros(g.shape, dtype=bool)
-    f = np.asarray(flags, dtype=bool)
-    if f.shape != g.shape:
-        raise ValueError(f"flags must have the grid's shape {g.shape}; got {f.shape}")
-    return g, f
+        raise InvalidBoardError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
+    g = check_grid_values(g, "grid")
+    return g, check_flags(flags, g, "grid's")

@@ -9,6 +9,10 @@ probability of every cell of a board typed as text; ``generate``, ``train`` and
 ``nnsweeper: error: <message>``, and exit code 2. Every number an option takes is
 bounded (board sides, trials, games, jobs, batch sizes: the limits of the modules
 that use them), so a huge request is refused before any work starts.
+
+This module is longer than most: it is one parser, and each subcommand's options and
+handler sit side by side so that ``--help`` text, checks and defaults are read in
+one place; the work itself lives in the modules the handlers call.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ PROG = "nnsweeper"
 _DEFAULT_MINES = (5, 10, 15, 20, 25, 30)
 _DEFAULT_SIZE = 10
 _PRESET_CHOICES = ("classic", "beginner", "intermediate", "expert")
-_COMPARE_SOLVERS = ("single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn")
 _COMPARE_TRIALS = 200
 _OUT_SUFFIXES = (".csv", ".json", ".png")
 
@@ -155,11 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_play_options(ev, solvers=("single_point", "csp"), mines=_DEFAULT_MINES, trials=200, out=None)
     ev.set_defaults(handler=_cmd_eval)
 
+    from nnsweeper.solvers import compare_solvers
+
+    compared = compare_solvers()
     co = sub.add_parser(
         "compare",
         help="the main comparison: logic, neural and hybrid solvers across mine densities",
-        description="Play single_point, csp, cnn, gnn, hybrid-cnn and hybrid-gnn (the bundled "
-        "models unless --cnn/--gnn name checkpoints) on the same held-out games: 10x10 "
+        description=f"Play every registered solver ({', '.join(compared)}; the models' bundled "
+        "weights unless --model names checkpoints) on the same held-out games: 10x10 "
         "boards with 5 to 30 mines by default, or the classic boards with --preset "
         "classic. Prints the table and writes OUT.csv, OUT.json and OUT.png (win rate "
         "against mine count with 95%% intervals, and below it each solver's difference from "
@@ -168,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: nnsweeper compare --preset classic --start corner --trials 2000 "
         "--jobs 2 --out eval/results/compare_classic",
     )
-    _add_play_options(co, solvers=_COMPARE_SOLVERS, mines=tuple(range(5, 31)), trials=_COMPARE_TRIALS,
+    _add_play_options(co, solvers=compared, mines=tuple(range(5, 31)), trials=_COMPARE_TRIALS,
                       out="compare", jobs=-1)
     co.set_defaults(handler=_cmd_eval)
 
@@ -269,12 +275,9 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         "and .png (folders are created)" + (f" (default: {out})" if out else ""),
     )
     p.add_argument(
-        "--cnn", default="cnn", metavar="NAME|PATH",
-        help="the model of the cnn and hybrid-cnn solvers: a checkpoint path (default: the bundled cnn)",
-    )
-    p.add_argument(
-        "--gnn", default="gnn", metavar="NAME|PATH",
-        help="the model of the gnn and hybrid-gnn solvers: a checkpoint path (default: the bundled gnn)",
+        "--model", type=_model_choice, action="append", default=[], metavar="ARCH=PATH",
+        help="the model of an architecture's solvers (ARCH and hybrid-ARCH): a checkpoint path, "
+        "e.g. gnn=runs/gnn/best.pt (repeatable; default: the bundled weights)",
     )
     p.add_argument("--device", default="cpu", help="where the models run: cpu, cuda or auto (default: cpu)")
     p.add_argument(
@@ -286,8 +289,16 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+#: The options of ``generate`` that are :func:`nnsweeper.datasets.generate`'s own keyword
+#: arguments (``--first-click`` is ``first_click``): their defaults are read from it.
+_GENERATE_OPTIONS = ("games", "splits", "seed", "policy", "record", "epsilon", "start", "first_click",
+                     "shard_games")
+
+
 def _add_generate(sub) -> None:
-    from nnsweeper.datasets import MIXES, POLICIES, RECORD_MODES, STARTS
+    import inspect
+
+    from nnsweeper.datasets import MIXES, POLICIES, RECORD_MODES, STARTS, generate
     from nnsweeper.datasets.generate import MAX_DATASET_GAMES, MAX_SHARD_CELLS
     from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
     from nnsweeper.parallel import BACKENDS
@@ -308,24 +319,26 @@ def _add_generate(sub) -> None:
     ge.add_argument("parts", nargs="*", metavar="PART", help="configurations (see below)")
     ge.add_argument("--mix", action="append", default=[], choices=sorted(MIXES),
                     help="add a named mixture of configurations (repeatable)")
-    ge.add_argument("--games", type=_int_in(1, MAX_DATASET_GAMES, "games of one dataset"), default=100,
-                    help="games per configuration where a part does not say (default: 100)")
-    ge.add_argument("--splits", type=_fractions, default=(0.8, 0.1, 0.1), metavar="TRAIN,VAL,TEST",
-                    help="shares of each configuration's games per split (default: 0.8,0.1,0.1)")
-    ge.add_argument("--seed", type=int, default=0, help="entropy of the game-seed streams (default: 0)")
-    ge.add_argument("--policy", choices=POLICIES, default="csp",
-                    help="behaviour policy where a part does not say (default: csp)")
-    ge.add_argument("--record", choices=RECORD_MODES, default="all",
-                    help="record every decision, or only guesses (default: all)")
-    ge.add_argument("--epsilon", type=float, default=0.1,
-                    help="explore policy: chance per decision of a random non-certain reveal (default: 0.1)")
-    ge.add_argument("--start", choices=STARTS, default="random",
-                    help="where the first click goes (default: random)")
-    ge.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
-                    help="first-click rule where a part does not say (default: safe)")
-    ge.add_argument("--shard-games", type=_int_in(1, MAX_DATASET_GAMES, "games of one dataset"), default=50,
-                    help=f"games per shard file; fewer on big boards, as a shard holds at most "
-                    f"{MAX_SHARD_CELLS} board cells (games x rows x cols) (default: 50)")
+    defaults = {name: p.default for name, p in inspect.signature(generate).parameters.items()}
+
+    def option(name: str, what: str, **kw) -> None:
+        value = defaults[name]
+        shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
+        ge.add_argument("--" + name.replace("_", "-"), default=value, help=f"{what} (default: {shown})", **kw)
+
+    games = _int_in(1, MAX_DATASET_GAMES, "games of one dataset")
+    option("games", "games per configuration where a part does not say", type=games)
+    option("splits", "shares of each configuration's games per split", type=_fractions,
+           metavar="TRAIN,VAL,TEST")
+    option("seed", "entropy of the game-seed streams", type=int)
+    option("policy", "behaviour policy where a part does not say", choices=POLICIES)
+    option("record", "record every decision, or only guesses", choices=RECORD_MODES)
+    option("epsilon", "explore policy: chance per decision of a random non-certain reveal", type=float)
+    option("start", "where the first click goes", choices=STARTS)
+    option("first_click", "first-click rule where a part does not say", choices=FIRST_CLICK_RULES)
+    option("shard_games", f"games per shard file; fewer on big boards, as a shard holds at most "
+           f"{MAX_SHARD_CELLS} board cells (games x rows x cols)", type=games)
+    # Unlike generate() (one process unless asked), the command uses every core by default.
     ge.add_argument("--jobs", type=_jobs, default=-1,
                     help="worker processes, -1 for all cores; the output does not depend on it (default: -1)")
     ge.add_argument("--backend", choices=BACKENDS, default=None,
@@ -337,15 +350,35 @@ def _add_generate(sub) -> None:
     ge.set_defaults(handler=_cmd_generate)
 
 
+_TRAIN_EXAMPLE = "example: nnsweeper train --config train/cnn_small.toml train.epochs=2 output.dir=runs/try"
+
+
+class _TrainHelpFormatter(argparse.HelpFormatter):
+    """The help of ``train``: after the example, every config key with its default and comment.
+
+    The keys are read from the config classes when the help is shown (which imports
+    the models), not when the parser is built.
+    """
+
+    def _fill_text(self, text, width, indent):
+        if text != _TRAIN_EXAMPLE:
+            return super()._fill_text(text, width, indent)
+        from nnsweeper.training_config import config_help
+
+        return super()._fill_text(text, width, indent) + "\n\n" + config_help()
+
+
 def _add_train(sub) -> None:
     tr = sub.add_parser(
         "train",
         help="train a CNN or GNN mine-probability model from a TOML config",
         description="Train the model a config describes (train/*.toml) on its dataset; write best.pt, "
         "last.pt (state dicts with JSON configs), history.json and resume.pt into its output folder. "
-        "Overrides take the form section.key=value with TOML values. For several processes or GPUs "
-        "run it under torchrun: torchrun --nproc_per_node 2 -m nnsweeper train --config ...",
-        epilog="example: nnsweeper train --config train/cnn_small.toml train.epochs=2 output.dir=runs/try",
+        "Overrides take the form section.key=value with TOML values; the keys are listed below. For "
+        "several processes or GPUs run it under torchrun: torchrun --nproc_per_node 2 -m nnsweeper "
+        "train --config ...",
+        epilog=_TRAIN_EXAMPLE,
+        formatter_class=_TrainHelpFormatter,
     )
     tr.add_argument("--config", required=True, metavar="TOML", help="the training config")
     tr.add_argument("overrides", nargs="*", metavar="SECTION.KEY=VALUE", help="config overrides")
@@ -438,10 +471,8 @@ def _cmd_generate(args, argv) -> int:
         raise ValueError("give at least one PART (such as 10x10:5-30:100) or --mix NAME")
     with backend(args.backend, args.scheduler):
         manifest = generate(
-            args.out, items, games=args.games, splits=args.splits, seed=args.seed, policy=args.policy,
-            record=args.record, epsilon=args.epsilon, start=args.start, first_click=args.first_click,
-            shard_games=args.shard_games, n_jobs=None if args.backend in ("dask", "ray") else args.jobs,
-            progress=not args.quiet,
+            args.out, items, **{name: getattr(args, name) for name in _GENERATE_OPTIONS},
+            n_jobs=None if args.backend in ("dask", "ray") else args.jobs, progress=not args.quiet,
         )
     if not args.quiet:
         print(manifest["card_text"])
@@ -501,15 +532,40 @@ def _cmd_eval(args, argv) -> int:
     return 0
 
 
+def _model_choice(text: str) -> tuple[str, str]:
+    """``ARCH=PATH`` of ``--model``, the architecture checked against the registry."""
+    from nnsweeper.models.registry import ARCHITECTURES
+
+    arch, sep, path = text.partition("=")
+    arch, path = arch.strip(), path.strip()
+    if not sep or not arch or not path:
+        raise argparse.ArgumentTypeError(f"expected ARCH=PATH such as gnn=runs/gnn/best.pt; got {text!r}")
+    if arch not in ARCHITECTURES:
+        raise argparse.ArgumentTypeError(
+            f"unknown architecture {arch!r} in {text!r}; choose one of {', '.join(ARCHITECTURES)}"
+        )
+    return arch, path
+
+
 def _model_options(name: str, args) -> dict:
-    """The model options of a neural solver (none for the others)."""
+    """The model options of a neural solver (none for the others): ``--model`` or the bundled weights."""
     from nnsweeper.solvers import SOLVERS, NeuralSolver
 
     cls = SOLVERS.get(name)
-    if cls is None or not issubclass(cls, NeuralSolver):
+    arch = getattr(cls, "arch", None)
+    if cls is None or not issubclass(cls, NeuralSolver) or arch is None:
         return {}
-    arch = "cnn" if name.endswith("cnn") else "gnn"
-    return {"model": getattr(args, arch), "device": args.device}
+    models = dict(args.model)
+    if len(models) != len(args.model):
+        repeated = sorted({a for a, _ in args.model if [b for b, _ in args.model].count(a) > 1})
+        raise ValueError(f"--model names architecture {repeated[0]!r} more than once")
+    if arch not in models:
+        from nnsweeper.models.registry import ARCHITECTURES
+
+        if not ARCHITECTURES[arch].bundled:
+            raise ValueError(f"solver {name!r} plays a {arch!r} model and none ships with nnsweeper: "
+                             f"give --model {arch}=PATH")
+    return {"model": models.get(arch, arch), "device": args.device}
 
 
 def _figure(size: tuple[float, float]):

@@ -11,12 +11,19 @@ Two views of the same board, both computed with whole-board numpy operations:
 
 Conventions
 -----------
-``grid`` is an int array (rows, cols) with -1 covered and 0..8 revealed; ``flags``
-marks covered cells known to be mines; ``total_mines`` counts every mine, flagged
-ones included. *Unknown* cells are covered and unflagged; the *frontier* is the
-unknown cells next to a revealed cell (the definition used by
-:func:`nnsweeper.probability.analyze`); *interior* cells are the other unknown cells;
-a *constraint* is a revealed cell with at least one unknown neighbour.
+A board is an :class:`~nnsweeper.observation.Observation` (used as it is: it was
+checked when it was made) or ``grid, total_mines, flags``, checked into one: ``grid``
+is an int array (rows, cols) with -1 covered and 0..8 revealed; ``flags`` marks
+covered cells known to be mines; ``total_mines`` counts every mine, flagged ones
+included. A batch of boards of one shape is likewise an
+:class:`~nnsweeper.observation.Observations` or ``grids, total_mines, flags``.
+*Unknown* cells are covered and unflagged; the *frontier* is the unknown cells next
+to a revealed cell (the definition used by :func:`nnsweeper.probability.analyze`);
+*interior* cells are the other unknown cells; a *constraint* is a revealed cell with
+at least one unknown neighbour.
+
+The module is a little over 600 lines: the grid encoding and the graph share its
+masks and conventions, and the models read both.
 
 Every feature is scale-free (counts over 8, fractions of the board), so one model
 can read boards of any size and mine density.
@@ -33,7 +40,7 @@ from torch_geometric.data import Batch, HeteroData
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import OFFSETS, dilate, neighbour_sum
-from nnsweeper.probability import check_flags, check_grid_values, validate_board
+from nnsweeper.observation import Observation, Observations, as_observation, as_observations, validate_board
 
 __all__ = [
     "GRID_CHANNELS",
@@ -98,68 +105,6 @@ _EDGE_HAS = ("constraint", "has", "cell")
 _EDGE_NEAR = ("cell", "near", "cell")
 
 
-# --------------------------------------------------------------------------- validation
-def _check_mines_left(mines_left: int, n_unknown: int, total_mines: int, where: str = "") -> None:
-    """Mines not covered by flags must be at least 0 and fit in the unknown cells."""
-    if mines_left < 0:
-        raise InconsistentBoardError(
-            f"{where}{total_mines - mines_left} flags exceed total_mines={total_mines}; "
-            f"flags must not outnumber the mines"
-        )
-    if mines_left > n_unknown:
-        raise InconsistentBoardError(
-            f"{where}{mines_left} mines left (total_mines={total_mines} minus flags) do not fit in "
-            f"{n_unknown} covered unflagged cells"
-        )
-
-
-def _validate_batch(grids, total_mines, flags) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The batch version of :func:`~nnsweeper.probability.validate_board`, vectorised.
-
-    Returns ``(grids int8 (B, r, c), total_mines int64 (B,), flags bool (B, r, c))``.
-    """
-    try:
-        g = np.asarray(grids)
-    except ValueError as exc:
-        raise InvalidBoardError(
-            f"grids must all have the same shape to be encoded together ({exc})"
-        ) from None
-    if g.ndim != 3 or g.size == 0:
-        raise InvalidBoardError(
-            f"grids must be a non-empty 3-D array (boards, rows, cols); got shape {g.shape}"
-        )
-    g = check_grid_values(g, "grids")
-    n = g.shape[0]
-
-    t = np.asarray(total_mines)
-    if t.dtype == bool or not np.issubdtype(t.dtype, np.integer):
-        raise InvalidBoardError(f"total_mines must be integers; got {total_mines!r}")
-    if t.ndim == 0:
-        t = np.full(n, int(t), dtype=np.int64)
-    if t.shape != (n,):
-        raise InvalidBoardError(f"total_mines must have shape ({n},), one per board; got shape {t.shape}")
-    t = t.astype(np.int64)
-    if (t < 0).any():
-        b = int(np.argmax(t < 0))
-        raise InvalidBoardError(f"total_mines must be at least 0; got {t[b]} for board {b}")
-
-    f = check_flags(flags, g, "grids'")
-    mines_left = t - f.sum(axis=(1, 2))
-    n_unknown = ((g == -1) & ~f).sum(axis=(1, 2))
-    bad_b = (mines_left < 0) | (mines_left > n_unknown)
-    if bad_b.any():
-        b = int(np.argmax(bad_b))
-        _check_mines_left(int(mines_left[b]), int(n_unknown[b]), int(t[b]), where=f"board {b}: ")
-    return g, t, f
-
-
-def _validate(grid, total_mines, flags) -> tuple[np.ndarray, int, np.ndarray]:
-    """:func:`~nnsweeper.probability.validate_board` plus the mines-left check."""
-    g, total_mines, f = validate_board(grid, total_mines, flags)
-    _check_mines_left(total_mines - int(f.sum()), int(((g == -1) & ~f).sum()), total_mines)
-    return g, total_mines, f
-
-
 # --------------------------------------------------------------------------- grid encoding
 def _encode(g: np.ndarray, total: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Encode validated boards ``(B, r, c)`` as ``(B, C, r, c)`` float32."""
@@ -180,17 +125,18 @@ def _encode(g: np.ndarray, total: np.ndarray, f: np.ndarray) -> np.ndarray:
     return out
 
 
-def encode_grid(grid, total_mines, flags=None) -> np.ndarray:
+def encode_grid(grid, total_mines=None, flags=None) -> np.ndarray:
     """Per-cell channels of one board for a convolutional model.
 
     Parameters
     ----------
-    grid : array_like of int, shape (rows, cols)
+    grid : Observation or array_like of int, shape (rows, cols)
+        The board (then give neither ``total_mines`` nor ``flags``), or its grid:
         -1 covered, 0..8 revealed.
     total_mines : int
-        Mines on the whole board, flagged ones included.
+        With a grid: mines on the whole board, flagged ones included.
     flags : array_like of bool, shape (rows, cols), optional
-        Covered cells known to be mines.
+        With a grid: covered cells known to be mines.
 
     Returns
     -------
@@ -206,24 +152,26 @@ def encode_grid(grid, total_mines, flags=None) -> np.ndarray:
     Raises
     ------
     InvalidBoardError
-        A malformed board (see :func:`~nnsweeper.probability.validate_board`).
+        A malformed board (see :class:`~nnsweeper.observation.Observation`).
     InconsistentBoardError
         More flags than mines, or more mines left than covered unflagged cells.
     """
-    g, total, f = _validate(grid, total_mines, flags)
-    return _encode(g[None], np.array([total], dtype=np.int64), f[None])[0]
+    obs = as_observation(grid, total_mines, flags)
+    return _encode(obs.grid[None], np.array([obs.total_mines], dtype=np.int64), obs.flags[None])[0]
 
 
-def encode_grids(grids, total_mines, flags=None) -> np.ndarray:
+def encode_grids(grids, total_mines=None, flags=None) -> np.ndarray:
     """:func:`encode_grid` for a batch of boards of one size, vectorised over the batch.
 
     Parameters
     ----------
-    grids : array_like of int, shape (boards, rows, cols)
+    grids : Observations, sequence of Observation, or array_like of int, shape (boards, rows, cols)
+        The boards (then give neither ``total_mines`` nor ``flags``), or their grids:
         -1 covered, 0..8 revealed.
     total_mines : array_like of int, shape (boards,), or int
-        Mines on each board (an int applies to every board).
+        With grids: mines on each board (an int applies to every board).
     flags : array_like of bool, shape (boards, rows, cols), optional
+        With grids: their flags.
 
     Returns
     -------
@@ -235,7 +183,8 @@ def encode_grids(grids, total_mines, flags=None) -> np.ndarray:
     InvalidBoardError, InconsistentBoardError
         As :func:`encode_grid`; the message names the board.
     """
-    return _encode(*_validate_batch(grids, total_mines, flags))
+    batch = as_observations(grids, total_mines, flags)
+    return _encode(batch.grids, batch.total_mines, batch.flags)
 
 
 def pad_encoded(x, rows, cols) -> np.ndarray:
@@ -302,13 +251,14 @@ def _globals(total, f, revealed, unknown, frontier) -> np.ndarray:
     ).astype(np.float32)
 
 
-def graph_globals(grid, total_mines, flags=None) -> np.ndarray:
+def graph_globals(grid, total_mines=None, flags=None) -> np.ndarray:
     """The board-wide features of :data:`GLOBAL_FEATURES`.
 
     Parameters
     ----------
     grid, total_mines, flags
-        A visible board, as for :func:`encode_grid`.
+        A visible board (an Observation, or a grid with its mines and flags), as for
+        :func:`encode_grid`.
 
     Returns
     -------
@@ -316,8 +266,9 @@ def graph_globals(grid, total_mines, flags=None) -> np.ndarray:
         Mines left / unknown cells, interior / unknown, frontier / unknown (each 0
         when no cell is unknown), revealed cells / cells, total_mines / cells.
     """
-    g, total, f = _validate(grid, total_mines, flags)
-    return _globals(np.array([total]), f[None], *_masks(g[None], f[None]))[0]
+    obs = as_observation(grid, total_mines, flags)
+    g, f = obs.grid, obs.flags
+    return _globals(np.array([obs.total_mines]), f[None], *_masks(g[None], f[None]))[0]
 
 
 def _neighbour_ids(ids: np.ndarray, pb: np.ndarray, pi: np.ndarray, pj: np.ndarray) -> np.ndarray:
@@ -347,14 +298,15 @@ def _grid_target(name: str, value, shape: tuple[int, int], kind: str) -> np.ndar
 
 
 def build_graph(
-    grid, total_mines, flags=None, *, cell_edges: bool = True, probabilities=None, mines=None
+    grid, total_mines=None, flags=None, *, cell_edges: bool = True, probabilities=None, mines=None
 ) -> HeteroData:
     """The frontier/constraint graph of one board.
 
     Parameters
     ----------
     grid, total_mines, flags
-        A visible board, as for :func:`encode_grid`.
+        A visible board (an Observation, or a grid with its mines and flags), as for
+        :func:`encode_grid`.
     cell_edges : bool, default True
         Add ``("cell", "near", "cell")`` edges between 8-adjacent frontier cells.
     probabilities : array_like of float, shape (rows, cols), optional
@@ -391,8 +343,9 @@ def build_graph(
     InvalidBoardError, InconsistentBoardError
         As :func:`encode_grid`, or targets of the wrong shape or type.
     """
-    g, total, f = _validate(grid, total_mines, flags)
-    arrays = _graph_arrays(g[None], np.array([total], dtype=np.int64), f[None], cell_edges)
+    obs = as_observation(grid, total_mines, flags)
+    g, f = obs.grid, obs.flags
+    arrays = _graph_arrays(g[None], np.array([obs.total_mines], dtype=np.int64), f[None], cell_edges)
     data = _graph_data(arrays, batched=False)
     _, fi, fj = arrays["cell_at"]
     if probabilities is not None or mines is not None:
@@ -509,18 +462,19 @@ def _per_board(name: str, value, n: int) -> list:
 
 
 def build_graphs(
-    grids, total_mines, flags=None, *, cell_edges: bool = True, probabilities=None, mines=None
+    grids, total_mines=None, flags=None, *, cell_edges: bool = True, probabilities=None, mines=None
 ) -> Batch:
     """:func:`build_graph` for many boards, batched.
 
     Parameters
     ----------
-    grids : sequence of array_like, or array_like of shape (boards, rows, cols)
-        The boards; a list may mix sizes.
-    total_mines : sequence of int, or int
-        Mines on each board (an int applies to every board).
+    grids : Observations, sequence of (Observation or array_like), or array_like of shape (boards, rows, cols)
+        The boards; a list may mix sizes. An Observation carries its own mine count
+        and flags (its entries of ``total_mines`` and ``flags`` must be None).
+    total_mines : sequence of (int or None), or int, optional
+        Mines on each board given as a grid (an int applies to every board).
     flags : sequence of (array_like or None), optional
-        Per-board flags.
+        Per-board flags of the boards given as grids.
     cell_edges : bool, default True
         As for :func:`build_graph`.
     probabilities, mines : sequence of array_like, optional
@@ -532,7 +486,9 @@ def build_graphs(
         ``Batch.from_data_list`` of the graphs: graph-level tensors are stacked
         (``globals`` (B, G), ``mines_left`` (B,), ...) and node stores carry ``batch``.
     """
-    if isinstance(grids, np.ndarray):
+    if isinstance(grids, Observations):
+        boards = list(grids)
+    elif isinstance(grids, np.ndarray):
         if grids.ndim != 3:
             raise InvalidBoardError(f"grids must be a list of boards or a 3-D array; got shape {grids.shape}")
         boards = list(grids)
@@ -563,7 +519,7 @@ def build_graphs(
     return Batch.from_data_list(graphs)
 
 
-def build_graph_batch(grids, total_mines, flags=None, *, cell_edges: bool = True) -> HeteroData:
+def build_graph_batch(grids, total_mines=None, flags=None, *, cell_edges: bool = True) -> HeteroData:
     """The graphs of many boards of one shape, batched, in one vectorised pass.
 
     The same tensors as ``build_graphs(grids, total_mines, flags)`` (node features,
@@ -573,12 +529,13 @@ def build_graph_batch(grids, total_mines, flags=None, *, cell_edges: bool = True
 
     Parameters
     ----------
-    grids : array_like of int, shape (boards, rows, cols)
-        The boards, all of one shape.
+    grids : Observations, sequence of Observation, or array_like of int, shape (boards, rows, cols)
+        The boards, all of one shape (then give neither ``total_mines`` nor
+        ``flags``), or their grids.
     total_mines : int or array_like of int, shape (boards,)
-        Mines on each board.
+        With grids: mines on each board.
     flags : array_like of bool, shape (boards, rows, cols), optional
-        Per-board flags.
+        With grids: per-board flags.
     cell_edges : bool, default True
         As for :func:`build_graph`.
 
@@ -593,8 +550,8 @@ def build_graph_batch(grids, total_mines, flags=None, *, cell_edges: bool = True
     InvalidBoardError, InconsistentBoardError
         As :func:`encode_grids` (boards of several shapes included).
     """
-    g, total, f = _validate_batch(grids, total_mines, flags)
-    return _graph_data(_graph_arrays(g, total, f, cell_edges), batched=True)
+    batch = as_observations(grids, total_mines, flags)
+    return _graph_data(_graph_arrays(batch.grids, batch.total_mines, batch.flags, cell_edges), batched=True)
 
 
 def batch_to_grids(data, cell_values, interior_values, grids, flags=None) -> np.ndarray:
@@ -604,9 +561,16 @@ def batch_to_grids(data, cell_values, interior_values, grids, flags=None) -> np.
     cell node of the batch and ``interior_values`` one per board. Returns float64
     ``(boards, rows, cols)``: the cell values at frontier cells, the board's interior
     value at its other covered unflagged cells, 0 at revealed cells and 1 at flags.
+    ``grids`` may be the batch's :class:`~nnsweeper.observation.Observations` (then
+    ``flags`` is None).
     """
-    g = np.asarray(grids)
-    f = np.zeros(g.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
+    if isinstance(grids, Observations):
+        if flags is not None:
+            raise InvalidBoardError("an Observations carries its own flags: give no flags with it")
+        g, f = grids.grids, grids.flags
+    else:
+        g = np.asarray(grids)
+        f = np.zeros(g.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
     batch = _as_numpy(data["cell"].batch).astype(np.int64)
     pos = _as_numpy(data["cell"].pos).astype(np.int64).reshape(-1, 2)
     values = _as_numpy(cell_values).astype(np.float64).reshape(-1)
@@ -641,7 +605,8 @@ def graph_to_grid(data, cell_values, interior_value, grid, flags=None) -> np.nda
     interior_value : float or 1-element array_like or Tensor
         The value for every interior cell (unused when there is none).
     grid, flags
-        The board the graph was built from.
+        The board the graph was built from: its grid and flags, or its
+        :class:`~nnsweeper.observation.Observation` (then ``flags`` is None).
 
     Returns
     -------
@@ -654,7 +619,12 @@ def graph_to_grid(data, cell_values, interior_value, grid, flags=None) -> np.nda
     InvalidBoardError
         Values of the wrong length, or a graph that does not belong to the board.
     """
-    g, _, f = validate_board(grid, 0, flags)
+    if isinstance(grid, Observation):
+        if flags is not None:
+            raise InvalidBoardError("an Observation carries its own flags: give no flags with it")
+        g, f = grid.grid, grid.flags
+    else:
+        g, _, f = validate_board(grid, 0, flags)
     pos = _as_numpy(data["cell"].pos).astype(np.int64).reshape(-1, 2)
     rows = _as_numpy(data.rows).reshape(-1)
     cols = _as_numpy(data.cols).reshape(-1)

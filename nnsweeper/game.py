@@ -11,17 +11,20 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage
 
 from nnsweeper.errors import InvalidActionError, InvalidRulesError, check_int
 from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
-__all__ = ["FIRST_CLICK_RULES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game", "MinesweeperEnv"]
+__all__ = ["FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
+           "MinesweeperEnv"]
 
 #: The first-click rules. ``safe``: the first revealed cell is never a mine.
 #: ``zero``: the first revealed cell and its neighbours are mine-free, so it opens
 #: an area. ``none``: mines are placed at reset and the first click may lose.
 FIRST_CLICK_RULES = ("safe", "zero", "none")
+#: Each rule's code in the seed keys of generated games. The codes are part of every
+#: dataset's seeds: a new rule takes a new code, and no code changes.
+FIRST_CLICK_CODES: dict[str, int] = {"safe": 0, "zero": 1, "none": 2}
 
 #: Largest board side, in rows and in columns. Every entry point (the Python API,
 #: ``eval``, ``compare``, ``generate``, presets) builds a :class:`Rules` and so gets
@@ -214,6 +217,8 @@ class Game:
 
     def _place(self, allowed: np.ndarray) -> None:
         """Place the mines uniformly among ``allowed`` cells with the game's generator."""
+        from scipy import ndimage  # on first use, which keeps scipy out of `import nnsweeper`
+
         cells = np.flatnonzero(allowed.ravel())
         chosen = self._rng.choice(cells, size=self.rules.mines, replace=False)
         self._mine.ravel()[chosen] = True

@@ -26,6 +26,9 @@ A row with fractional truth ``t`` and weight ``w`` is the same as two rows with 
 1 and 0 and weights ``w * t`` and ``w * (1 - t)``; :meth:`PredictionSet.expanded`
 splits rows that way for the scores that need binary labels. The split is exact for
 log-loss, Brier score, ROC AUC and calibration, which all take sample weights.
+
+The module is longer than most because every score, its yardstick and their report
+share the row format above; splitting them would spread one definition over files.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["imap", "single_threaded_workers", "backend", "BACKENDS", "JOBS_PER_CPU", "max_jobs",
-           "check_n_jobs"]
+           "check_n_jobs", "effective_jobs"]
 
 #: Backend names :func:`backend` understands.
 BACKENDS = ("loky", "threading", "multiprocessing", "dask", "ray")
@@ -72,6 +72,19 @@ def check_n_jobs(n_jobs, *, allow_none: bool = False, error: type[ValueError] = 
             f"{cpus} CPUs, at most {JOBS_PER_CPU} workers per CPU); got {n_jobs!r}"
         )
     return int(n_jobs)
+
+
+def effective_jobs(n_jobs: int | None) -> int:
+    """How many workers :func:`imap` runs ``n_jobs`` on.
+
+    1 for ``n_jobs=1`` (this process); otherwise joblib's count under the active
+    ``joblib.parallel_config`` (``-1``: all CPUs), which callers use to size their tasks.
+    """
+    if n_jobs == 1:
+        return 1
+    from joblib import effective_n_jobs
+
+    return effective_n_jobs(n_jobs)
 
 
 @contextlib.contextmanager

@@ -31,12 +31,14 @@ Every probability is therefore a ratio of two exact integers, divided once
 (``int / int`` rounds correctly): the result is the float64 nearest to the exact
 rational, the same on every machine and with every library version (1/5 is always
 ``0.2``). A cell is exactly 0 or 1 only when no layout says otherwise.
+
+The module is longer than most (about 650 lines) because it is one algorithm: its
+steps share private structures (components, plans, solutions) that mean nothing apart.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,6 +47,15 @@ import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import OFFSETS, dilate, neighbour_sum, single_point_rules
+
+# The board checks live with the Observation; check_flags, check_grid_values and
+# validate_board stay importable from here.
+from nnsweeper.observation import (  # noqa: F401
+    as_observation,
+    check_flags,
+    check_grid_values,
+    validate_board,
+)
 
 __all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board", "MAX_STATES"]
 
@@ -122,81 +133,19 @@ class BoardAnalysis:
         return self.unknown & (self.probabilities == 1.0)
 
 
-def validate_board(grid, total_mines, flags=None) -> tuple[np.ndarray, int, np.ndarray]:
-    """Check a visible board and return it as ``(grid int8, total_mines int, flags bool)``.
-
-    Raises
-    ------
-    ValueError
-        Wrong shape, values outside -1..8, flags on revealed cells, a negative or
-        non-integer mine count.
-    """
-    g = np.asarray(grid)
-    if g.ndim != 2 or g.size == 0:
-        raise InvalidBoardError(f"grid must be a non-empty 2-D array; got shape {g.shape}")
-    g = check_grid_values(g, "grid")
-    if isinstance(total_mines, bool | np.bool_) or not isinstance(total_mines, numbers.Integral):
-        raise InvalidBoardError(f"total_mines must be an integer; got {total_mines!r}")
-    total_mines = int(total_mines)
-    if total_mines < 0:
-        raise InvalidBoardError(f"total_mines must be at least 0; got {total_mines}")
-    return g, total_mines, check_flags(flags, g, "grid's")
-
-
-def _where(index) -> str:
-    """A cell's place in an error message: ``(i, j)``, or ``(i, j) of board b`` in a stack."""
-    index = [int(v) for v in index]
-    cell = f"({index[-2]}, {index[-1]})"
-    return cell if len(index) == 2 else f"{cell} of board {index[0]}"
-
-
-def check_grid_values(g: np.ndarray, name: str = "grid") -> np.ndarray:
-    """``g`` (one board or a stack of boards) as int8, or an error naming the bad value."""
-    if not np.issubdtype(g.dtype, np.integer):
-        if not (np.issubdtype(g.dtype, np.floating) and np.all(np.mod(g, 1) == 0)):
-            raise InvalidBoardError(
-                f"{name} must hold integers (-1 covered, 0..8 revealed); got dtype {g.dtype}"
-            )
-    bad = (g < -1) | (g > 8)
-    if bad.any():
-        at = np.argwhere(bad)[0]
-        raise InvalidBoardError(
-            f"grid values must be -1 (covered) or 0..8; got {g[tuple(at)]} at {_where(at)}"
-        )
-    return g.astype(np.int8)
-
-
-def check_flags(flags, g: np.ndarray, owner: str = "grid's") -> np.ndarray:
-    """Flags for the board(s) ``g`` as bool (all False for None), or an error naming the rule."""
-    if flags is None:
-        return np.zeros(g.shape, dtype=bool)
-    f = np.asarray(flags)
-    if f.shape != g.shape:
-        raise InvalidBoardError(f"flags must have the {owner} shape {g.shape}; got {f.shape}")
-    if f.dtype != bool:
-        if not np.issubdtype(f.dtype, np.integer) or not np.isin(f, (0, 1)).all():
-            raise InvalidBoardError(f"flags must be a boolean array (or 0/1); got dtype {f.dtype}")
-        f = f.astype(bool)
-    on_revealed = f & (g != -1)
-    if on_revealed.any():
-        raise InvalidBoardError(
-            f"flags must be on covered cells; got a flag on revealed {_where(np.argwhere(on_revealed)[0])}"
-        )
-    return f
-
-
-def mine_probabilities(grid, total_mines, flags=None, *, max_states: int = MAX_STATES) -> np.ndarray:
+def mine_probabilities(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES) -> np.ndarray:
     """Exact P(mine) for every cell of a visible board.
 
     Parameters
     ----------
-    grid : array_like of int, shape (rows, cols)
-        -1 covered, 0..8 revealed.
+    grid : Observation or array_like of int, shape (rows, cols)
+        The board: an :class:`~nnsweeper.observation.Observation` (then give neither
+        ``total_mines`` nor ``flags``), or its grid, -1 covered, 0..8 revealed.
     total_mines : int
-        Mines on the whole board, flagged ones included.
+        With a grid: mines on the whole board, flagged ones included.
     flags : array_like of bool, shape (rows, cols), optional
-        Cells known to be mines (trusted, not checked against the numbers beyond
-        consistency).
+        With a grid: cells known to be mines (trusted, not checked against the
+        numbers beyond consistency).
     max_states : int, default=MAX_STATES
         Most partial solutions the dynamic program may hold at one box (see
         :data:`MAX_STATES`); it bounds the engine's time and memory.
@@ -210,6 +159,9 @@ def mine_probabilities(grid, total_mines, flags=None, *, max_states: int = MAX_S
 
     Raises
     ------
+    InvalidBoardError
+        A malformed board, when it is not an Observation (see
+        :class:`~nnsweeper.observation.Observation`), or a bad ``max_states``.
     InconsistentBoardError
         When no layout fits (a ``ValueError``).
     EngineLimitError
@@ -219,16 +171,19 @@ def mine_probabilities(grid, total_mines, flags=None, *, max_states: int = MAX_S
     return analyze(grid, total_mines, flags, max_states=max_states).probabilities
 
 
-def analyze(grid, total_mines, flags=None, *, max_states: int = MAX_STATES) -> BoardAnalysis:
-    """Like :func:`mine_probabilities`, with the frontier, interior and layout count beside."""
-    g, total_mines, flags = validate_board(grid, total_mines, flags)
+def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES) -> BoardAnalysis:
+    """Like :func:`mine_probabilities`, with the frontier, interior and layout count beside.
+
+    An :class:`~nnsweeper.observation.Observation` is analysed as it is: it was
+    checked when it was made (its flags fit the mines, the mines fit its covered
+    cells). A raw ``grid, total_mines, flags`` is checked first, into one.
+    """
+    obs = as_observation(grid, total_mines, flags)
     max_states = check_int("max_states", max_states, 1, InvalidBoardError)
+    g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
     covered = g == -1
     revealed = ~covered
     unknown = covered & ~flags
-    if flags.sum() > total_mines:
-        raise InconsistentBoardError(f"{int(flags.sum())} flags exceed the {total_mines} mines on the board")
-    _check_room(total_mines - int(flags.sum()), int(unknown.sum()), total_mines)
 
     # Cells the single-point rules settle are the same in every layout: take them out
     # of the enumeration as known mines (like flags) or known safe cells.

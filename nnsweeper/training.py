@@ -1,25 +1,12 @@
-"""Training of the mine-probability models: configs, the loop, checkpoints, resume, DDP.
+"""Training of the mine-probability models: the loop, checkpoints, resume, DDP.
 
-A run is described by a TOML config (``train/*.toml``) with four tables:
-
-``[data]``
-    ``path`` (a dataset folder from :func:`nnsweeper.datasets.generate`), optionally
-    ``manifest_sha256`` (the SHA-256 of its ``manifest.json``) and ``configurations``
-    (configuration keys the dataset must hold): a dataset that does not match is
-    refused. ``train_split`` / ``val_split`` name the splits (default train / val).
-``[model]``
-    ``arch`` (``cnn`` or ``gnn``) and the architecture's settings
-    (:class:`nnsweeper.models.MineCNN`, :class:`nnsweeper.models.MineGNN`).
-``[train]``
-    epochs, batch size, AdamW's learning rate and weight decay, the schedule (linear
-    warm-up, then cosine decay), the target (``exact``: the exact probabilities, the
-    default; ``truth``: the hard labels), device (``auto | cpu | cuda``), seed, ...
-    (see :data:`DEFAULTS`).
-``[output]``
-    ``dir``: the run folder.
-
-Every value can be overridden on the command line as ``section.key=value`` (TOML
-syntax for the value: ``train.epochs=2``, ``model.dilations=[1,2]``).
+A run is described by a TOML config (``train/*.toml``) with the tables ``[data]``,
+``[model]``, ``[train]`` and ``[output]``; :mod:`nnsweeper.training_config` reads and
+checks it (:func:`load_config`, :func:`check_config`, re-exported here) and lists
+every key with its default (``nnsweeper train --help``). :func:`train` runs it: it
+checks the dataset and the run folder, builds the model, its loaders
+(:meth:`nnsweeper.models.MineModel.make_loader`), AdamW and the schedule, resumes
+when asked, then trains epoch after epoch.
 
 The loss is the binary cross-entropy of every unknown (covered, unflagged) cell
 against the target, weighted so that the GNN's shared interior prediction counts
@@ -38,186 +25,59 @@ takes every N-th batch; rank 0 validates and writes the files.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
 import time
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from nnsweeper.errors import NnsweeperError, check_int
 from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
+from nnsweeper.training_config import (
+    SECTIONS,
+    DataSection,
+    OutputSection,
+    TrainingConfig,
+    TrainingError,
+    TrainSection,
+    apply_overrides,
+    check_config,
+    config_help,
+    load_config,
+)
 
 __all__ = [
-    "DEFAULTS", "TrainingError", "TrainResult", "load_config", "apply_overrides", "check_config", "train",
-    "validate", "evaluate_model",
+    "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
+    "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
+    "evaluate_model",
 ]
 
+if TYPE_CHECKING:
+    from nnsweeper.models import MineModel
 
-class TrainingError(NnsweeperError):
-    """A training config, dataset or run folder that cannot be used, or a run that diverged."""
-
-
-#: Every config key and its default (``None``: required or optional without default).
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "data": {
-        "path": None,
-        "manifest_sha256": None,
-        "configurations": None,
-        "train_split": "train",
-        "val_split": "val",
-    },
-    "model": {"arch": None},
-    "train": {
-        "epochs": 10,
-        "batch_size": 128,
-        "lr": 2e-3,
-        "weight_decay": 1e-4,
-        "warmup": 0.05,
-        "min_lr": 0.02,
-        "target": "exact",
-        "grad_clip": 1.0,
-        "seed": 0,
-        "device": "auto",
-        "num_workers": 0,
-        "threads": 0,
-        "max_batches": 0,
-        "val_max_batches": 0,
-        "save_every": 0,
-        "pool": 4,
-        "cache_shards": 8,
-        "in_memory": False,
-        "certain_weight": 1.0,
-    },
-    "output": {"dir": None},
-}
-_TARGETS = ("exact", "truth")
 _RESUME = "resume.pt"
 
 
-# ------------------------------------------------------------------ configs
-def _parse_value(text: str):
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text  # a bare word: a string
-
-
-def apply_overrides(config: dict, overrides) -> dict:
-    """A copy of ``config`` with ``section.key=value`` overrides applied (values in TOML syntax)."""
-    out = copy.deepcopy(config)
-    for item in overrides or ():
-        if "=" not in item or "." not in item.split("=", 1)[0]:
-            raise TrainingError(f"an override must look like section.key=value; got {item!r}")
-        dotted, text = item.split("=", 1)
-        section, key = dotted.strip().split(".", 1)
-        if section not in DEFAULTS:
-            raise TrainingError(
-                f"unknown config section {section!r} in {item!r}; sections: {', '.join(DEFAULTS)}"
-            )
-        out.setdefault(section, {})[key.strip()] = _parse_value(text.strip())
-    return out
-
-
-def load_config(path, overrides=()) -> dict:
-    """Read a TOML training config, apply overrides, fill defaults and check it.
-
-    Raises
-    ------
-    TrainingError
-        A missing or malformed file, unknown sections or keys, bad values.
-    """
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TrainingError(f"no training config at {os.fspath(path)!r}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TrainingError(f"{os.fspath(path)!r} is not valid TOML: {exc}") from None
-    return check_config(apply_overrides(raw, overrides))
-
-
-def check_config(raw: dict) -> dict:
-    """``raw`` completed with :data:`DEFAULTS` and checked (model keys are checked by the model)."""
-    from nnsweeper.models import MineModel
-
-    unknown = set(raw) - set(DEFAULTS)
-    if unknown:
-        raise TrainingError(f"unknown config section(s) {sorted(unknown)}; sections: {', '.join(DEFAULTS)}")
-    config = {}
-    for section, defaults in DEFAULTS.items():
-        given = dict(raw.get(section, {}))
-        if section != "model":
-            bad = set(given) - set(defaults)
-            if bad:
-                raise TrainingError(
-                    f"unknown key(s) {sorted(bad)} in [{section}]; keys: {', '.join(defaults)}"
-                )
-        config[section] = {**defaults, **given}
-    if not config["data"]["path"]:
-        raise TrainingError("[data] path is required: the dataset folder to train on")
-    if not config["output"]["dir"]:
-        raise TrainingError("[output] dir is required: the run folder")
-    try:
-        config["model"] = MineModel.from_config(config["model"]).config
-    except ValueError as exc:
-        raise TrainingError(f"[model]: {exc}") from None
-    t = config["train"]
-    for key in ("epochs", "batch_size"):
-        _check_int(f"train.{key}", t[key], 1)
-    for key in ("max_batches", "val_max_batches", "save_every", "seed"):
-        _check_int(f"train.{key}", t[key], 0)
-    # Loader processes and torch threads: bounded like every other n_jobs.
-    from nnsweeper.parallel import max_jobs
-
-    for key in ("num_workers", "threads"):
-        check_int(f"train.{key}", t[key], 0, TrainingError, maximum=max_jobs())
-    _check_int("train.pool", t["pool"], 1)
-    _check_int("train.cache_shards", t["cache_shards"], 1)
-    for key, lo, hi in (("lr", 0, math.inf), ("weight_decay", 0, math.inf), ("warmup", 0, 1),
-                        ("min_lr", 0, 1), ("grad_clip", 0, math.inf), ("certain_weight", 0, math.inf)):
-        v = t[key]
-        number = not isinstance(v, bool) and isinstance(v, int | float)
-        positive = key in ("lr", "certain_weight")
-        if not number or not lo <= v <= hi or (positive and v == 0):
-            above = " above 0" if positive else ""
-            raise TrainingError(f"train.{key} must be a number in [{lo}, {hi}]{above}; got {v!r}")
-        t[key] = float(v)
-    if not isinstance(t["in_memory"], bool):
-        raise TrainingError(f"train.in_memory must be true or false; got {t['in_memory']!r}")
-    if t["target"] not in _TARGETS:
-        raise TrainingError(f"train.target must be one of {', '.join(_TARGETS)}; got {t['target']!r}")
-    if t["device"] not in ("auto", "cpu", "cuda") and not str(t["device"]).startswith("cuda:"):
-        raise TrainingError(f"train.device must be auto, cpu or cuda; got {t['device']!r}")
-    return config
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    return check_int(name, value, minimum, TrainingError)
-
-
-def _check_dataset(config: dict) -> tuple[Path, dict, str]:
-    """The dataset folder, its manifest and the manifest's SHA-256, checked against the config."""
+def _check_dataset(data: DataSection) -> tuple[Path, dict, str]:
+    """The dataset folder, its manifest and the manifest's SHA-256, checked against ``[data]``."""
     from nnsweeper.datasets import load_manifest
 
-    data = config["data"]
-    root = Path(data["path"])
+    root = Path(data.path)
     manifest = load_manifest(root)
     digest = file_sha256(root / "manifest.json")
-    if data["manifest_sha256"] and data["manifest_sha256"] != digest:
+    if data.manifest_sha256 and data.manifest_sha256 != digest:
         raise TrainingError(
             f"the dataset in {os.fspath(root)!r} does not match the config: its manifest's SHA-256 is "
-            f"{digest[:16]}..., the config asks for {str(data['manifest_sha256'])[:16]}..."
+            f"{digest[:16]}..., the config asks for {data.manifest_sha256[:16]}..."
         )
-    if data["configurations"]:
+    if data.configurations:
         have = {c["key"] for c in manifest["configurations"]}
-        missing = [k for k in data["configurations"] if k not in have]
+        missing = [k for k in data.configurations if k not in have]
         if missing:
             raise TrainingError(
                 f"the dataset in {os.fspath(root)!r} does not match the config: it lacks the "
@@ -248,16 +108,12 @@ class _Outputs(torch.nn.Module):
         return self.model.outputs(batch)
 
 
-def _loader(config: dict, root: Path, split: str, *, shuffle: bool, rank: int, world: int):
-    from nnsweeper.datasets import graph_loader, grid_loader
-
-    t = config["train"]
-    kw = dict(batch_size=t["batch_size"], shuffle=shuffle, seed=t["seed"], num_workers=t["num_workers"],
-              pool=t["pool"], cache_shards=t["cache_shards"], rank=rank, world_size=world,
-              drop_last=False, configs=config["data"]["configurations"] or None, in_memory=t["in_memory"])
-    if config["model"]["arch"] == "gnn":
-        return graph_loader(root, split, cell_edges=config["model"].get("cell_edges", True), **kw)
-    return grid_loader(root, split, **kw)
+def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *, shuffle: bool, rank: int,
+            world: int):
+    """The model's loader of one split, with the options of ``[train]`` and ``[data]``."""
+    return model.make_loader(root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
+                             configs=list(config.data.configurations or ()) or None,
+                             **config.train.loader_options())
 
 
 def _to(batch, device: torch.device):
@@ -333,16 +189,17 @@ def _distributed() -> tuple[int, int, int]:
     return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
 
 
-def train(config: dict, *, resume: bool = False, progress: bool = True) -> TrainResult:
+def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: bool = True) -> TrainResult:
     """Train a model as ``config`` says (see :func:`load_config`); returns the run's files.
 
     Parameters
     ----------
-    config : dict
-        A checked config (:func:`load_config` or :func:`check_config`).
+    config : TrainingConfig or dict
+        A config from :func:`load_config` or :func:`check_config`, or a dict of
+        tables (checked here).
     resume : bool, default=False
-        Continue the run in ``config["output"]["dir"]`` from its ``resume.pt``. The
-        config must be the one the run started with.
+        Continue the run in ``[output] dir`` from its ``resume.pt``. The config must
+        be the one the run started with.
     progress : bool, default=True
         Show progress bars (rank 0 only).
 
@@ -353,134 +210,216 @@ def train(config: dict, *, resume: bool = False, progress: bool = True) -> Train
         ``resume``, nothing to resume or another config), a loss that is not finite
         (naming the epoch and step).
     """
-    from tqdm.auto import tqdm
-
-    from nnsweeper.metrics import to_json
-    from nnsweeper.models import MineModel, resolve_device, save_checkpoint
-
     config = check_config(config)
-    t = config["train"]
     rank, world, local = _distributed()
-    run_dir = Path(config["output"]["dir"])
-    root, manifest, digest = _check_dataset(config)
+    root, manifest, digest = _check_dataset(config.data)
+    run_dir = Path(config.output.dir)
     state = _prepare_run(run_dir, config, digest, resume=resume, rank=rank)
+    device = _setup_device(config.train, world=world, local=local)
+    model = _build_model(config, device)
+    train_loader = _loader(model, config, root, config.data.train_split, shuffle=True, rank=rank, world=world)
+    val_loader = _loader(model, config, root, config.data.val_split, shuffle=False, rank=0, world=1)
+    run = _Run.start(config, model, device, train_loader, rank=rank, run_dir=run_dir, digest=digest,
+                     extra=_checkpoint_extra(config, root, manifest, digest))
+    if state is not None:
+        run.restore(state)
+    net = _distributed_net(model, device, world)
+    model.train()
+    while run.epoch < config.train.epochs:
+        started = time.perf_counter()
+        train_loss = _train_epoch(run, net, train_loader, progress=progress)
+        if rank == 0:
+            _end_epoch(run, val_loader, train_loss, started, progress=progress)
+        if world > 1:
+            torch.distributed.barrier()
+    return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history)
 
-    if t["threads"]:
-        torch.set_num_threads(t["threads"])
-    device = resolve_device(t["device"])
+
+def _setup_device(t: TrainSection, *, world: int, local: int) -> torch.device:
+    """Torch threads, the training device (a rank's own GPU under torchrun) and the process group."""
+    from nnsweeper.models import resolve_device
+
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    device = resolve_device(t.device)
     if device.type == "cuda" and world > 1:
         device = torch.device("cuda", local)
         torch.cuda.set_device(device)
     if world > 1 and not torch.distributed.is_initialized():
         torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return device
 
-    torch.manual_seed(t["seed"])
-    model = MineModel.from_config(config["model"]).to(device)
-    train_loader = _loader(config, root, config["data"]["train_split"], shuffle=True, rank=rank, world=world)
-    val_loader = _loader(config, root, config["data"]["val_split"], shuffle=False, rank=0, world=1)
-    per_epoch = len(train_loader) if not t["max_batches"] else min(t["max_batches"], len(train_loader))
-    total_steps = per_epoch * t["epochs"]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=t["lr"], weight_decay=t["weight_decay"])
-    scheduler = _schedule(optimizer, total_steps, t["warmup"], t["min_lr"])
-    epoch, start_batch, step, best, history = 0, 0, 0, math.inf, []
-    if state is not None:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        epoch, start_batch, step = int(state["epoch"]), int(state["batch"]), int(state["step"])
-        best, history = float(state["best"]), json.loads(state["history"])
-        torch.set_rng_state(state["torch_rng"])
+
+def _build_model(config: TrainingConfig, device: torch.device) -> MineModel:
+    """The freshly initialised model (its weights drawn from ``[train] seed``), on ``device``."""
+    from nnsweeper.models import MineModel
+
+    torch.manual_seed(config.train.seed)
+    return MineModel.from_config(config.model).to(device)
+
+
+def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest: str) -> dict:
+    """What every checkpoint records besides the weights: the dataset and the training config.
+
+    The dataset's seed streams travel with the weights, so that an evaluation can
+    refuse games the model learned from without the dataset at hand.
+    """
+    return {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config.to_dict(),
+            "data_seed_streams": manifest.get("seed_streams", [])}
+
+
+def _distributed_net(model, device: torch.device, world: int) -> torch.nn.Module:
+    """What the training steps call: the model's :meth:`outputs`, under DDP with several processes."""
     net = _Outputs(model)
     if world > 1:
         net = torch.nn.parallel.DistributedDataParallel(
             net, device_ids=[device.index] if device.type == "cuda" else None,
-            find_unused_parameters=config["model"]["arch"] == "gnn",
+            find_unused_parameters=model.find_unused_parameters,
         )
-    # The dataset's seed streams travel with the weights, so that an evaluation can
-    # refuse games the model learned from without the dataset at hand.
-    extra = {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config,
-             "data_seed_streams": manifest.get("seed_streams", [])}
+    return net
 
-    def save_resume(e: int, b: int) -> None:
-        if rank != 0:
+
+@dataclass
+class _Run:
+    """One run's model, optimiser and schedule, and how far it got (what ``resume.pt`` holds)."""
+
+    config: TrainingConfig
+    model: MineModel
+    device: torch.device
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    per_epoch: int
+    rank: int
+    run_dir: Path
+    digest: str
+    extra: dict
+    #: Epochs done.
+    epoch: int = 0
+    #: Batches of the current epoch done (when resuming mid-epoch).
+    batch: int = 0
+    #: Optimiser steps done.
+    step: int = 0
+    best: float = math.inf
+    history: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, config: TrainingConfig, model, device, train_loader, **kwargs) -> _Run:
+        """A run at its start: AdamW and the warm-up and cosine schedule over every step."""
+        t = config.train
+        per_epoch = len(train_loader) if not t.max_batches else min(t.max_batches, len(train_loader))
+        optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+        scheduler = _schedule(optimizer, per_epoch * t.epochs, t.warmup, t.min_lr)
+        return cls(config, model, device, optimizer, scheduler, per_epoch, **kwargs)
+
+    def restore(self, state: dict) -> None:
+        """Continue from a ``resume.pt`` state: weights, optimiser, schedule, position, torch RNG."""
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.epoch, self.batch, self.step = int(state["epoch"]), int(state["batch"]), int(state["step"])
+        self.best, self.history = float(state["best"]), json.loads(state["history"])
+        torch.set_rng_state(state["torch_rng"])
+
+    def save_resume(self, epoch: int, batch: int) -> None:
+        """Write ``resume.pt``: continue at batch ``batch`` of epoch ``epoch`` (rank 0 only)."""
+        if self.rank != 0:
             return
         blob = {
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(), "epoch": e, "batch": b, "step": step, "best": best,
-            "history": json.dumps(history), "torch_rng": torch.get_rng_state(),
-            "config": json.dumps(config, sort_keys=True), "data_manifest_sha256": digest,
+            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(), "epoch": epoch, "batch": batch, "step": self.step,
+            "best": self.best, "history": json.dumps(self.history), "torch_rng": torch.get_rng_state(),
+            "config": self.config.to_json(sort_keys=True), "data_manifest_sha256": self.digest,
         }
-        with atomic_path(run_dir / _RESUME) as tmp:
+        with atomic_path(self.run_dir / _RESUME) as tmp:
             torch.save(blob, tmp)
 
-    autocast = device.type == "cuda"
-    model.train()
-    while epoch < t["epochs"]:
-        train_loader.batch_sampler.set_epoch(epoch)
-        t0 = time.perf_counter()
-        seen, loss_sum = 0, 0.0
-        bar = tqdm(total=per_epoch, initial=start_batch, disable=not progress or rank != 0,
-                   desc=f"epoch {epoch + 1}/{t['epochs']}", unit="batch", leave=False)
-        for b, batch in enumerate(train_loader):
-            if b >= per_epoch:
-                break
-            if b < start_batch:
-                continue  # resuming mid-epoch: these batches are done
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-                out = net(_to(batch, device))
-            loss = _loss(out, t["target"], t["certain_weight"])
-            if not torch.isfinite(loss.detach()):
-                raise TrainingError(
-                    f"the loss became {float(loss.detach())} at epoch {epoch + 1}, step {step + 1} "
-                    f"(batch {b + 1}); lower train.lr or check the dataset"
-                )
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if t["grad_clip"]:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), t["grad_clip"])
-            optimizer.step()
-            scheduler.step()
-            step += 1
-            seen += 1
-            loss_sum += float(loss.detach())
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
-            if t["save_every"] and step % t["save_every"] == 0 and b + 1 < per_epoch:
-                save_resume(epoch, b + 1)
-        bar.close()
-        start_batch = 0
-        epoch += 1
-        if rank == 0:
-            val = validate(model, val_loader, target=t["target"], max_batches=t["val_max_batches"],
-                           device=device)
-            record = {
-                "epoch": epoch, "step": step, "train_loss": loss_sum / max(seen, 1), "val_loss": val["loss"],
-                "val_frontier_log_loss_ratio": val["frontier"]["log_loss_ratio"],
-                "val_frontier_mae": val["frontier"]["mae_exact"],
-                "val_interior_mae": val["interior"]["mae_exact"],
-                "lr": scheduler.get_last_lr()[0], "seconds": time.perf_counter() - t0,
-            }
-            history.append(record)
-            improved = val["loss"] < best
-            best = min(best, val["loss"])
-            meta = {**extra, "epoch": epoch, "step": step, "val": json.loads(to_json(val))}
-            save_checkpoint(run_dir / "last.pt", model, extra=meta)
-            if improved:
-                save_checkpoint(run_dir / "best.pt", model, extra=meta)
-            to_json(history, run_dir / "history.json", indent=1)
-            save_resume(epoch, 0)
-            if progress:
-                tqdm.write(
-                    f"epoch {epoch}: train loss {record['train_loss']:.4f}, val loss {val['loss']:.4f}, "
-                    f"frontier log-loss ratio {record['val_frontier_log_loss_ratio']:.3f}, "
-                    f"frontier MAE {record['val_frontier_mae']:.4f}"
-                )
-        if world > 1:
-            torch.distributed.barrier()
-    return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", history)
+
+def _train_epoch(run: _Run, net, loader, *, progress: bool) -> float:
+    """One epoch of optimiser steps (from ``run.batch`` when resuming); returns its mean loss.
+
+    Advances ``run.epoch`` and writes ``resume.pt`` every ``[train] save_every`` steps.
+    """
+    from tqdm.auto import tqdm
+
+    t = run.config.train
+    loader.batch_sampler.set_epoch(run.epoch)
+    seen, loss_sum = 0, 0.0
+    bar = tqdm(total=run.per_epoch, initial=run.batch, disable=not progress or run.rank != 0,
+               desc=f"epoch {run.epoch + 1}/{t.epochs}", unit="batch", leave=False)
+    for b, batch in enumerate(loader):
+        if b >= run.per_epoch:
+            break
+        if b < run.batch:
+            continue  # resuming mid-epoch: these batches are done
+        loss = _step(run, net, batch, b)
+        seen += 1
+        loss_sum += loss
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
+        if t.save_every and run.step % t.save_every == 0 and b + 1 < run.per_epoch:
+            run.save_resume(run.epoch, b + 1)
+    bar.close()
+    run.batch = 0
+    run.epoch += 1
+    return loss_sum / max(seen, 1)
 
 
-def _prepare_run(run_dir: Path, config: dict, digest: str, *, resume: bool, rank: int) -> dict | None:
+def _step(run: _Run, net, batch, b: int) -> float:
+    """One optimiser step on batch ``b``; returns its loss."""
+    t, device = run.config.train, run.device
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        out = net(_to(batch, device))
+    loss = _loss(out, t.target, t.certain_weight)
+    if not torch.isfinite(loss.detach()):
+        raise TrainingError(
+            f"the loss became {float(loss.detach())} at epoch {run.epoch + 1}, step {run.step + 1} "
+            f"(batch {b + 1}); lower train.lr or check the dataset"
+        )
+    run.optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if t.grad_clip:
+        torch.nn.utils.clip_grad_norm_(run.model.parameters(), t.grad_clip)
+    run.optimizer.step()
+    run.scheduler.step()
+    run.step += 1
+    return float(loss.detach())
+
+
+def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, progress: bool) -> None:
+    """Validate, record the epoch, write ``last.pt`` (``best.pt`` when better), the history, ``resume.pt``."""
+    from tqdm.auto import tqdm
+
+    from nnsweeper.metrics import to_json
+    from nnsweeper.models import save_checkpoint
+
+    t = run.config.train
+    val = validate(run.model, val_loader, target=t.target, max_batches=t.val_max_batches, device=run.device)
+    record = {
+        "epoch": run.epoch, "step": run.step, "train_loss": train_loss, "val_loss": val["loss"],
+        "val_frontier_log_loss_ratio": val["frontier"]["log_loss_ratio"],
+        "val_frontier_mae": val["frontier"]["mae_exact"],
+        "val_interior_mae": val["interior"]["mae_exact"],
+        "lr": run.scheduler.get_last_lr()[0], "seconds": time.perf_counter() - started,
+    }
+    run.history.append(record)
+    improved = val["loss"] < run.best
+    run.best = min(run.best, val["loss"])
+    meta = {**run.extra, "epoch": run.epoch, "step": run.step, "val": json.loads(to_json(val))}
+    save_checkpoint(run.run_dir / "last.pt", run.model, extra=meta)
+    if improved:
+        save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
+    to_json(run.history, run.run_dir / "history.json", indent=1)
+    run.save_resume(run.epoch, 0)
+    if progress:
+        tqdm.write(
+            f"epoch {run.epoch}: train loss {train_loss:.4f}, val loss {val['loss']:.4f}, "
+            f"frontier log-loss ratio {record['val_frontier_log_loss_ratio']:.3f}, "
+            f"frontier MAE {record['val_frontier_mae']:.4f}"
+        )
+
+
+def _prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: bool,
+                 rank: int) -> dict | None:
     """Check the run folder; returns the resume state when resuming."""
     path = run_dir / _RESUME
     if resume:
@@ -493,7 +432,7 @@ def _prepare_run(run_dir: Path, config: dict, digest: str, *, resume: bool, rank
                                 f"it is damaged: train into a new folder") from None
         if not isinstance(state, dict):
             raise TrainingError(f"{os.fspath(path)!r} is not a resume state of nnsweeper train")
-        if state.get("config") != json.dumps(config, sort_keys=True):
+        if state.get("config") != config.to_json(sort_keys=True):
             raise TrainingError(
                 f"{os.fspath(run_dir)!r} was started with another config; resume it with the same "
                 f"config and overrides, or train into a new folder"
@@ -511,7 +450,7 @@ def _prepare_run(run_dir: Path, config: dict, digest: str, *, resume: bool, rank
             f"output.dir"
         )
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(run_dir / "config.json", json.dumps(config, indent=1) + "\n")
+    write_text_atomic(run_dir / "config.json", config.to_json(indent=1) + "\n")
     return None
 
 
@@ -541,18 +480,16 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     """
     from tqdm.auto import tqdm
 
-    from nnsweeper.datasets import graph_loader, grid_loader, load_manifest
+    from nnsweeper.datasets import load_manifest
     from nnsweeper.metrics import PredictionSet, evaluate_predictions
 
     manifest = load_manifest(root)
     keys = [c["key"] for c in manifest["configurations"] if c["states_per_split"].get(split, 0)]
     if not keys:
         raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states")
-    make = graph_loader if model.arch == "gnn" else grid_loader
-    kw = {"cell_edges": model.config.get("cell_edges", True)} if model.arch == "gnn" else {}
     sets, labels = [], []
     for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
-        loader = make(root, split, batch_size=batch_size, shuffle=False, configs=[key], **kw)
+        loader = model.make_loader(root, split, batch_size=batch_size, shuffle=False, configs=[key])
         s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device)
         sets.append(s)
         labels += [key] * len(s)

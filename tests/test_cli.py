@@ -346,7 +346,7 @@ def tiny_checkpoints(tmp_path_factory):
 def test_compare_plays_every_solver_with_given_models(tmp_path, capsys, tiny_checkpoints):
     prefix = tmp_path / "cmp"
     code = main(["compare", "--mines", "3-4", "--rows", "5", "--cols", "5", "--trials", "4",
-                 "--cnn", str(tiny_checkpoints["cnn"]), "--gnn", str(tiny_checkpoints["gnn"]),
+                 "--model", f"cnn={tiny_checkpoints['cnn']}", "--model", f"gnn={tiny_checkpoints['gnn']}",
                  "--out", str(prefix), "--quiet"])
     assert code == 0
     out, _ = capsys.readouterr()
@@ -366,25 +366,47 @@ def test_compare_defaults(capsys):
     args = build_parser().parse_args(["compare"])
     assert args.solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
     assert args.default_mines == list(range(5, 31)) and args.mines is None
-    assert args.out == "compare" and args.cnn == "cnn" and args.gnn == "gnn" and args.jobs == -1
+    assert args.out == "compare" and args.model == [] and args.jobs == -1
 
 
 @pytest.mark.parametrize(
     ("extra", "fragments"),
     [
         (["--solvers", "csp,cnnx"], ["unknown solver 'cnnx'"]),
-        (["--solvers", "gnn", "--gnn", "missing.pt"], ["'missing.pt' is neither a bundled model name"]),
-        (["--solvers", "cnn", "--cnn", "GNN_FILE"], ["expected", "cnn"]),
-        (["--solvers", "hybrid-gnn", "--gnn", "CLASH"], ["evaluation (solver 'hybrid-gnn')", "'val' split",
-                                                         "held-out seeds"]),
+        (["--solvers", "gnn", "--model", "gnn=missing.pt"], ["'missing.pt' is neither a bundled model name"]),
+        (["--solvers", "cnn", "--model", "cnn=GNN_FILE"], ["expected", "cnn"]),
+        (["--solvers", "hybrid-gnn", "--model", "gnn=CLASH"], ["evaluation (solver 'hybrid-gnn')",
+                                                               "'val' split", "held-out seeds"]),
+        (["--solvers", "gnn", "--model", "mlp=x.pt"], ["unknown architecture 'mlp'", "cnn, gnn"]),
+        (["--solvers", "gnn", "--model", "gnn"], ["expected ARCH=PATH"]),
+        (["--solvers", "gnn", "--model", "gnn=a.pt", "--model", "gnn=b.pt"],
+         ["--model names architecture 'gnn' more than once"]),
         (["--mines", "5-x"], ["ranges such as 5,10,15 or 5-30"]),
     ],
 )
 def test_compare_refuses_bad_input(extra, fragments, tmp_path, capsys, tiny_checkpoints, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    extra = [str(tiny_checkpoints["gnn"]) if e == "GNN_FILE" else str(tiny_checkpoints["gnn-clash"])
-             if e == "CLASH" else e for e in extra]
+    files = {"GNN_FILE": str(tiny_checkpoints["gnn"]), "CLASH": str(tiny_checkpoints["gnn-clash"])}
+    extra = [e.split("=")[0] + "=" + files[e.split("=")[1]] if "=" in e and e.split("=")[1] in files else e
+             for e in extra]
     code = main(["compare", "--rows", "5", "--cols", "5", "--mines", "3", "--trials", "4", "--quiet",
                  "--out", str(tmp_path / "x"), *extra])
     one_error_line(capsys, code, *fragments)
     assert not list(tmp_path.glob("x.*"))
+
+
+def test_generate_option_defaults_are_those_of_generate(capsys):
+    import inspect
+
+    from nnsweeper.cli import _GENERATE_OPTIONS, build_parser
+    from nnsweeper.datasets import generate
+
+    args = build_parser().parse_args(["generate", "out", "10x10:5"])
+    signature = inspect.signature(generate).parameters
+    for name in _GENERATE_OPTIONS:
+        assert getattr(args, name) == signature[name].default, name
+    assert args.jobs == -1  # the command's own default: every core
+    assert main(["generate", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {signature['games'].default})" in help_text
+    assert "(default: 0.8,0.1,0.1)" in help_text

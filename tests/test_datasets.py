@@ -27,9 +27,9 @@ from nnsweeper.datasets import (
     split_range,
     stream_seeds,
 )
-from nnsweeper.datasets.generate import _start_cell
 from nnsweeper.errors import ChecksumError, DatasetError, SeedOverlapError
 from nnsweeper.grid import neighbour_sum
+from nnsweeper.solvers import first_click_cell
 
 
 def _states(root: Path, manifest: dict, split=None):
@@ -103,7 +103,7 @@ def test_labels_agree_with_the_hidden_layout(small):
             rules = ns.Rules(grid.shape[0], grid.shape[1], int(s["total_mines"][k]),
                              parts[grid.shape[0] * 100 + grid.shape[1]]["first_click"])
             game = ns.Game(rules, seed=seed)
-            game.reveal(*_start_cell("random", *grid.shape, np.random.default_rng(seed)))
+            game.reveal(*first_click_cell("random", *grid.shape, np.random.default_rng(seed)))
             layout = game.mine_layout()
             covered = grid < 0
             # The truth is the hidden layout on covered cells, and nothing elsewhere.
@@ -484,8 +484,26 @@ def test_limit_constants():
     assert len(parse_part("10x10:1-98")) == 98
 
 
+def test_seed_key_codes_never_change():
+    # Every dataset's seeds are built from these codes; they are fixed, not list positions.
+    from nnsweeper.datasets.policies import POLICY_CODES
+    from nnsweeper.game import FIRST_CLICK_CODES
+    from nnsweeper.seeds import SPLIT_CODES, seed_stream
+
+    assert POLICY_CODES == {"csp": 0, "single_point": 1, "explore": 2}
+    assert FIRST_CLICK_CODES == {"safe": 0, "zero": 1, "none": 2}
+    assert SPLIT_CODES == {"train": 0, "val": 1, "test": 2}
+    part = parse_part("9x9:10:4:explore", first_click="zero")[0]
+    assert part.stream_key == (9, 9, 10, 1, 2)
+    entry = seed_stream(7, "val", part.stream_key, 4)
+    assert entry["spawn_key"] == [0x6E6E7377, 1, 9, 9, 10, 1, 2]
+    # The seeds of that stream, as the datasets made before the codes were written out have them.
+    assert stream_seeds(entry).tolist() == [4952910768315896470, 4921787201867990394, 4981559585416634908,
+                                            5114027343234490045]
+
+
 def test_a_damaged_stream_cannot_ask_for_billions_of_seeds():
-    from nnsweeper.datasets.seeds import DATA_KEY
+    from nnsweeper.seeds import DATA_KEY
 
     with pytest.raises(DatasetError, match="games must be from 0 to 1000000; got 1000000000000"):
         stream_seeds({"entropy": 0, "spawn_key": [DATA_KEY, 0, 1], "games": 10**12})

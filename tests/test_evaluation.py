@@ -9,6 +9,8 @@ import pytest
 from nnsweeper import InvalidRulesError, MinesweeperEnv
 from nnsweeper.evaluation import (
     EvalTable,
+    GameResults,
+    config_key,
     eval_solver_over_mines,
     evaluate,
     game_seeds,
@@ -16,6 +18,7 @@ from nnsweeper.evaluation import (
     newcombe_paired_interval,
     pack_outcomes,
     unpack_outcomes,
+    wilson_interval,
 )
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -142,6 +145,57 @@ def test_wilson_interval_at_the_ends():
     assert row["ci_low"] == pytest.approx(10 / (10 + Z95**2), abs=1e-12)  # 0.72246
     assert row["ci_high"] == pytest.approx(1.0)
     assert math.isnan(row["mean_cleared_lost"])  # no game was lost
+    assert wilson_interval(10, 10)[1] == 1.0 and wilson_interval(0, 10)[0] == 0.0
+    assert wilson_interval(0, 10)[1] == pytest.approx(Z95**2 / (10 + Z95**2), abs=1e-12)
+
+
+def test_wilson_interval_agrees_with_scipy():
+    from scipy.stats import binomtest
+
+    cases = [(k, n) for n in range(1, 41) for k in range(n + 1)]
+    cases += [(k, n) for n in (97, 200, 1000, 12_345, 10**6, 10**7)
+              for k in (0, 1, 2, n // 3, n // 2, n - 2, n - 1, n)]
+    for confidence in (0.01, 0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 0.999999):
+        for k, n in cases:
+            ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+            low, high = wilson_interval(k, n, confidence)
+            # scipy takes the quantile of the double nearest (1 + confidence) / 2, this
+            # module of the decimal as written: far in the tail that moves z by ~1e-11.
+            tol = 1e-12 if confidence < 0.9999 else 1e-10
+            assert abs(low - ci.low) <= tol and abs(high - ci.high) <= tol, (k, n, confidence)
+            assert (low == 0.0) == (k == 0) and (high == 1.0) == (k == n), (k, n, confidence)
+            assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+def test_normal_quantile_is_correctly_rounded():
+    from nnsweeper.evaluation.stats import _z, normal_quantile
+
+    # Phi^-1(0.975) = 1.95996398454005423552...: the nearest double is ...0543, one unit
+    # above what scipy's ndtri and statistics.NormalDist give.
+    assert normal_quantile(0.975) == 1.9599639845400543 == _z(0.95)
+    assert normal_quantile(0.5) == 0.0
+    # Against mpmath with 50 digits, rounded to the nearest double, far into the tails
+    # too; p is read as written (0.999999999, not the double nearest it).
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    for p in (0.6, 0.8413447460685429, 0.9, 0.995, 0.9995, 0.999999999, 0.025, 1e-6, 0.3):
+        exact = mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(repr(p)) - 1)
+        assert normal_quantile(p) == float(exact), p
+        assert normal_quantile(p) == normal_quantile(p, 130)
+    assert normal_quantile(0.025) == -normal_quantile(0.975)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((3, 2), "wins must not exceed games \\(2\\); got 3"),
+    ((0, 0), "games must be at least 1; got 0"),
+    ((-1, 2), "wins must be at least 0; got -1"),
+    ((1.0, 2), "wins must be an integer; got 1.0"),
+    ((1, 2, 1.5), "confidence must be a number in \\(0, 1\\); got 1.5"),
+    ((1, 2, True), "confidence must be a number in \\(0, 1\\); got True"),
+])
+def test_wilson_interval_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        wilson_interval(*args)
 
 
 def test_plain_callable_reports_wins_time_and_share_cleared():
@@ -523,7 +577,8 @@ def test_start_outside_a_board_is_refused_before_any_game():
 
 def test_games_are_held_one_configuration_at_a_time():
     """Each configuration's games come out, compactly, as soon as they are played."""
-    from nnsweeper.evaluation import _GAME, _Board, _run
+    from nnsweeper.evaluation.games import Board
+    from nnsweeper.evaluation.harness import _run
 
     played = []
 
@@ -532,12 +587,55 @@ def test_games_are_held_one_configuration_at_a_time():
         return random_clicker(env, rng)
 
     seeds = game_seeds(0, 50)
-    jobs = [(counting, False, _Board("5x5", 5, 5, m)) for m in (2, 3, 4)]
+    jobs = [(counting, False, Board("5x5", 5, 5, m)) for m in (2, 3, 4)]
     results = _run(jobs, seeds, "safe", 1, False)
     first = next(results)
     assert len(played) == 50  # the next configurations are not played yet
-    assert first.dtype == _GAME and first.shape == (50,) and _GAME.itemsize == 37
+    assert isinstance(first, GameResults) and len(first) == 50 and first.nbytes == 37 * 50
     rate = eval_solver_over_mines(random_clicker, [2], rows=5, cols=5, trials=50)[0]
-    assert first["won"].sum() == rate * 50
+    assert first.won.sum() == rate * 50
+    assert np.isnan(first.guesses).all() and (first.seconds > 0).all()
+    assert not (first.model_calls.any() or first.model_picks.any() or first.model_safe.any())
     assert [len(g) for g in results] == [50, 50]
     assert played == [int(s) for s in seeds] * 3
+
+
+def test_game_results_hold_one_array_per_field():
+    from nnsweeper.evaluation.games import Board, play_games
+
+    seeds = game_seeds(3, 10)
+    board = Board("5x5", 5, 5, 3)
+    whole = play_games(random_clicker, board, "safe", seeds, False)
+    parts = [play_games(random_clicker, board, "safe", seeds[a:b], False)
+             for a, b in ((0, 4), (4, 4), (4, 10))]
+    joined = GameResults.concatenate(parts)
+    filled = GameResults.empty(10)
+    for a, part in zip((0, 4, 4), parts, strict=True):
+        filled.put(a, part)
+    for name, dtype in GameResults.FIELDS:
+        assert getattr(whole, name).dtype == dtype and getattr(whole, name).shape == (10,)
+        if name != "seconds":
+            np.testing.assert_array_equal(getattr(joined, name), getattr(whole, name))
+        np.testing.assert_array_equal(getattr(filled, name), getattr(joined, name))
+    np.testing.assert_array_equal(
+        whole.won,
+        [random_clicker(MinesweeperEnv(rows=5, cols=5, mines=3, seed=int(s)), np.random.default_rng(s))
+         for s in seeds],
+    )
+    assert len(GameResults.concatenate([])) == 0 and repr(whole).startswith("GameResults(10 games")
+    with pytest.raises(ValueError, match="a part of 10 games from game 1 must end within the 10 games"):
+        filled.put(1, whole)
+    with pytest.raises(ValueError, match="won holds 10, guesses holds 9"):
+        GameResults(whole.won, whole.guesses[:9], *(getattr(whole, n) for n, _ in GameResults.FIELDS[2:]))
+    with pytest.raises(ValueError,
+                       match="model_calls must be a 1-D numpy array of int32; got an array of int64"):
+        GameResults(*(getattr(whole, n) for n, _ in GameResults.FIELDS[:4]),
+                    whole.model_calls.astype(np.int64), whole.model_picks, whole.model_safe)
+    with pytest.raises(TypeError, match="parts must be GameResults; got list"):
+        GameResults.concatenate([whole, [1]])
+
+
+def test_config_key_names_the_configuration():
+    table = evaluate({"even": wins_on_even_seed}, boards=["beginner", (5, 6, 4)], trials=4,
+                     first_click="zero")
+    assert [config_key(r) for r in table] == [("beginner", 9, 9, 10, "zero"), ("5x6", 5, 6, 4, "zero")]

@@ -153,7 +153,8 @@ def test_encode_bad_input(hand):
         encode_grid(grid, total, flags[:2])
     with pytest.raises(InvalidBoardError, match=r"flag on revealed \(0, 0\)"):
         encode_grid(grid, total, np.ones_like(flags))
-    with pytest.raises(InconsistentBoardError, match="1 flags exceed total_mines=0"):
+    with pytest.raises(InconsistentBoardError,
+                       match=r"1 flags exceed the 0 mines on the board \(total_mines=0\)"):
         encode_grid(grid, 0, flags)
     with pytest.raises(InconsistentBoardError, match="do not fit in 6"):
         encode_grid(grid, 8, flags)

@@ -123,6 +123,90 @@ def test_bad_configs_are_refused(config, words):
         assert word in str(info.value)
 
 
+def test_typed_configs_hold_the_defaults_and_rules():
+    from dataclasses import FrozenInstanceError
+
+    from nnsweeper.models.cnn import CNNConfig
+    from nnsweeper.models.gnn import GNNConfig
+
+    assert MineCNN.Config is CNNConfig and MineGNN.Config is GNNConfig
+    cnn = MineCNN({"channels": 8, "dilations": [1, 2]})
+    assert cnn.settings == CNNConfig(channels=8, dilations=(1, 2))
+    assert cnn.settings.dilations == (1, 2) and cnn.config["dilations"] == [1, 2]
+    assert MineCNN(cnn.settings).config == cnn.config
+    # One source of defaults: the dataclass.
+    assert MineCNN().config == {"arch": "cnn", **CNNConfig().to_dict()}
+    assert MineGNN().config == {"arch": "gnn", **GNNConfig().to_dict()}
+    assert MineGNN({"layers": 2}).settings.layers == 2
+    with pytest.raises(FrozenInstanceError):
+        cnn.settings.channels = 4
+    odd = r"config\['kernel'\] must be odd so that padding keeps the board size; got 4"
+    with pytest.raises(ModelError, match=odd):
+        CNNConfig(kernel=4)
+    conv = r"config\['conv'\] must be one of 'sage', 'graph', 'gatv2'; got 'gcn'"
+    with pytest.raises(ModelError, match=conv):
+        GNNConfig(conv="gcn")
+    with pytest.raises(ModelError, match=r"config\['hidden'\] must be at least 1; got 0"):
+        GNNConfig(hidden=0)
+
+
+def test_a_new_architecture_declares_only_its_config():
+    from dataclasses import dataclass
+
+    from nnsweeper.models import ARCHITECTURES, unregister_architecture
+    from nnsweeper.models.base import ModelConfig
+
+    @dataclass(frozen=True)
+    class LinearConfig(ModelConfig):
+        #: Scale of the logits.
+        scale: int = 2
+
+        def __post_init__(self):
+            self._int("scale", 1)
+
+    class Linear(MineModel):
+        arch = "linear_test"
+        Config = LinearConfig
+
+        def __init__(self, config=None):
+            super().__init__(config)
+            self.w = torch.nn.Linear(1, 1)
+
+    try:
+        model = MineModel.from_config({"arch": "linear_test"})
+        assert type(model) is Linear and model.config == {"arch": "linear_test", "scale": 2}
+        assert MineModel.complete_config({"arch": "linear_test", "scale": 3}) == {"arch": "linear_test",
+                                                                                  "scale": 3}
+        with pytest.raises(ModelError, match=r"config\['scale'\] must be at least 1; got 0"):
+            MineModel.from_config({"arch": "linear_test", "scale": 0})
+        with pytest.raises(ModelError, match="unknown config key 'width'.*the keys are scale"):
+            MineModel.from_config({"arch": "linear_test", "width": 1})
+        with pytest.raises(NotImplementedError, match="Linear does not say how to load"):
+            model.make_loader(TINY, "train")
+    finally:
+        if "linear_test" in ARCHITECTURES:
+            unregister_architecture("linear_test")
+
+
+@pytest.mark.parametrize("arch", ["cnn", "gnn"])
+def test_make_loader_gives_batches_that_outputs_reads(arch):
+    model = _model(arch)
+    loader = model.make_loader(TINY, "val", batch_size=8, shuffle=False)
+    batch = next(iter(loader))
+    out = model.outputs(batch)
+    assert set(out) == {"logit", "prob", "mine", "weight", "frontier", "graph"}
+    n = out["logit"].shape[0]
+    assert n > 0 and all(v.shape == (n,) for v in out.values())
+    if arch == "gnn":
+        # The graphs follow the model's config: without cell edges they have none.
+        plain = _model("gnn", cell_edges=False)
+        graphs = next(iter(plain.make_loader(TINY, "val", batch_size=8, shuffle=False)))
+        assert ("cell", "near", "cell") not in graphs.edge_types
+        assert plain.outputs(graphs)["logit"].shape[0] > 0
+        with pytest.raises(ModelError, match="which the graph lacks"):
+            model.outputs(graphs)
+
+
 def test_resolve_device():
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device(torch.device("cpu")) == torch.device("cpu")
@@ -570,7 +654,7 @@ def test_bundled_models_predict_close_to_the_engine(name):
     """The shipped weights load by name, track the exact probabilities and carry their seeds."""
     import nnsweeper as ns
     from nnsweeper.datasets import StateDataset
-    from nnsweeper.datasets.seeds import stream_seeds
+    from nnsweeper.seeds import stream_seeds
 
     if not (checkpoint_module.WEIGHTS_DIR / f"{name}.pt").exists():
         pytest.skip(f"no bundled {name} weights in this installation")

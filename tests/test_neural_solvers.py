@@ -9,7 +9,7 @@ import torch
 import nnsweeper as ns
 from nnsweeper.models import MineModel, save_checkpoint
 from nnsweeper.solvers import SOLVERS, CSPSolver, NeuralSolver, get_solver
-from nnsweeper.solvers.csp import rank_cells
+from nnsweeper.solvers.ranking import rank_cells
 
 TINY = {
     "cnn": {"arch": "cnn", "channels": 8, "blocks": 2, "dilations": [1, 2]},

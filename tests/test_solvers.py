@@ -7,7 +7,7 @@ import pytest
 
 import nnsweeper as ns
 from nnsweeper.solvers import SOLVERS, CSPSolver, first_click_cell, get_solver, local_rules
-from nnsweeper.solvers.csp import prob_zero
+from nnsweeper.solvers.ranking import prob_zero
 
 
 def test_local_rules_on_a_hand_made_board():
@@ -50,8 +50,11 @@ def test_first_click_cell():
     assert first_click_cell("center", 16, 30) == (8, 15)
     assert first_click_cell("corner", 16, 30) == (0, 0)
     assert first_click_cell((3, 4), 16, 30) == (3, 4)
-    with pytest.raises(ValueError, match="start must be 'center', 'corner' or"):
+    with pytest.raises(ValueError, match="start must be 'center', 'corner', 'random' or"):
         first_click_cell("middle", 9, 9)
+    # A random first click comes from the game's rng: one draw of a flat index.
+    assert first_click_cell("random", 16, 30, np.random.default_rng(5)) == divmod(
+        int(np.random.default_rng(5).integers(16 * 30)), 30)
     with pytest.raises(ValueError, match=r"start col must be an integer in \[0, 9\).*got 9"):
         first_click_cell((0, 9), 9, 9)
 

@@ -12,7 +12,18 @@ import pytest
 import torch
 
 from nnsweeper.models import MineModel, load_checkpoint
-from nnsweeper.training import TrainingError, check_config, load_config, train, validate
+from nnsweeper.training import (
+    DataSection,
+    OutputSection,
+    TrainingConfig,
+    TrainingError,
+    TrainSection,
+    apply_overrides,
+    check_config,
+    load_config,
+    train,
+    validate,
+)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "tiny"
 
@@ -52,9 +63,17 @@ def _state(path: Path) -> dict:
 def test_config_defaults_and_overrides(tmp_path):
     path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN))
     c = load_config(path, ["train.epochs=5", "model.dilations=[1, 2, 4]", "train.target=truth"])
-    assert c["train"]["epochs"] == 5 and c["train"]["target"] == "truth"
-    assert c["model"]["dilations"] == [1, 2, 4] and c["model"]["channels"] == 8
-    assert c["train"]["weight_decay"] == 1e-4  # a default
+    assert c.train.epochs == 5 and c.train.target == "truth"
+    assert c.model["dilations"] == [1, 2, 4] and c.model["channels"] == 8
+    assert c.train.weight_decay == 1e-4  # a default
+    # The JSON form: every table complete, the model's config with "arch" first.
+    d = c.to_dict()
+    assert list(d) == ["data", "model", "train", "output"]
+    assert list(d["model"]) == ["arch", "channels", "blocks", "dilations", "kernel", "norm"]
+    assert d["train"]["lr"] == 3e-3 and d["data"]["configurations"] is None
+    # A checked config, or its dict, checks again to the same config.
+    assert check_config(c) == c and check_config(d) == c
+    assert apply_overrides(c, ["train.epochs=7"])["train"]["epochs"] == 7
 
 
 @pytest.mark.parametrize(
@@ -80,6 +99,67 @@ def test_bad_configs(tmp_path, override, words):
     with pytest.raises(TrainingError) as info:
         load_config(path, [override])
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "values", "words"),
+    [
+        (TrainSection, {"epochs": 0}, "train.epochs must be at least 1; got 0"),
+        (TrainSection, {"warmup": 1.5}, "train.warmup must be a number in [0, 1]; got 1.5"),
+        (TrainSection, {"lr": True}, "train.lr must be a number in [0, inf] above 0; got True"),
+        (TrainSection, {"device": "tpu"}, "train.device must be auto, cpu or cuda; got 'tpu'"),
+        (TrainSection, {"in_memory": "yes"}, "train.in_memory must be true or false; got 'yes'"),
+        (DataSection, {}, "[data] path is required: the dataset folder to train on"),
+        (DataSection, {"path": "d", "configurations": "9x9-m10-safe-csp"},
+         "data.configurations must be a list of configuration keys; got '9x9-m10-safe-csp'"),
+        (DataSection, {"path": "d", "val_split": 2}, "data.val_split must be a string; got 2"),
+        (OutputSection, {"dir": ""}, "[output] dir is required: the run folder"),
+    ],
+)
+def test_config_sections_refuse_bad_values(section, values, words):
+    with pytest.raises(TrainingError) as info:
+        section(**values)
+    assert words in str(info.value)
+
+
+def test_sections_normalise_and_freeze():
+    t = TrainSection(lr=1, epochs=3)
+    assert t.lr == 1.0 and isinstance(t.lr, float) and t.epochs == 3 and t.batch_size == 128
+    with pytest.raises(AttributeError):
+        t.epochs = 4  # frozen
+    data = DataSection(path=FIXTURE, configurations=["a", "b"])
+    assert data.path == str(FIXTURE) and data.configurations == ("a", "b")
+    assert data.to_dict()["configurations"] == ["a", "b"]
+
+
+@pytest.mark.parametrize("name", ["cnn_small", "gnn_small"])
+def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    config = load_config(root / "train" / f"{name}.toml")
+    assert isinstance(config, TrainingConfig)
+    arch = name.split("_")[0]
+    meta = json.loads((root / "nnsweeper" / "models" / "weights" / f"{arch}.json").read_text())
+    recorded = meta["extra"]["train_config"]
+    # What the shipped config reads as is what the bundled weights were trained with.
+    assert config.to_dict() == recorded
+    assert json.dumps(config.to_dict()) == json.dumps(recorded)  # the same key order too
+    assert config.model == meta["config"]
+
+
+def test_train_help_lists_every_key_with_its_default(capsys):
+    from nnsweeper.cli import main
+    from nnsweeper.training import SECTIONS
+
+    assert main(["train", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "train.epochs = 10" in out and "Passes over the training split." in out
+    assert 'train.target = "exact"' in out and "data.path = none" in out
+    assert "model.channels = 32" in out and "model.conv = \"sage\"" in out
+    for name, cls in SECTIONS.items():
+        for key in cls.keys() if cls is not None else ("arch",):
+            assert f"{name}.{key} = " in out
 
 
 def test_certain_weight_in_the_loss():
@@ -111,8 +191,8 @@ def test_two_epochs_lower_the_loss(tmp_path, model):
     from nnsweeper.training import _loader
 
     torch.manual_seed(0)
-    fresh = MineModel.from_config(config["model"])
-    val = _loader(config, FIXTURE, "val", shuffle=False, rank=0, world=1)
+    fresh = MineModel.from_config(config.model)
+    val = _loader(fresh, config, FIXTURE, "val", shuffle=False, rank=0, world=1)
     before = validate(fresh, val)["loss"]
     result = train(config, progress=False)
     assert [h["epoch"] for h in result.history] == [1, 2]
@@ -230,7 +310,9 @@ def test_ddp_two_cpu_processes(tmp_path):
 def _batches(config) -> int:
     from nnsweeper.training import _loader
 
-    return len(_loader(check_config(config), FIXTURE, "train", shuffle=True, rank=0, world=1))
+    config = check_config(config)
+    model = MineModel.from_config(config.model)
+    return len(_loader(model, config, FIXTURE, "train", shuffle=True, rank=0, world=1))
 
 
 def test_evaluate_model_command(tmp_path, capsys):

@@ -1,30 +1,21 @@
 """Labelled datasets: generation, storage, held-out seeds, and torch / PyG loaders.
 
 - :func:`generate` plays games with a behaviour policy and writes sharded ``.npz``
-  files plus ``manifest.json`` (:mod:`~nnsweeper.datasets.generate`,
-  :mod:`~nnsweeper.datasets.storage`).
-- :mod:`~nnsweeper.datasets.seeds`: the game-seed streams of the splits, disjoint
+  files plus ``manifest.json`` (:mod:`~nnsweeper.datasets.generate`; the policies and
+  the recording of one game in :mod:`~nnsweeper.datasets.policies`, the dataset card in
+  :mod:`~nnsweeper.datasets.card`, the files in :mod:`~nnsweeper.datasets.storage`).
+- :mod:`nnsweeper.seeds`: the game-seed streams of the splits, disjoint
   from each other and from every evaluation seed; :func:`check_seed_overlap`.
 - :mod:`~nnsweeper.datasets.loaders`: a torch ``Dataset`` of grid tensors for the
   CNN and a torch-geometric dataset of constraint graphs for the GNN, loaded shard
   by shard.
 """
 
-from nnsweeper.datasets.generate import (
-    MIXES,
-    POLICIES,
-    RECORD_MODES,
-    STARTS,
-    Part,
-    format_card,
-    generate,
-    parse_part,
-    record_game,
-    resolve_parts,
-    shard_statistics,
-)
-from nnsweeper.datasets.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_range, stream_seeds
+from nnsweeper.datasets.card import format_card, shard_statistics
+from nnsweeper.datasets.generate import MIXES, STARTS, Part, generate, parse_part, resolve_parts
+from nnsweeper.datasets.policies import POLICIES, RECORD_MODES, record_game
 from nnsweeper.datasets.storage import SHARD_FIELDS, file_sha256, load_manifest, read_shard, write_shard
+from nnsweeper.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_range, stream_seeds
 
 # The loaders need torch; they are imported on first use, so that generating data (and
 # its worker processes) does not load torch.

@@ -7,7 +7,7 @@ layout, read here and in the game only) and the exact mine probabilities
 (:mod:`nnsweeper.datasets.storage`).
 
 Determinism: every shard is a function of the arguments alone (its games' seeds come
-from :mod:`nnsweeper.datasets.seeds`, its policy's randomness from each game's seed),
+from :mod:`nnsweeper.seeds`, its policy's randomness from each game's seed),
 so any ``n_jobs`` or backend gives the same bytes, and a run started again after an
 interruption skips the finished shards and ends as an uninterrupted run would.
 
@@ -38,21 +38,18 @@ import numpy as np
 
 from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
 from nnsweeper.fileio import write_text_atomic
-from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Game, Rules
-from nnsweeper.grid import dilate
+from nnsweeper.game import FIRST_CLICK_CODES, FIRST_CLICK_RULES, PRESETS, Rules
 from nnsweeper.parallel import imap
-from nnsweeper.probability import analyze
-from nnsweeper.solvers.base import GameRecord, _Turns, first_click_cell
-from nnsweeper.solvers.csp import CSPSolver
-from nnsweeper.solvers.single_point import SinglePointSolver
+from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
+from nnsweeper.solvers.base import STARTS
 
-from .seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
+from .card import add_stats, card_row, format_card, shard_statistics
+from .policies import POLICIES, POLICY_CODES, _check_choices, record_game
 from .storage import (
     FORMAT,
     FORMAT_VERSION,
     MANIFEST_NAME,
     SHARD_FIELDS,
-    empty_shard,
     file_sha256,
     load_manifest,
     read_shard,
@@ -60,8 +57,6 @@ from .storage import (
 )
 
 __all__ = [
-    "POLICIES",
-    "RECORD_MODES",
     "STARTS",
     "MIXES",
     "MAX_DATASET_CELLS",
@@ -74,20 +69,8 @@ __all__ = [
     "parse_part",
     "resolve_parts",
     "generate",
-    "record_game",
-    "shard_statistics",
-    "format_card",
 ]
 
-#: Behaviour policies: the CSP solver, the single-point solver, and CSP that now and
-#: then (with probability ``epsilon`` per decision) reveals a random covered cell
-#: whose exact probability is neither 0 nor 1.
-POLICIES = ("csp", "single_point", "explore")
-#: Which states are recorded: every decision, or only those where the policy guessed.
-RECORD_MODES = ("all", "guess")
-#: Where the first click goes: a uniformly random cell (from the game's seed), the
-#: centre or the top-left corner.
-STARTS = ("random", "center", "corner")
 #: Named mixtures: lists of part texts (games per configuration come from ``games``).
 MIXES: dict[str, tuple[str, ...]] = {
     "mixed": ("10x10:5-30", "beginner", "intermediate", "expert"),
@@ -97,7 +80,6 @@ MIXES: dict[str, tuple[str, ...]] = {
 _PLAN_NAME = ".generate.json"
 #: The file a running :func:`generate` holds an exclusive lock on, inside its folder.
 LOCK_NAME = ".generate.lock"
-_CALIBRATION_BINS = 10
 
 #: Most cells (rows x cols) of a dataset board. A game keeps every state it records
 #: (grid, flags, truth and float64 probabilities: 11 bytes a cell) until its shard
@@ -157,8 +139,8 @@ class Part:
     @property
     def stream_key(self) -> tuple[int, ...]:
         """What identifies this configuration's seed stream (the games are not in it)."""
-        return (self.rows, self.cols, self.mines, FIRST_CLICK_RULES.index(self.first_click),
-                POLICIES.index(self.policy))
+        return (self.rows, self.cols, self.mines, FIRST_CLICK_CODES[self.first_click],
+                POLICY_CODES[self.policy])
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -299,181 +281,6 @@ def _check_splits(splits) -> dict[str, float]:
     if any(not 0 <= v <= 1 for v in fractions.values()) or abs(sum(fractions.values()) - 1) > 1e-9:
         raise DatasetError(f"split fractions must lie in [0, 1] and sum to 1; got {fractions}")
     return fractions
-
-
-# -------------------------------------------------------------------- playing
-def _check_choices(policy: str, record: str, start: str) -> None:
-    if policy not in POLICIES:
-        raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    if record not in RECORD_MODES:
-        raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
-    if start not in STARTS:
-        raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
-
-
-def _start_cell(start, rows: int, cols: int, rng: np.random.Generator) -> tuple[int, int]:
-    if start == "random":
-        return divmod(int(rng.integers(rows * cols)), cols)
-    return first_click_cell(start, rows, cols)
-
-
-def _policy_solver(policy: str):
-    return SinglePointSolver() if policy == "single_point" else CSPSolver()
-
-
-def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "all", epsilon: float = 0.1,
-                start: str = "random") -> tuple[dict[str, np.ndarray], bool]:
-    """Play one game with a policy and return its recorded, labelled states.
-
-    The state before each decision of the policy after the first click is a
-    candidate (the all-covered board before the first click tells nothing); with
-    ``record="guess"`` only the decisions where the policy guessed are kept. The
-    policy's randomness comes from ``np.random.default_rng(seed)``, the layout from
-    the game's own stream of ``seed``.
-
-    Returns
-    -------
-    arrays : dict of ndarray
-        The per-state shard arrays (see :mod:`nnsweeper.datasets.storage`) except
-        ``game`` (set by the caller).
-    won : bool
-    """
-    _check_choices(policy, record, start)
-    env = Game(rules, seed=seed)
-    rng = np.random.default_rng(seed)
-    solver = _policy_solver(policy)
-    rec = GameRecord()
-    game = _Turns(env, rec)
-    game.reveal(*_start_cell(start, env.r, env.c, rng), "first", float("nan"))
-    flags = np.zeros(env.shape, dtype=bool)
-    kept = []
-    step = 0
-    while not game.done:
-        grid, held, version, n_moves = game.grid, flags.copy(), game.version, len(rec.moves)
-        explored = policy == "explore" and rng.random() < epsilon and _explore(game, held, rng)
-        if not (explored or solver.turn(game, flags, rng)):
-            break
-        guessed = any(m.kind == "guess" for m in rec.moves[n_moves:])
-        if record == "all" or guessed:
-            # The policy's own analysis of this position, when it made one, is the label.
-            kept.append((grid, held, game.cached_analysis(version, held), guessed, step))
-        step += 1
-    if not kept:
-        return {k: v for k, v in empty_shard(env.r, env.c).items() if k != "game"}, bool(game.won)
-    layout = env.mine_layout()
-    n = len(kept)
-    grids = np.stack([k[0] for k in kept])
-    prob = np.stack([
-        (a if a is not None else analyze(g, env.mines, f)).probabilities for g, f, a, _, _ in kept
-    ])
-    arrays = {
-        "grid": grids.astype(np.int8),
-        "flags": np.stack([k[1] for k in kept]),
-        "mines": layout[None] & (grids < 0),
-        "prob": prob,
-        "total_mines": np.full(n, env.mines, dtype=np.int16),
-        "game_seed": np.full(n, seed, dtype=np.int64),
-        "step": np.array([k[4] for k in kept], dtype=np.int16),
-        "guess": np.array([k[3] for k in kept], dtype=bool),
-        "won": np.full(n, bool(game.won)),
-    }
-    return arrays, bool(game.won)
-
-
-def _explore(game: _Turns, flags: np.ndarray, rng: np.random.Generator) -> bool:
-    """Reveal a random cell whose exact probability is neither 0 nor 1; False if there is none."""
-    a = game.analyze(flags)
-    open_ = a.unknown & (a.probabilities > 0) & (a.probabilities < 1)
-    if not open_.any():
-        return False
-    cells = np.argwhere(open_)
-    i, j = cells[rng.integers(len(cells))]
-    game.reveal(i, j, "guess", float(a.probabilities[i, j]))
-    return True
-
-
-# ---------------------------------------------------------------- statistics
-def shard_statistics(arrays: dict[str, np.ndarray]) -> dict:
-    """What the dataset card sums over: counts and label statistics of one shard.
-
-    Cells counted are the unknown ones (covered, not flagged). ``calibration`` holds,
-    per tenth of probability, the cells, the sum of their exact probabilities and
-    their mines.
-    """
-    grid, flags, mines, prob = arrays["grid"], arrays["flags"], arrays["mines"], arrays["prob"]
-    unknown = (grid < 0) & ~flags
-    frontier = unknown & dilate(grid >= 0)
-    p, truth = prob[unknown], mines[unknown]
-    bins = np.minimum((p * _CALIBRATION_BINS).astype(int), _CALIBRATION_BINS - 1)
-    safe_known = (unknown & (prob == 0.0)).any(axis=(1, 2))
-    # Correctly rounded sums (math.fsum), the same whatever order or machine adds them.
-    prob_sum = [math.fsum(p[bins == b]) for b in range(_CALIBRATION_BINS)]
-    return {
-        "states": int(len(grid)),
-        "unknown_cells": int(unknown.sum()),
-        "frontier_cells": int(frontier.sum()),
-        "interior_cells": int((unknown & ~frontier).sum()),
-        "guess_needed": int((~safe_known).sum()),
-        "policy_guessed": int(arrays["guess"].sum()),
-        "mine_cells": int(truth.sum()),
-        "mine_prob_sum": math.fsum(p[truth]),
-        "safe_cells": int((~truth).sum()),
-        "safe_prob_sum": math.fsum(p[~truth]),
-        "calibration": {
-            "cells": np.bincount(bins, minlength=_CALIBRATION_BINS).tolist(),
-            "prob_sum": prob_sum,
-            "mines": np.bincount(bins, weights=truth, minlength=_CALIBRATION_BINS).astype(int).tolist(),
-        },
-    }
-
-
-def _add_stats(total: dict | None, s: dict) -> dict:
-    if total is None:
-        return json.loads(json.dumps(s))
-    for k, v in s.items():
-        if k == "calibration":
-            for name, values in v.items():
-                total[k][name] = [a + b for a, b in zip(total[k][name], values, strict=True)]
-        else:
-            total[k] += v
-    return total
-
-
-def _card_row(name: str, games: int, s: dict) -> dict:
-    def share(a, b):
-        return a / b if b else None
-
-    return {
-        "configuration": name,
-        "games": games,
-        "states": s["states"],
-        "frontier_share": share(s["frontier_cells"], s["unknown_cells"]),
-        "interior_share": share(s["interior_cells"], s["unknown_cells"]),
-        "guess_needed_share": share(s["guess_needed"], s["states"]),
-        "policy_guessed_share": share(s["policy_guessed"], s["states"]),
-        "mean_prob_mines": share(s["mine_prob_sum"], s["mine_cells"]),
-        "mean_prob_safe": share(s["safe_prob_sum"], s["safe_cells"]),
-    }
-
-
-def format_card(card: list[dict]) -> str:
-    """The dataset card as a plain-text table."""
-    head = ("configuration", "games", "states", "frontier", "interior", "guess needed",
-            "policy guessed", "P(mine) mines", "P(mine) safe")
-    lines = [head]
-    for row in card:
-        lines.append((
-            row["configuration"], str(row["games"]), str(row["states"]),
-            *("-" if row[k] is None else f"{100 * row[k]:.1f}%" for k in
-              ("frontier_share", "interior_share", "guess_needed_share", "policy_guessed_share")),
-            *("-" if row[k] is None else f"{row[k]:.3f}" for k in ("mean_prob_mines", "mean_prob_safe")),
-        ))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths,
-                                                                                                  strict=True)))
-        for line in lines
-    )
 
 
 # ------------------------------------------------------------------ shards
@@ -639,7 +446,7 @@ def generate(
         Games per configuration where a part does not say.
     splits : three fractions or dict, default=(0.8, 0.1, 0.1)
         Share of each configuration's games in train, val and test; each split's
-        game seeds come from its own stream (:mod:`nnsweeper.datasets.seeds`).
+        game seeds come from its own stream (:mod:`nnsweeper.seeds`).
     seed : int, default=0
         Entropy of every game-seed stream.
     policy : {"csp", "single_point", "explore"}, default="csp"
@@ -695,7 +502,7 @@ def generate(
 def _generate(out: Path, parts: list[Part], fractions: dict, arguments: dict, n_jobs: int | None,
               progress: bool) -> dict:
     """The body of :func:`generate`, run while holding the folder's lock."""
-    from nnsweeper import __version__
+    from nnsweeper._version import __version__
 
     seed, record, epsilon, start, shard_games = (arguments[k] for k in
                                                  ("seed", "record", "epsilon", "start", "shard_games"))
@@ -739,18 +546,18 @@ def _manifest(arguments: dict, parts: Sequence[Part], streams: list, entries: li
         mine = [e for e in entries if e["config"] == part.key]
         per_split = {s: None for s in SPLITS}
         for e in mine:
-            per_split[e["split"]] = _add_stats(per_split[e["split"]], e["statistics"])
+            per_split[e["split"]] = add_stats(per_split[e["split"]], e["statistics"])
         games = {s: sum(e["games"][1] - e["games"][0] for e in mine if e["split"] == s) for s in SPLITS}
         states = {s: (per_split[s] or {"states": 0})["states"] for s in SPLITS}
         both = None
         for s in SPLITS:
             if per_split[s] is not None:
-                both = _add_stats(both, per_split[s])
+                both = add_stats(both, per_split[s])
         configurations.append({**part.to_dict(), "key": part.key, "games_per_split": games,
                                "states_per_split": states, "statistics": both})
-        card.append(_card_row(part.key, part.games, both))
-        totals = _add_stats(totals, both)
-    card.append(_card_row("all", sum(p.games for p in parts), totals))
+        card.append(card_row(part.key, part.games, both))
+        totals = add_stats(totals, both)
+    card.append(card_row("all", sum(p.games for p in parts), totals))
     shards = [{k: v for k, v in e.items() if k != "statistics"} for e in entries]
     return {
         "format": FORMAT,

@@ -18,6 +18,9 @@ its states is asked for, and a few decoded shards stay in a small LRU cache.
 
 Every object here pickles without its cache, so ``DataLoader`` worker processes
 open the shards they need themselves.
+
+The module is longer than most because both datasets and the sampler share the
+shard index, the cache and the batch-size bounds; each part is short.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ import torch_geometric.loader
 from nnsweeper import features
 from nnsweeper.errors import DatasetError, check_int
 from nnsweeper.grid import dilate
+from nnsweeper.seeds import SPLITS
 
-from .seeds import SPLITS
 from .storage import SHARD_FIELDS, load_manifest, read_shard
 
 __all__ = [

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import zipfile
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ import numpy as np
 
 from nnsweeper.errors import ChecksumError, DatasetError
 from nnsweeper.fileio import atomic_path, file_sha256
+from nnsweeper.seeds import MANIFEST_NAME, read_manifest_json
 
 __all__ = [
     "SHARD_FIELDS",
@@ -65,7 +65,6 @@ SHARD_FIELDS: dict[str, tuple[np.dtype, bool]] = {
     "guess": (np.dtype(bool), False),
     "won": (np.dtype(bool), False),
 }
-MANIFEST_NAME = "manifest.json"
 FORMAT = "nnsweeper-dataset"
 FORMAT_VERSION = 1
 # Zip entries carry a timestamp; a fixed one makes the bytes depend on the data only.
@@ -149,19 +148,6 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None) -> dict[str, 
         raise DatasetError(f"shard {where!r} cannot be read as .npz: {exc}") from None
     _check_arrays(arrays, where)
     return arrays
-
-
-def read_manifest_json(folder: str | os.PathLike) -> tuple[Path, object]:
-    """The path of a dataset's ``manifest.json`` (``folder`` or the file itself) and its JSON value."""
-    path = Path(folder)
-    if path.is_dir():
-        path = path / MANIFEST_NAME
-    try:
-        return path, json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"no dataset manifest at {os.fspath(path)!r}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{os.fspath(path)!r} is not a valid manifest: {exc}") from None
 
 
 def load_manifest(folder: str | os.PathLike) -> dict:

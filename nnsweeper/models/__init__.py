@@ -2,28 +2,72 @@
 
 - :class:`MineModel`: the shared interface, :meth:`~MineModel.predict_proba` (boards
   in, P(mine) out) for playing and evaluation, :meth:`~MineModel.outputs` (a
-  training batch in, logits and targets out) for losses and metrics, and
+  training batch in, logits and targets out) for losses and metrics,
+  :meth:`~MineModel.make_loader` (a dataset split in, training batches out) and
   :meth:`~MineModel.from_config`.
-- :class:`MineCNN` (``"cnn"``) and :class:`MineGNN` (``"gnn"``): the architectures.
+- :class:`MineCNN` (``"cnn"``) and :class:`MineGNN` (``"gnn"``): the architectures,
+  listed in :mod:`nnsweeper.models.registry` (:data:`ARCHITECTURES`).
 - :func:`save_checkpoint`, :func:`load_checkpoint`, :func:`load_model`: weights and
   their description on disk, checked when read back (:class:`CheckpointError`).
 - :func:`resolve_device`: ``"auto"``, ``"cpu"`` or ``"cuda"`` to a torch device.
+
+The registry needs no torch; everything else here is imported on first use, so that
+``import nnsweeper`` (and the solver registry, which reads the architectures) stays
+free of it.
 """
 
-from nnsweeper.models.base import ARCHS, MineModel, ModelError, resolve_device
-from nnsweeper.models.checkpoint import CheckpointError, load_checkpoint, load_model, save_checkpoint
-from nnsweeper.models.cnn import MineCNN
-from nnsweeper.models.gnn import MineGNN
+from nnsweeper.models.registry import (
+    ARCHITECTURES,
+    Architecture,
+    get_architecture,
+    register_architecture,
+    unregister_architecture,
+)
+
+_LAZY = {
+    "MineModel": "nnsweeper.models.base",
+    "ModelConfig": "nnsweeper.models.base",
+    "CNNConfig": "nnsweeper.models.cnn",
+    "GNNConfig": "nnsweeper.models.gnn",
+    "ModelError": "nnsweeper.models.base",
+    "resolve_device": "nnsweeper.models.base",
+    "CheckpointError": "nnsweeper.models.checkpoint",
+    "load_checkpoint": "nnsweeper.models.checkpoint",
+    "load_model": "nnsweeper.models.checkpoint",
+    "save_checkpoint": "nnsweeper.models.checkpoint",
+    "MineCNN": "nnsweeper.models.cnn",
+    "MineGNN": "nnsweeper.models.gnn",
+}
+
+
+def __getattr__(name):
+    if name == "ARCHS":
+        # The architecture names, in registration order (kept for existing callers).
+        return tuple(ARCHITECTURES)
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
+    "ARCHITECTURES",
     "ARCHS",
+    "Architecture",
+    "CNNConfig",
     "CheckpointError",
+    "GNNConfig",
     "MineCNN",
     "MineGNN",
     "MineModel",
+    "ModelConfig",
     "ModelError",
+    "get_architecture",
     "load_checkpoint",
     "load_model",
+    "register_architecture",
     "resolve_device",
     "save_checkpoint",
+    "unregister_architecture",
 ]

@@ -9,29 +9,32 @@
   targets, weight, ...), the same for both architectures, so that losses and
   metrics are written once.
 
-A model's ``config`` is a complete, JSON-able dict (every key with its value,
-``"arch"`` included): :meth:`MineModel.from_config` rebuilds the same model from it,
-which is how checkpoints (:mod:`nnsweeper.models.checkpoint`) are read back.
+An architecture declares its settings once, as a frozen dataclass derived from
+:class:`ModelConfig` (:attr:`MineModel.Config`: each key with its default, a ``#:``
+comment and its rule); a model holds them typed as ``model.settings``. Its
+``config`` is the same as a complete, JSON-able dict (every key with its value,
+``"arch"`` first): :meth:`MineModel.from_config` rebuilds the same model from it,
+which is how checkpoints (:mod:`nnsweeper.models.checkpoint`) are read back. A model
+also makes the loader of its training batches (:meth:`MineModel.make_loader`), so
+that training needs no knowledge of the architecture.
 """
 
 from __future__ import annotations
 
-import json
 import numbers
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
+from nnsweeper.configs import Settings
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
+from nnsweeper.models.registry import ARCHITECTURES, register_architecture
+from nnsweeper.observation import Observation, Observations
 
-__all__ = ["ARCHS", "MineModel", "ModelError", "resolve_device"]
-
-#: Architecture names that :meth:`MineModel.from_config` can build.
-ARCHS: tuple[str, ...] = ("cnn", "gnn")
-
-_REGISTRY: dict[str, type[MineModel]] = {}
+__all__ = ["MineModel", "ModelConfig", "ModelError", "resolve_device"]
 
 
 class ModelError(NnsweeperError):
@@ -82,26 +85,27 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     return dev
 
 
-# --------------------------------------------------------------------------- config checks
-def config_int(config: Mapping, key: str, minimum: int) -> int:
-    """``config[key]`` as an int, or a :class:`ModelError` naming the key and the rule."""
-    return check_int(f"config[{key!r}]", config[key], minimum, ModelError)
+# --------------------------------------------------------------------------- configs
+@dataclass(frozen=True)
+class ModelConfig(Settings):
+    """Base of the architectures' typed configs (:attr:`MineModel.Config`).
 
+    An architecture's config is a frozen dataclass derived from this one: each field
+    with its default and a ``#:`` comment, its ``__post_init__`` checking the values
+    (messages name the key as ``config['key']`` and raise :class:`ModelError`).
+    Sequences are held as tuples; :meth:`~nnsweeper.configs.Settings.to_dict` writes
+    them as lists.
+    """
 
-def config_choice(config: Mapping, key: str, choices: Sequence[str]) -> str:
-    """``config[key]``, which must be one of ``choices``."""
-    value = config[key]
-    if not isinstance(value, str) or value not in choices:
-        raise ModelError(f"config[{key!r}] must be one of {', '.join(map(repr, choices))}; got {value!r}")
-    return value
+    _error: ClassVar[type[ValueError]] = ModelError
 
+    @classmethod
+    def _what(cls) -> str:
+        return "model config"
 
-def config_bool(config: Mapping, key: str) -> bool:
-    """``config[key]``, which must be a bool."""
-    value = config[key]
-    if not isinstance(value, bool | np.bool_):
-        raise ModelError(f"config[{key!r}] must be true or false; got {value!r}")
-    return bool(value)
+    @classmethod
+    def _label(cls, key: str) -> str:
+        return f"config[{key!r}]"
 
 
 # --------------------------------------------------------------------------- input normalisation
@@ -110,7 +114,14 @@ def _is_int(value) -> bool:
 
 
 def _as_boards(grids) -> tuple[list, str]:
-    """The boards of ``grids`` as a list, and the kind of input: "single", "stack" or "list"."""
+    """The boards of ``grids`` as a list, and the kind of input: "single", "stack" or "list".
+
+    A board is an :class:`~nnsweeper.observation.Observation` or a raw grid (unchecked).
+    """
+    if isinstance(grids, Observation):
+        return [grids], "single"
+    if isinstance(grids, Observations):
+        return list(grids), "stack"
     if isinstance(grids, torch.Tensor):
         grids = grids.detach().cpu().numpy()
     if isinstance(grids, np.ndarray):
@@ -128,10 +139,13 @@ def _as_boards(grids) -> tuple[list, str]:
         first = grids[0]
         if isinstance(first, torch.Tensor):
             first = first.detach().cpu().numpy()
-        if np.ndim(first) == 1:  # one board written as nested lists
+        if not isinstance(first, Observation) and np.ndim(first) == 1:  # one board as nested lists
             return [np.asarray(grids)], "single"
         boards = []
         for b, g in enumerate(grids):
+            if isinstance(g, Observation):
+                boards.append(g)
+                continue
             if isinstance(g, torch.Tensor):
                 g = g.detach().cpu().numpy()
             if np.ndim(g) != 2:
@@ -146,6 +160,7 @@ def _as_boards(grids) -> tuple[list, str]:
 
 
 def _per_board_totals(total_mines, n: int, kind: str) -> list:
+    """``total_mines`` as one entry per board (unchecked values), or an error naming its form."""
     if isinstance(total_mines, torch.Tensor):
         total_mines = total_mines.detach().cpu().numpy()
     if _is_int(total_mines):
@@ -170,6 +185,7 @@ def _per_board_totals(total_mines, n: int, kind: str) -> list:
 
 
 def _per_board_flags(flags, n: int, kind: str) -> list:
+    """``flags`` as one entry per board (an array or None, unchecked), or an error naming its form."""
     if flags is None:
         return [None] * n
     if isinstance(flags, torch.Tensor):
@@ -199,57 +215,119 @@ def board_error(exc: Exception, b: int, n: int) -> Exception:
     return type(exc)(f"board {b}: {exc}")
 
 
-def board_batches(grids: list, totals: list, flags: list, batch_size: int, build_batch, build_one):
+def _observations(boards: list, totals: list, flags: list) -> list[Observation]:
+    """Every board as an :class:`~nnsweeper.observation.Observation`, each checked once.
+
+    Observations are taken as they are (their entries of ``totals`` and ``flags``
+    must be None). Raw grids are checked with their ``totals`` and ``flags``, the
+    boards of one shape together in whole-array steps; when a group is refused, its
+    boards are checked one by one, so that the error names the board at fault
+    (:func:`board_error`).
+    """
+    n = len(boards)
+    out: list[Observation | None] = [None] * n
+    groups: dict[tuple, list[int]] = {}
+    for b, board in enumerate(boards):
+        if isinstance(board, Observation):
+            if totals[b] is not None or flags[b] is not None:
+                given = "total_mines" if totals[b] is not None else "flags"
+                raise board_error(InvalidBoardError(
+                    f"an Observation carries its own total_mines and flags: give neither with it; got {given}"
+                ), b, n)
+            out[b] = board
+        else:
+            groups.setdefault(np.shape(board), []).append(b)
+    for members in groups.values():
+        try:
+            g = np.stack([np.asarray(boards[b]) for b in members])
+            f = np.stack([np.zeros(g.shape[1:], dtype=bool) if flags[b] is None else np.asarray(flags[b])
+                          for b in members])
+            checked = Observations.of(g, [totals[b] for b in members], f)
+        except (InvalidBoardError, InconsistentBoardError, ValueError, TypeError):
+            for b in members:
+                try:
+                    Observation.of(boards[b], totals[b], flags[b])
+                except (InvalidBoardError, InconsistentBoardError) as exc:
+                    raise board_error(exc, b, n) from None
+            raise
+        for k, b in enumerate(members):
+            out[b] = checked[k]
+    return out
+
+
+def board_batches(grids: list, totals: list, flags: list, batch_size: int, build_batch, build_one=None):
     """Model inputs for many boards: boards of one shape together, ``batch_size`` at a time.
 
-    Yields ``(indices, grids (k, r, c), flags (k, r, c) bool, build_batch(grids, totals,
-    flags))`` for chunks of boards of one shape, in order of first appearance. When
-    ``build_batch`` refuses a chunk, ``build_one(grid, total, flags)`` is run on its
-    boards one by one, so the error names the board at fault (:func:`board_error`).
+    ``grids`` are the boards: :class:`~nnsweeper.observation.Observation` objects (as
+    :meth:`MineModel.predict_proba` passes them; ``totals`` and ``flags`` are then not
+    read, and nothing is checked again) or raw grids with their ``totals`` and
+    ``flags``, checked first, naming the board at fault (:func:`board_error`).
+
+    Yields ``(indices, grids (k, r, c) int8, flags (k, r, c) bool,
+    build_batch(batch, None, None))`` for chunks of boards of one shape, in order of
+    first appearance, where ``batch`` is the chunk's
+    :class:`~nnsweeper.observation.Observations` (so ``build_batch`` is
+    :func:`~nnsweeper.features.encode_grids` or
+    :func:`~nnsweeper.features.build_graph_batch`, or a function that passes its
+    arguments on to them). ``build_one`` is not called: the boards are checked before
+    they are batched, so a chunk is never refused for one board (it is accepted for
+    callers written when it was the fallback that named that board).
     """
-    n = len(grids)
-    boards = [np.asarray(g) for g in grids]
+    if all(isinstance(g, Observation) for g in grids):
+        observations = grids
+    else:
+        observations = _observations(grids, totals, flags)
     groups: dict[tuple, list[int]] = {}
-    for b, g in enumerate(boards):
-        groups.setdefault(g.shape, []).append(b)
+    for b, obs in enumerate(observations):
+        groups.setdefault(obs.shape, []).append(b)
     for members in groups.values():
         for start in range(0, len(members), batch_size):
             chunk = members[start : start + batch_size]
-            try:
-                g = np.stack([boards[b] for b in chunk])
-                f = np.stack([np.zeros(g.shape[1:], dtype=bool) if flags[b] is None else np.asarray(flags[b])
-                              for b in chunk])
-                inputs = build_batch(g, [totals[b] for b in chunk], f)
-            except (InvalidBoardError, InconsistentBoardError, ValueError, TypeError):
-                for b in chunk:
-                    try:
-                        build_one(grids[b], totals[b], flags[b])
-                    except (InvalidBoardError, InconsistentBoardError) as exc:
-                        raise board_error(exc, b, n) from None
-                raise
-            yield chunk, g, f.astype(bool), inputs
+            batch = Observations.stack([observations[b] for b in chunk])
+            yield chunk, batch.grids, batch.flags, build_batch(batch, None, None)
 
 
 # --------------------------------------------------------------------------- the base class
+def _model_class(config) -> type[MineModel]:
+    """The model class that ``config["arch"]`` names."""
+    if not isinstance(config, Mapping):
+        raise ModelError(f"a model config must be a dict; got {type(config).__name__}")
+    if "arch" not in config:
+        raise ModelError(
+            f"a model config needs an 'arch' key ({', '.join(ARCHITECTURES)}); got keys {list(config)}"
+        )
+    arch = config["arch"]
+    if not isinstance(arch, str) or arch not in ARCHITECTURES:
+        raise ModelError(
+            f"config['arch'] must be one of {', '.join(map(repr, ARCHITECTURES))}; got {arch!r}"
+        )
+    return ARCHITECTURES[arch].model_class()
+
+
 class MineModel(torch.nn.Module):
     """Base class of the mine predictors: configuration, prediction and training interface.
 
-    Subclasses set :attr:`arch` and :attr:`DEFAULTS`, call ``super().__init__(config)``
-    and implement :meth:`outputs` and :meth:`_predict_boards`.
+    Subclasses set :attr:`arch` and :attr:`Config` (a frozen dataclass derived from
+    :class:`ModelConfig`: the keys, their defaults and rules), call
+    ``super().__init__(config)`` and implement :meth:`outputs`, :meth:`make_loader`
+    and :meth:`_predict_boards`.
 
     Parameters
     ----------
-    config : dict, optional
-        Architecture settings; missing keys take :attr:`DEFAULTS`. An ``"arch"`` key,
-        when present, must name this class's architecture.
+    config : dict or Config, optional
+        Architecture settings; missing keys take the defaults of :attr:`Config`. An
+        ``"arch"`` key, when present, must name this class's architecture.
 
     Attributes
     ----------
     arch : str
-        The architecture name (a key of :data:`ARCHS`).
+        The architecture name (a key of :data:`~nnsweeper.models.ARCHITECTURES`).
+    settings : Config
+        The typed configuration (what the model's layers read).
     config : dict
-        The complete configuration, ``"arch"`` included; JSON-able, and
-        ``MineModel.from_config(model.config)`` builds the same architecture.
+        The complete configuration, ``"arch"`` first: JSON-able, and
+        ``MineModel.from_config(model.config)`` builds the same architecture (what
+        checkpoints record).
 
     Raises
     ------
@@ -259,27 +337,51 @@ class MineModel(torch.nn.Module):
     """
 
     arch: ClassVar[str] = ""
-    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    #: The typed config of the architecture: a frozen :class:`ModelConfig` dataclass.
+    Config: ClassVar[type[ModelConfig]] = ModelConfig
+    #: Whether a batch may leave some parameters without a gradient (for instance a head
+    #: that only some graphs use); ``DistributedDataParallel`` must then look for them.
+    find_unused_parameters: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
+        # A class that sets its own ``arch`` is that architecture: the entry that names
+        # it in the registry is bound to it, and an architecture not listed there
+        # registers itself (with its two solvers).
         super().__init_subclass__(**kwargs)
-        if cls.arch:
-            _REGISTRY[cls.arch] = cls
+        arch = cls.__dict__.get("arch")
+        if not arch:
+            return
+        entry = ARCHITECTURES.get(arch)
+        if entry is None:
+            register_architecture(arch, cls)
+        elif entry.model == f"{cls.__module__}:{cls.__qualname__}" or not isinstance(entry.model, str):
+            # The listed class being defined, or a class defined again (a re-run notebook cell).
+            entry.model = entry.model if isinstance(entry.model, str) else cls
+            entry._class = cls
+        else:
+            raise ModelError(f"architecture {arch!r} is {entry.model}; give {cls.__qualname__} another arch")
 
-    def __init__(self, config: Mapping | None = None):
+    def __init__(self, config: Mapping | ModelConfig | None = None):
         super().__init__()
-        self.config: dict[str, Any] = self.check_config(config)
+        self.settings = self.make_settings(config)
 
     # ----------------------------------------------------------------- configuration
+    @property
+    def config(self) -> dict[str, Any]:
+        """The complete configuration as a fresh JSON-able dict, ``"arch"`` first."""
+        return {"arch": self.arch, **self.settings.to_dict()}
+
     @classmethod
-    def check_config(cls, config: Mapping | None) -> dict[str, Any]:
-        """``config`` completed with :attr:`DEFAULTS` and checked; ``"arch"`` comes first.
+    def make_settings(cls, config: Mapping | ModelConfig | None) -> ModelConfig:
+        """The typed config of ``config`` (a dict, possibly partial, or a :attr:`Config`).
 
         Raises
         ------
         ModelError
             As for the constructor.
         """
+        if isinstance(config, cls.Config):
+            return config
         if config is None:
             config = {}
         if not isinstance(config, Mapping):
@@ -287,29 +389,37 @@ class MineModel(torch.nn.Module):
         arch = config.get("arch", cls.arch)
         if arch != cls.arch:
             raise ModelError(f"config['arch'] must be {cls.arch!r} for {cls.__name__}; got {arch!r}")
-        unknown = [k for k in config if k != "arch" and k not in cls.DEFAULTS]
+        keys = cls.Config.keys()
+        unknown = [k for k in config if k != "arch" and k not in keys]
         if unknown:
             raise ModelError(
-                f"unknown config key {unknown[0]!r} for a {cls.arch!r} model; "
-                f"the keys are {', '.join(cls.DEFAULTS)}"
+                f"unknown config key {unknown[0]!r} for a {cls.arch!r} model; the keys are {', '.join(keys)}"
             )
-        full = {"arch": cls.arch, **json.loads(json.dumps(cls.DEFAULTS))}
-        for key, value in config.items():
-            if key == "arch":
-                continue
-            if isinstance(value, tuple):
-                value = list(value)
-            full[key] = value
-        cls._check_values(full)
-        try:
-            json.dumps(full, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ModelError(f"a model config must be JSON-able ({exc}); got {full!r}") from None
-        return full
+        settings = cls.Config(**{k: v for k, v in config.items() if k != "arch"})
+        settings.to_dict()  # refuses values that JSON cannot hold
+        return settings
 
     @classmethod
-    def _check_values(cls, config: dict[str, Any]) -> None:
-        """Check (and normalise in place) the values of a complete config."""
+    def check_config(cls, config: Mapping | ModelConfig | None) -> dict[str, Any]:
+        """``config`` completed with the defaults and checked: a JSON-able dict, ``"arch"`` first.
+
+        Raises
+        ------
+        ModelError
+            As for the constructor.
+        """
+        return {"arch": cls.arch, **cls.make_settings(config).to_dict()}
+
+    @staticmethod
+    def complete_config(config: Mapping) -> dict[str, Any]:
+        """The complete, checked config of the architecture ``config["arch"]``, building no model.
+
+        Raises
+        ------
+        ModelError
+            As for :meth:`from_config`.
+        """
+        return _model_class(config).check_config(config)
 
     @staticmethod
     def from_config(config: Mapping) -> MineModel:
@@ -318,7 +428,8 @@ class MineModel(torch.nn.Module):
         Parameters
         ----------
         config : dict
-            A model config with an ``"arch"`` key (one of :data:`ARCHS`).
+            A model config with an ``"arch"`` key (one of
+            :data:`~nnsweeper.models.ARCHITECTURES`).
 
         Returns
         -------
@@ -330,16 +441,7 @@ class MineModel(torch.nn.Module):
         ModelError
             No ``"arch"``, an unknown architecture, or a bad configuration.
         """
-        if not isinstance(config, Mapping):
-            raise ModelError(f"a model config must be a dict; got {type(config).__name__}")
-        if "arch" not in config:
-            raise ModelError(
-                f"a model config needs an 'arch' key ({', '.join(ARCHS)}); got keys {list(config)}"
-            )
-        arch = config["arch"]
-        if not isinstance(arch, str) or arch not in _REGISTRY:
-            raise ModelError(f"config['arch'] must be one of {', '.join(map(repr, ARCHS))}; got {arch!r}")
-        return _REGISTRY[arch](config)
+        return _model_class(config)(config)
 
     # ----------------------------------------------------------------- properties
     @property
@@ -376,8 +478,34 @@ class MineModel(torch.nn.Module):
         """
         raise NotImplementedError
 
+    def make_loader(self, root, split: str, **options):
+        """A data loader of training batches of one dataset split, batches :meth:`outputs` reads.
+
+        Parameters
+        ----------
+        root : str or os.PathLike
+            A dataset folder (:func:`nnsweeper.datasets.generate`).
+        split : {"train", "val", "test"}
+        **options
+            ``batch_size``, ``shuffle``, ``seed``, ``num_workers`` and the dataset and
+            sampler options of :func:`nnsweeper.datasets.grid_loader` (``configs``,
+            ``cache_shards``, ``in_memory``, ``pool``, ``rank``, ``world_size``,
+            ``drop_last``, ...).
+
+        Returns
+        -------
+        torch.utils.data.DataLoader
+            Its ``batch_sampler`` is a :class:`~nnsweeper.datasets.ShardBatchSampler`
+            (call ``loader.batch_sampler.set_epoch(e)`` each epoch).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not say how to load its training batches")
+
     def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
-        """Per-board probabilities (unchecked boards: subclasses validate them, naming the board).
+        """Per-board probabilities of checked boards.
+
+        ``grids`` is a list of :class:`~nnsweeper.observation.Observation` (checked
+        once, by :meth:`predict_proba`); ``totals`` and ``flags`` hold their mine counts
+        and flags, for code that reads them apart. :func:`board_batches` batches them.
 
         Called by :meth:`predict_proba` in eval mode under ``torch.inference_mode()``;
         returns one float64 (rows, cols) array per board, in order.
@@ -385,19 +513,25 @@ class MineModel(torch.nn.Module):
         raise NotImplementedError
 
     # ----------------------------------------------------------------- prediction interface
-    def predict_proba(self, grids, total_mines, flags=None, *, batch_size: int = 256):
+    def predict_proba(self, grids, total_mines=None, flags=None, *, batch_size: int = 256):
         """P(mine) for every cell of one or more visible boards.
 
         Parameters
         ----------
-        grids : array_like of int
-            One board (rows, cols), a stack of boards (boards, rows, cols), or a list
-            of boards of possibly different sizes; -1 covered, 0..8 revealed.
+        grids : Observation, Observations, array_like of int, or list
+            One board (an :class:`~nnsweeper.observation.Observation` or a grid
+            (rows, cols)), a stack of boards (an
+            :class:`~nnsweeper.observation.Observations` or grids (boards, rows,
+            cols)), or a list of boards (Observations or grids) of possibly different
+            sizes; a grid holds -1 covered, 0..8 revealed. Observations are not
+            checked again, and carry their own mine counts and flags.
         total_mines : int or sequence of int
-            Mines on each board, flagged ones included (an int applies to every board).
+            Mines on each board given as a grid, flagged ones included (an int applies
+            to every board); omitted when every board is an Observation.
         flags : array_like of bool, optional
             Covered cells known to be mines: one array for one board; a stack or a
-            list of per-board arrays (or None) for several boards.
+            list of per-board arrays (or None) for several boards; omitted when every
+            board is an Observation.
         batch_size : int, default 256
             Boards per forward pass.
 
@@ -422,15 +556,20 @@ class MineModel(torch.nn.Module):
         """
         boards, kind = _as_boards(grids)
         n = len(boards)
-        totals = _per_board_totals(total_mines, n, kind)
-        fl = _per_board_flags(flags, n, kind)
+        if total_mines is None and flags is None and all(isinstance(b, Observation) for b in boards):
+            totals, fl = [None] * n, [None] * n
+        else:
+            totals = _per_board_totals(total_mines, n, kind)
+            fl = _per_board_flags(flags, n, kind)
         batch_size = check_int("batch_size", batch_size, 1, ModelError)
+        observations = _observations(boards, totals, fl)
 
         modes = [(m, m.training) for m in self.modules()]
         try:
             self.eval()
             with torch.inference_mode():
-                out = self._predict_boards(boards, totals, fl, batch_size)
+                out = self._predict_boards(observations, [o.total_mines for o in observations],
+                                           [o.flags for o in observations], batch_size)
         finally:
             for m, mode in modes:
                 m.training = mode

@@ -28,7 +28,8 @@ from nnsweeper import features
 from nnsweeper.errors import NnsweeperError
 from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
 
-from .base import ARCHS, MineModel, ModelError, resolve_device
+from .base import MineModel, ModelError, resolve_device
+from .registry import ARCHITECTURES
 
 __all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_model", "WEIGHTS_DIR"]
 
@@ -55,9 +56,9 @@ def _feature_names() -> dict[str, list[str]]:
 
 
 def _version() -> str:
-    import nnsweeper
+    from nnsweeper._version import __version__
 
-    return str(getattr(nnsweeper, "__version__", "unknown"))
+    return __version__
 
 
 def _paths(path) -> tuple[Path, Path]:
@@ -299,9 +300,9 @@ def load_model(name_or_path, *, device="cpu", arch: str | None = None) -> MineMo
     Parameters
     ----------
     name_or_path : str or os.PathLike
-        One of :data:`~nnsweeper.models.ARCHS` for the weights shipped in
-        ``nnsweeper/models/weights/{name}.pt``; anything else is the path of a
-        checkpoint (see :func:`load_checkpoint`).
+        The name of an architecture that ships weights (``bundled`` in
+        :data:`~nnsweeper.models.ARCHITECTURES`) for ``nnsweeper/models/weights/{name}.pt``;
+        anything else is the path of a checkpoint (see :func:`load_checkpoint`).
     device : str or torch.device, default "cpu"
         As for :func:`load_checkpoint`.
     arch : str, optional
@@ -318,7 +319,8 @@ def load_model(name_or_path, *, device="cpu", arch: str | None = None) -> MineMo
         No bundled weights for that name in this installation, a path that is no
         checkpoint, or any of the refusals of :func:`load_checkpoint`.
     """
-    if isinstance(name_or_path, str) and name_or_path in ARCHS:
+    bundled = [a.name for a in ARCHITECTURES.values() if a.bundled]
+    if isinstance(name_or_path, str) and name_or_path in bundled:
         weights = WEIGHTS_DIR / f"{name_or_path}.pt"
         if not weights.is_file() or not weights.with_suffix(".json").is_file():
             raise CheckpointError(
@@ -330,13 +332,13 @@ def load_model(name_or_path, *, device="cpu", arch: str | None = None) -> MineMo
         return load_checkpoint(weights, expected={"arch": name_or_path}, device=device)
     if not isinstance(name_or_path, str | os.PathLike):
         raise CheckpointError(
-            f"name_or_path must be a model name ({', '.join(ARCHS)}) or a checkpoint path; "
+            f"name_or_path must be a model name ({', '.join(bundled)}) or a checkpoint path; "
             f"got {name_or_path!r}"
         )
     pt = Path(name_or_path)
     if not pt.exists():
         raise CheckpointError(
-            f"{os.fspath(name_or_path)!r} is neither a bundled model name ({', '.join(ARCHS)}) nor an "
+            f"{os.fspath(name_or_path)!r} is neither a bundled model name ({', '.join(bundled)}) nor an "
             f"existing checkpoint file"
         )
     return load_checkpoint(pt, device=device, expected=None if arch is None else {"arch": arch})

@@ -10,17 +10,19 @@ constraints across the board.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
 from nnsweeper import features
+from nnsweeper.errors import check_int
 
-from .base import MineModel, ModelError, board_batches, config_choice, config_int
+from .base import MineModel, ModelConfig, ModelError, board_batches
 
-__all__ = ["MineCNN"]
+__all__ = ["MineCNN", "CNNConfig"]
 
 _NORMS = ("group", "none")
 _REQUIRED_KEYS = ("x", "prob", "mine", "unknown", "frontier")
@@ -61,19 +63,44 @@ class _Block(nn.Module):
         return self.act(x + h)
 
 
+@dataclass(frozen=True)
+class CNNConfig(ModelConfig):
+    """The settings of a :class:`MineCNN` (``[model]`` keys of a training config with ``arch = "cnn"``)."""
+
+    #: Width (channels) of the stem and of every residual block.
+    channels: int = 32
+    #: Residual blocks (0: the stem and the head only).
+    blocks: int = 6
+    #: Dilations of the blocks, in turn: block b has dilations[b % len(dilations)].
+    dilations: tuple[int, ...] = (1, 2, 4, 8)
+    #: Kernel size of the stem and of the blocks; odd, so that padding keeps the board size.
+    kernel: int = 3
+    #: Normalisation after each convolution: "group" (GroupNorm with gcd(channels, 8) groups) or "none".
+    norm: str = "group"
+
+    def __post_init__(self):
+        self._int("channels", 1)
+        self._int("blocks", 0)
+        kernel = self._int("kernel", 1)
+        if kernel % 2 == 0:
+            raise ModelError(
+                f"config['kernel'] must be odd so that padding keeps the board size; got {kernel}"
+            )
+        dil = self.dilations
+        if not isinstance(dil, list | tuple) or not dil:
+            raise ModelError(f"config['dilations'] must be a non-empty list of integers >= 1; got {dil!r}")
+        self._set("dilations", tuple(check_int("config['dilations']", d, 1, ModelError) for d in dil))
+        self._choice("norm", _NORMS)
+
+
 class MineCNN(MineModel):
     """Dilated residual CNN: a logit of P(mine) for every cell of a board of any size.
 
     Parameters
     ----------
-    config : dict, optional
-        ``channels`` (int, default 32): width of every layer;
-        ``blocks`` (int, default 6): residual blocks (0 allowed);
-        ``dilations`` (list of int, default [1, 2, 4, 8]): dilation of block ``b`` is
-        ``dilations[b % len(dilations)]``;
-        ``kernel`` (odd int, default 3): kernel size of the stem and the blocks;
-        ``norm`` ("group" or "none", default "group"): GroupNorm with
-        ``gcd(channels, 8)`` groups after each convolution, or no normalisation.
+    config : dict or CNNConfig, optional
+        The keys of :class:`CNNConfig` (``channels``, ``blocks``, ``dilations``,
+        ``kernel``, ``norm``); missing keys take its defaults.
 
     Notes
     -----
@@ -86,47 +113,23 @@ class MineCNN(MineModel):
     """
 
     arch: ClassVar[str] = "cnn"
-    DEFAULTS: ClassVar[dict[str, Any]] = {
-        "channels": 32,
-        "blocks": 6,
-        "dilations": [1, 2, 4, 8],
-        "kernel": 3,
-        "norm": "group",
-    }
+    Config: ClassVar[type[CNNConfig]] = CNNConfig
 
-    def __init__(self, config: dict | None = None):
+    def __init__(self, config: dict | CNNConfig | None = None):
         super().__init__(config)
-        c = self.config
-        ch, k = c["channels"], c["kernel"]
+        c = self.settings
+        ch, k = c.channels, c.kernel
         self.stem = nn.Sequential(
             nn.Conv2d(len(features.GRID_CHANNELS), ch, k, padding=k // 2),
-            _norm(c["norm"], ch),
+            _norm(c.norm, ch),
             nn.ReLU(),
         )
-        self.blocks = nn.Sequential(
-            *(_Block(ch, k, self.dilation(b), c["norm"]) for b in range(c["blocks"]))
-        )
+        self.blocks = nn.Sequential(*(_Block(ch, k, self.dilation(b), c.norm) for b in range(c.blocks)))
         self.head = nn.Conv2d(ch, 1, 1)
-
-    @classmethod
-    def _check_values(cls, config: dict[str, Any]) -> None:
-        config["channels"] = config_int(config, "channels", 1)
-        config["blocks"] = config_int(config, "blocks", 0)
-        kernel = config_int(config, "kernel", 1)
-        if kernel % 2 == 0:
-            raise ModelError(
-                f"config['kernel'] must be odd so that padding keeps the board size; got {kernel}"
-            )
-        config["kernel"] = kernel
-        dil = config["dilations"]
-        if not isinstance(dil, list) or not dil:
-            raise ModelError(f"config['dilations'] must be a non-empty list of integers >= 1; got {dil!r}")
-        config["dilations"] = [config_int({"dilations": d}, "dilations", 1) for d in dil]
-        config_choice(config, "norm", _NORMS)
 
     def dilation(self, block: int) -> int:
         """The dilation of residual block ``block``."""
-        dil = self.config["dilations"]
+        dil = self.settings.dilations
         return dil[block % len(dil)]
 
     @property
@@ -137,8 +140,8 @@ class MineCNN(MineModel):
         the 1x1 head nothing: ``kernel + 2 * (kernel - 1) * sum of block dilations``
         (75 for the defaults).
         """
-        k = self.config["kernel"]
-        return k + sum(2 * (k - 1) * self.dilation(b) for b in range(self.config["blocks"]))
+        k = self.settings.kernel
+        return k + sum(2 * (k - 1) * self.dilation(b) for b in range(self.settings.blocks))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits (B, rows, cols) of encoded boards ``x`` (B, C, rows, cols)."""
@@ -185,6 +188,15 @@ class MineCNN(MineModel):
             "frontier": batch["frontier"].to(dev, torch.bool)[unknown],
             "graph": graph[unknown].to(torch.int64),
         }
+
+    def make_loader(self, root, split: str, **options):
+        """Batches of :func:`~nnsweeper.datasets.collate_grids` (:func:`~nnsweeper.datasets.grid_loader`).
+
+        See :meth:`MineModel.make_loader`.
+        """
+        from nnsweeper.datasets import grid_loader
+
+        return grid_loader(root, split, **options)
 
     def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
         out: list[np.ndarray] = [np.empty(0)] * len(grids)

@@ -10,7 +10,8 @@ logit shared by all interior cells of the board.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -21,9 +22,9 @@ from torch_geometric.utils import scatter
 
 from nnsweeper import features
 
-from .base import MineModel, ModelError, board_batches, config_bool, config_choice, config_int
+from .base import MineModel, ModelConfig, ModelError, board_batches
 
-__all__ = ["MineGNN", "CONVS"]
+__all__ = ["MineGNN", "GNNConfig", "CONVS"]
 
 #: Message-passing layers that ``config["conv"]`` can name.
 CONVS: tuple[str, ...] = ("sage", "graph", "gatv2")
@@ -48,22 +49,39 @@ def _mlp(n_in: int, hidden: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
 
+@dataclass(frozen=True)
+class GNNConfig(ModelConfig):
+    """The settings of a :class:`MineGNN` (``[model]`` keys of a training config with ``arch = "gnn"``)."""
+
+    #: Width of the node states.
+    hidden: int = 64
+    #: Rounds of message passing (0 allowed).
+    layers: int = 6
+    #: The torch-geometric layer on each edge type: "sage" (SAGEConv), "graph" (GraphConv)
+    #: or "gatv2" (GATv2Conv).
+    conv: str = "sage"
+    #: Also pass messages along the (cell, near, cell) edges; the graphs are then built with them.
+    cell_edges: bool = True
+    #: Each round also gives every node the mean cell and constraint states of its graph
+    #: (a virtual node), so that board-wide counts can be weighed against the frontier.
+    global_pool: bool = True
+
+    def __post_init__(self):
+        self._int("hidden", 1)
+        self._int("layers", 0)
+        self._choice("conv", CONVS)
+        self._bool("cell_edges")
+        self._bool("global_pool")
+
+
 class MineGNN(MineModel):
     """Message passing between frontier cells and constraints, plus an interior readout.
 
     Parameters
     ----------
-    config : dict, optional
-        ``hidden`` (int, default 64): width of the node states;
-        ``layers`` (int, default 6): rounds of message passing (0 allowed);
-        ``conv`` ("sage", "graph" or "gatv2", default "sage"): the torch-geometric
-        layer on each edge type (``SAGEConv``, ``GraphConv``, ``GATv2Conv``);
-        ``cell_edges`` (bool, default True): also pass messages along the
-        ``("cell", "near", "cell")`` edges (the graphs must then have them);
-        ``global_pool`` (bool, default True): each round also gives every node the
-        mean of its graph's cell states and of its constraint states (a virtual
-        node), so that board-wide counts such as the mines left can be weighed
-        against what the frontier already needs.
+    config : dict or GNNConfig, optional
+        The keys of :class:`GNNConfig` (``hidden``, ``layers``, ``conv``,
+        ``cell_edges``, ``global_pool``); missing keys take its defaults.
 
     Notes
     -----
@@ -78,19 +96,16 @@ class MineGNN(MineModel):
     """
 
     arch: ClassVar[str] = "gnn"
-    DEFAULTS: ClassVar[dict[str, Any]] = {
-        "hidden": 64,
-        "layers": 6,
-        "conv": "sage",
-        "cell_edges": True,
-        "global_pool": True,
-    }
+    Config: ClassVar[type[GNNConfig]] = GNNConfig
+    # A batch without interior cells leaves the interior readout (and what only feeds it)
+    # without a gradient.
+    find_unused_parameters: ClassVar[bool] = True
 
-    def __init__(self, config: dict | None = None):
+    def __init__(self, config: dict | GNNConfig | None = None):
         super().__init__(config)
-        c = self.config
-        h, n_glob = c["hidden"], len(features.GLOBAL_FEATURES)
-        self.edge_types = (_IN, _HAS, _NEAR) if c["cell_edges"] else (_IN, _HAS)
+        c = self.settings
+        h, n_glob = c.hidden, len(features.GLOBAL_FEATURES)
+        self.edge_types = (_IN, _HAS, _NEAR) if c.cell_edges else (_IN, _HAS)
         self.encode = nn.ModuleDict(
             {
                 "cell": nn.Linear(len(features.CELL_FEATURES), h),
@@ -98,27 +113,19 @@ class MineGNN(MineModel):
             }
         )
         self.convs = nn.ModuleList(
-            HeteroConv({et: _conv(c["conv"], h) for et in self.edge_types}, aggr="sum")
-            for _ in range(c["layers"])
+            HeteroConv({et: _conv(c.conv, h) for et in self.edge_types}, aggr="sum")
+            for _ in range(c.layers)
         )
-        n_context = n_glob + (2 * h if c["global_pool"] else 0)
+        n_context = n_glob + (2 * h if c.global_pool else 0)
         self.inject = nn.ModuleList(
-            nn.ModuleDict({t: nn.Linear(n_context, h) for t in _NODES}) for _ in range(c["layers"])
+            nn.ModuleDict({t: nn.Linear(n_context, h) for t in _NODES}) for _ in range(c.layers)
         )
         self.norms = nn.ModuleList(
-            nn.ModuleDict({t: nn.LayerNorm(h) for t in _NODES}) for _ in range(c["layers"])
+            nn.ModuleDict({t: nn.LayerNorm(h) for t in _NODES}) for _ in range(c.layers)
         )
         self.act = nn.ReLU()
         self.cell_head = _mlp(h, h)
         self.interior_head = _mlp(2 * h + n_glob, h)
-
-    @classmethod
-    def _check_values(cls, config: dict[str, Any]) -> None:
-        config["hidden"] = config_int(config, "hidden", 1)
-        config["layers"] = config_int(config, "layers", 0)
-        config_choice(config, "conv", CONVS)
-        config["cell_edges"] = config_bool(config, "cell_edges")
-        config["global_pool"] = config_bool(config, "global_pool")
 
     # ----------------------------------------------------------------- forward
     def _check_graph(self, data) -> None:
@@ -173,7 +180,7 @@ class MineGNN(MineModel):
             return [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
 
         for conv, inject, norms in zip(self.convs, self.inject, self.norms, strict=True):
-            context = torch.cat([glob, *pool()], dim=1) if self.config["global_pool"] else glob
+            context = torch.cat([glob, *pool()], dim=1) if self.settings.global_pool else glob
             msg = conv(h, edges)
             h = {
                 t: norms[t](h[t] + self.act(msg.get(t, 0.0) + inject[t](context)[batch[t]]))
@@ -237,9 +244,18 @@ class MineGNN(MineModel):
         }
         return {k: v[order] for k, v in rows.items()}
 
+    def make_loader(self, root, split: str, **options):
+        """``HeteroData`` batches of :func:`~nnsweeper.datasets.graph_loader`, with this model's edges.
+
+        See :meth:`MineModel.make_loader`.
+        """
+        from nnsweeper.datasets import graph_loader
+
+        return graph_loader(root, split, cell_edges=self.settings.cell_edges, **options)
+
     # ----------------------------------------------------------------- prediction
     def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
-        edges = {"cell_edges": self.config["cell_edges"]}
+        edges = {"cell_edges": self.settings.cell_edges}
         out: list[np.ndarray] = [np.empty(0)] * len(grids)
         for chunk, g, f, batch in board_batches(
             grids, totals, flags, batch_size,

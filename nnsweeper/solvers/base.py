@@ -1,9 +1,17 @@
-"""What every solver shares: the game record, the first click, the local rules.
+"""What every solver shares: the game record, the turn state, the first click, the local rules.
 
 A solver is a picklable callable ``solver(env, rng) -> bool`` (the seed notebook's
 form) that resets the environment, plays one game and reports whether it won;
 :meth:`Solver.play` returns the full :class:`GameRecord`. Solvers read only what a
 player sees: ``env.mask`` and, on revealed cells, ``env._counts``.
+
+A solver is written against :class:`Turns`, one game seen from the player's side
+(the visible grid, the moves so far, the engine's analysis of the position, cached),
+by implementing :meth:`Solver.turn`; :meth:`Turns.observation` gives the position as
+the :class:`~nnsweeper.observation.Observation` that the engine and the models read.
+:meth:`Solver.play` takes an ``on_decision`` callback that receives a
+:class:`Decision` (the position before it and the moves it made) after every
+decision: the data generator records states through it.
 """
 
 from __future__ import annotations
@@ -15,15 +23,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nnsweeper.grid import covered_grid, single_point_rules
+from nnsweeper.observation import Observation
 from nnsweeper.probability import BoardAnalysis, analyze
 
-__all__ = ["Move", "GameRecord", "Solver", "local_rules", "first_click_cell", "MOVE_KINDS"]
+__all__ = ["Move", "GameRecord", "Decision", "Turns", "Solver", "local_rules", "first_click_cell",
+           "MOVE_KINDS", "STARTS"]
 
 #: Why a cell was revealed: the first click, a local single-point rule, a certainty
 #: from the exact engine, a guess (nothing was certain; for the pure neural solvers,
 #: nothing the model rated almost surely safe), or a cell a pure neural solver opened
 #: because its model rated it almost surely safe (``"model"``: nothing was proved).
 MOVE_KINDS = ("first", "local", "engine", "guess", "model")
+
+#: The words ``start`` accepts besides a ``(row, col)`` cell: the centre (the seed's
+#: choice), the top-left corner, or a uniformly random cell drawn from the game's ``rng``.
+STARTS = ("center", "corner", "random")
 
 
 @dataclass(frozen=True)
@@ -96,18 +110,24 @@ class GameRecord:
         }
 
 
-def first_click_cell(start, rows: int, cols: int) -> tuple[int, int]:
-    """Where the first click goes: ``"center"`` (the seed's choice), ``"corner"`` or ``(row, col)``."""
+def first_click_cell(start, rows: int, cols: int, rng=None) -> tuple[int, int]:
+    """Where the first click goes: one of :data:`STARTS` or ``(row, col)``.
+
+    ``"random"`` draws the cell from ``rng`` (one ``rng.integers(rows * cols)``);
+    without an ``rng`` it only checks the word and returns the top-left cell.
+    """
     if isinstance(start, str):
         if start == "center":
             return rows // 2, cols // 2
         if start == "corner":
             return 0, 0
-        raise ValueError(f"start must be 'center', 'corner' or (row, col); got {start!r}")
+        if start == "random":
+            return (0, 0) if rng is None else divmod(int(rng.integers(rows * cols)), cols)
+        raise ValueError(f"start must be 'center', 'corner', 'random' or (row, col); got {start!r}")
     try:
         i, j = start
     except (TypeError, ValueError):
-        raise ValueError(f"start must be 'center', 'corner' or (row, col); got {start!r}") from None
+        raise ValueError(f"start must be 'center', 'corner', 'random' or (row, col); got {start!r}") from None
     for name, v, hi in (("row", i, rows), ("col", j, cols)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < hi:
             raise ValueError(
@@ -131,13 +151,47 @@ def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.nda
     return safe, mines
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One decision of a solver, as :meth:`Solver.play` reports it to ``on_decision``.
+
+    Attributes
+    ----------
+    step : int
+        Decisions made before this one (the first click is not a decision).
+    grid : ndarray of int8
+        The visible board the decision was made on (-1 covered, 0..8 revealed).
+    flags : ndarray of bool
+        The solver's flags on that board.
+    moves : tuple of Move
+        The cells the decision revealed (none when it only placed flags).
+    analysis : BoardAnalysis or None
+        The exact engine's analysis of that position with those flags, when the
+        solver made one for the decision (None otherwise).
+    """
+
+    step: int
+    grid: np.ndarray
+    flags: np.ndarray
+    moves: tuple[Move, ...]
+    analysis: BoardAnalysis | None
+
+    @property
+    def guessed(self) -> bool:
+        """Whether the decision revealed a cell that was not proved safe."""
+        return any(m.kind == "guess" for m in self.moves)
+
+
 class Solver:
     """Base class: plays one game on a seed-compatible environment.
 
+    A subclass implements :meth:`turn`; :meth:`certain_moves` and :meth:`local_step`
+    are the logic every solver may start a turn with.
+
     Parameters
     ----------
-    start : {"center", "corner"} or (row, col), default="center"
-        Where the first click goes.
+    start : {"center", "corner", "random"} or (row, col), default="center"
+        Where the first click goes (``"random"``: a cell drawn from the game's ``rng``).
     """
 
     name = "solver"
@@ -158,28 +212,47 @@ class Solver:
     def options(self) -> dict:
         return {"start": self.start}
 
-    def play(self, env, rng) -> GameRecord:
-        """Reset ``env``, play one game with randomness from ``rng``, return its record."""
+    def play(self, env, rng, *, on_decision=None) -> GameRecord:
+        """Reset ``env``, play one game with randomness from ``rng``, return its record.
+
+        Parameters
+        ----------
+        env : MinesweeperEnv or Game
+            A seed-compatible environment; it is reset.
+        rng : numpy.random.Generator
+            The game's randomness (ties, random guesses, a random first click).
+        on_decision : callable, optional
+            Called as ``on_decision(decision)`` with a :class:`Decision` after every
+            decision that made a move or placed a flag.
+        """
         t0 = time.perf_counter()
-        game, flags = self.begin(env)
+        game, flags = self.begin(env, rng)
         while not game.done:
+            before = game.position(flags) if on_decision is not None else None
             if not self.turn(game, flags, rng):
                 break
+            if before is not None:
+                on_decision(game.decision(before))
         rec = self.end(game, flags)
         rec.seconds = time.perf_counter() - t0
         self.last_record = rec
         return rec
 
-    def begin(self, env) -> tuple[_Turns, np.ndarray]:
-        """Reset ``env`` and make the first click; returns the game and the (empty) flags."""
+    def begin(self, env, rng=None) -> tuple[Turns, np.ndarray]:
+        """Reset ``env`` and make the first click; returns the game and the (empty) flags.
+
+        ``rng`` is needed only for ``start="random"``.
+        """
+        if self.start == "random" and rng is None:
+            raise ValueError("start='random' draws the first click from the game's rng; give one")
         env.reset()
-        game = _Turns(env, GameRecord())
-        i, j = first_click_cell(self.start, env.r, env.c)
+        game = Turns(env, GameRecord())
+        i, j = first_click_cell(self.start, env.r, env.c, rng)
         game.reveal(i, j, "first", float(env.mines) / (env.r * env.c))
         return game, np.zeros((env.r, env.c), dtype=bool)
 
     @staticmethod
-    def end(game: _Turns, flags: np.ndarray) -> GameRecord:
+    def end(game: Turns, flags: np.ndarray) -> GameRecord:
         """The finished game's record: result, flags and the share of safe cells cleared."""
         env, rec = game.env, game.record
         rec.won = game.won
@@ -187,12 +260,12 @@ class Solver:
         rec.cleared = int(np.sum(env.mask == 0)) / (env.r * env.c - env.mines)
         return rec
 
-    def turn(self, game: _Turns, flags: np.ndarray, rng) -> bool:
+    def turn(self, game: Turns, flags: np.ndarray, rng) -> bool:
         """Make at least one move (or flag); return False when nothing can be done."""
         raise NotImplementedError
 
     @classmethod
-    def certain_moves(cls, game: _Turns, flags: np.ndarray) -> bool | BoardAnalysis:
+    def certain_moves(cls, game: Turns, flags: np.ndarray) -> bool | BoardAnalysis:
         """Make the certain moves of a turn: the local rules, else the exact engine.
 
         Returns True when a cell was revealed or flagged, False when no covered
@@ -211,7 +284,7 @@ class Solver:
         return a
 
     @staticmethod
-    def local_step(game: _Turns, flags: np.ndarray) -> bool:
+    def local_step(game: Turns, flags: np.ndarray) -> bool:
         """Apply the local rules once: flag new mines, reveal safe cells; True if either fired."""
         safe, mines = local_rules(game.grid, flags)
         flags |= mines
@@ -221,8 +294,24 @@ class Solver:
         return bool(mines.any())
 
 
-class _Turns:
-    """The solver's side of one game: the visible grid and the moves made so far."""
+class Turns:
+    """One game seen from the player's side: the visible grid and the moves made so far.
+
+    Parameters
+    ----------
+    env : MinesweeperEnv or Game
+        The game being played (already reset).
+    record : GameRecord
+        Where the moves are written.
+
+    Attributes
+    ----------
+    grid : ndarray of int8
+        The visible board (-1 covered, 0..8 revealed), a new array after each reveal.
+    version : int
+        Bumped on every reveal; with the flags it identifies a position.
+    done, won, lost : bool
+    """
 
     def __init__(self, env, record: GameRecord):
         self.env = env
@@ -233,13 +322,33 @@ class _Turns:
         self.grid = covered_grid(env.mask, env._counts)
         # Bumped on every reveal; with the flags it identifies a position.
         self.version = 0
+        self._decisions = 0
         self._analysis: tuple[int, bytes, BoardAnalysis] | None = None
+        self._observation: tuple[int, bytes, Observation] | None = None
+
+    def observation(self, flags: np.ndarray) -> Observation:
+        """What the player sees now: the grid, the game's mine count and ``flags``.
+
+        Checked once per position (grid version and flags) and kept: the engine and
+        the models take it without checking it again.
+
+        Raises
+        ------
+        InvalidBoardError, InconsistentBoardError
+            Flags of another shape or on a revealed cell, or more flags than mines.
+        """
+        key = flags.tobytes()
+        hit = self._observation
+        if hit is None or hit[0] != self.version or hit[1] != key:
+            hit = (self.version, key, Observation.of(self.grid, self.env.mines, flags))
+            self._observation = hit
+        return hit[2]
 
     def analyze(self, flags: np.ndarray) -> BoardAnalysis:
         """The exact engine on the current grid with ``flags``, computed once per position."""
         hit = self.cached_analysis(self.version, flags)
         if hit is None:
-            hit = analyze(self.grid, self.env.mines, flags)
+            hit = analyze(self.observation(flags))
             self._analysis = (self.version, flags.tobytes(), hit)
         return hit
 
@@ -249,6 +358,17 @@ class _Turns:
         if hit is not None and hit[0] == version and hit[1] == flags.tobytes():
             return hit[2]
         return None
+
+    def position(self, flags: np.ndarray) -> tuple:
+        """The current position with a copy of ``flags``, to pass to :meth:`decision` later."""
+        return self.grid, flags.copy(), self.version, len(self.record.moves)
+
+    def decision(self, before: tuple) -> Decision:
+        """The :class:`Decision` made since :meth:`position` returned ``before``."""
+        grid, flags, version, n_moves = before
+        self._decisions += 1
+        return Decision(self._decisions - 1, grid, flags, tuple(self.record.moves[n_moves:]),
+                        self.cached_analysis(version, flags))
 
     def reveal(self, i: int, j: int, kind: str, probability: float) -> bool:
         """Reveal one covered cell; returns True when the game ended."""

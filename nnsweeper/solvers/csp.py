@@ -7,17 +7,15 @@ from fractions import Fraction
 import numpy as np
 
 from nnsweeper.errors import InconsistentBoardError
-from nnsweeper.grid import neighbour_product, neighbour_sum, neighbours
+from nnsweeper.grid import neighbours
 from nnsweeper.probability import BoardAnalysis, analyze
 from nnsweeper.solvers.base import Solver
+from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
-__all__ = ["CSPSolver", "TIE_BREAKS", "rank_cells"]
+__all__ = ["CSPSolver"]
 
 #: Interior cells looked at ahead when guessing (the best few by the tie-break).
 _INTERIOR_CANDIDATES = 2
-
-#: How to choose among the cells that share the lowest mine probability.
-TIE_BREAKS = ("random", "fewest_covered_neighbours", "prob_zero")
 
 
 class CSPSolver(Solver):
@@ -31,7 +29,7 @@ class CSPSolver(Solver):
 
     Parameters
     ----------
-    start : {"center", "corner"} or (row, col), default="center"
+    start : {"center", "corner", "random"} or (row, col), default="center"
         Where the first click goes.
     tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default="prob_zero"
         ``random``: uniform among the tied cells. ``fewest_covered_neighbours``: the
@@ -65,8 +63,7 @@ class CSPSolver(Solver):
             raise ValueError(f"margin must be in [0, 1]; got {margin!r}")
         self.lookahead = lookahead
         self.margin = float(margin)
-        if tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
+        check_tie_break(tie_break)
         if not 0 <= float(tolerance) < 1:
             raise ValueError(f"tolerance must be in [0, 1); got {tolerance!r}")
         self.tie_break = tie_break
@@ -140,41 +137,3 @@ class CSPSolver(Solver):
             return 0.0
         # Exact weights (layout counts) and one rounding, so the choice is the same everywhere.
         return float(sum(w * Fraction(x) for w, x in zip(layouts, progress, strict=True)) / sum(layouts))
-
-
-def rank_cells(prob: np.ndarray, unknown: np.ndarray, grid: np.ndarray, rng, tie_break: str,
-               tolerance: float, *, coarse_ties: bool = False) -> np.ndarray:
-    """The ``unknown`` cells by lowest ``prob``, ties ordered by ``tie_break``; shape (n, 2).
-
-    Probabilities within ``tolerance`` of each other fall in one level (levels are
-    ``floor(p / tolerance)``); within a level the tie-break decides (see
-    :class:`CSPSolver`), and ``rng`` orders exact ties at random. With
-    ``coarse_ties``, ``prob_zero`` values are compared in levels of ``tolerance``
-    too, so that float noise in ``prob`` (a model's) cannot reorder them.
-    """
-    p = prob[unknown]
-    cells = np.argwhere(unknown)
-    if tie_break == "random":
-        tie = rng.random(len(cells))
-    elif tie_break == "fewest_covered_neighbours":
-        tie = neighbour_sum(grid < 0)[unknown] + rng.random(len(cells)) * 0.5
-    else:
-        zero = prob_zero(prob, grid)[unknown]
-        if coarse_ties and tolerance > 0:
-            tie = -np.floor(zero / tolerance) + rng.random(len(cells)) * 0.5
-        else:
-            tie = -zero + rng.random(len(cells)) * 1e-12  # random among exact ties
-    level = np.floor(p / tolerance) if tolerance > 0 else p
-    return cells[np.lexsort((tie, level))]
-
-
-def prob_zero(prob: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Approximate P(cell is safe and shows 0): product of P(safe) over it and its neighbours.
-
-    Revealed neighbours count as safe. The product treats cells as independent,
-    which they are not; it is a ranking heuristic, not a probability to report. It is
-    made of plain multiplications in a fixed order, so a ranking built on it is the
-    same on every machine.
-    """
-    safe = 1.0 - np.where(grid < 0, prob, 0.0)
-    return safe * neighbour_product(safe)

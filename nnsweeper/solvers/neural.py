@@ -23,30 +23,56 @@ the solver's ``tolerance``, far above the float noise of batching.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from nnsweeper.errors import check_unit
 from nnsweeper.grid import dilate
-from nnsweeper.solvers.base import GameRecord, Solver, _Turns
-from nnsweeper.solvers.csp import TIE_BREAKS, rank_cells
+from nnsweeper.observation import Observation
+from nnsweeper.solvers.base import GameRecord, Solver, Turns
+from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
-__all__ = [
-    "NeuralSolver", "ModelRequest", "pool_interior", "CNNSolver", "GNNSolver", "HybridCNNSolver",
-    "HybridGNNSolver",
-]
+__all__ = ["NeuralSolver", "ModelRequest", "pool_interior", "neural_solver_class"]
 
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """A board a game waits on: what the player sees, as the model's inputs."""
+    """A board a game waits on: what the player sees, as the model's input.
 
-    grid: np.ndarray
-    total_mines: int
-    flags: np.ndarray
+    Attributes
+    ----------
+    observation : Observation
+        The position (checked once, by :meth:`~nnsweeper.solvers.base.Turns.observation`).
+    """
+
+    observation: Observation
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The visible grid (int8, read-only)."""
+        return self.observation.grid
+
+    @property
+    def total_mines(self) -> int:
+        """Mines on the board, flagged ones included."""
+        return self.observation.total_mines
+
+    @property
+    def flags(self) -> np.ndarray:
+        """The solver's flags on that grid (bool, read-only)."""
+        return self.observation.flags
+
+
+def _reads_observations(model) -> bool:
+    """Whether ``model`` is a :class:`~nnsweeper.models.MineModel`, whose ``predict_proba``
+    takes Observations (a model of another kind is given grids, totals and flags)."""
+    base = sys.modules.get("nnsweeper.models.base")  # not loaded: no MineModel exists
+    return base is not None and isinstance(model, base.MineModel)
 
 
 class NeuralSolver(Solver):
@@ -60,7 +86,7 @@ class NeuralSolver(Solver):
     hybrid : bool, default False
         Make every certain move with the local rules and the exact engine first and
         ask the model only for guesses.
-    start : {"center", "corner"} or (row, col), default "center"
+    start : {"center", "corner", "random"} or (row, col), default "center"
         Where the first click goes.
     open_below : float, default 0.002
         Pure play: every covered cell the model gives less than this is opened in
@@ -74,7 +100,7 @@ class NeuralSolver(Solver):
         :class:`~nnsweeper.CSPSolver` (computed from the model's probabilities).
     tolerance : float, default 1e-3
         Probabilities are compared in levels of this width (see
-        :func:`~nnsweeper.solvers.csp.rank_cells`): model outputs closer than that
+        :func:`~nnsweeper.solvers.ranking.rank_cells`): model outputs closer than that
         carry no real preference, and batching changes them by about 1e-7.
     device : str, default "cpu"
         Where a model loaded by name or path runs ("cpu", "cuda", "auto").
@@ -83,30 +109,33 @@ class NeuralSolver(Solver):
         mean of the model's probabilities for them: such cells are exchangeable given
         the frontier, so differences between them are the model's noise (the GNN
         already gives them one value; a CNN does not).
-    arch : {"cnn", "gnn"}, optional
-        The architecture ``model`` must have (the registry's solvers set it).
+    arch : str, optional
+        The architecture ``model`` must have (a name of
+        :data:`~nnsweeper.models.ARCHITECTURES`; the registry's solvers set it).
     batch_size : int, default 512
         Boards per forward pass in :meth:`play_many`.
     """
 
     name = "neural"
+    #: The architecture of the registry's solver classes (None: any model).
+    arch: str | None = None
 
     def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=0.002, flag_above=0.995,
                  tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512, pool_interior=True,
                  arch=None):
         super().__init__(start=start)
-        from nnsweeper.models import ARCHS, MineModel
+        from nnsweeper.models.registry import get_architecture
 
-        if not isinstance(model, str | os.PathLike | MineModel):
+        if arch is not None:
+            get_architecture(arch)
+        if not isinstance(model, str | os.PathLike) and not callable(getattr(model, "predict_proba", None)):
             raise ValueError(
                 f"model must be a bundled model name, a checkpoint path or a MineModel; got {model!r}"
             )
-        if arch is not None and arch not in ARCHS:
-            raise ValueError(f"arch must be one of {', '.join(ARCHS)}; got {arch!r}")
-        if isinstance(model, MineModel) and arch is not None and model.arch != arch:
+        given_arch = None if isinstance(model, str | os.PathLike) else getattr(model, "arch", arch)
+        if arch is not None and given_arch is not None and given_arch != arch:
             raise ValueError(f"this solver plays with a {arch!r} model; got a {model.arch!r} model")
-        if tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
+        check_tie_break(tie_break)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer of at least 1; got {batch_size!r}")
         self.hybrid = bool(hybrid)
@@ -120,8 +149,9 @@ class NeuralSolver(Solver):
         self.batch_size = batch_size
         self.pool_interior = bool(pool_interior)
         self.arch = arch
-        self.model_source = model if isinstance(model, MineModel) else os.fspath(model)
-        self._model = model if isinstance(model, MineModel) else None
+        given = not isinstance(model, str | os.PathLike)
+        self.model_source = model if given else os.fspath(model)
+        self._model = model if given else None
 
     def options(self) -> dict:
         source = self.model_source
@@ -160,13 +190,19 @@ class NeuralSolver(Solver):
         return {"seed_streams": streams} if streams else None
 
     # ----------------------------------------------------------------- playing
-    def play(self, env, rng) -> GameRecord:
-        """Reset ``env``, play one game with randomness from ``rng``, return its record."""
-        rec = self.play_many([env], [rng])[0]
+    def play(self, env, rng, *, on_decision=None) -> GameRecord:
+        """Reset ``env``, play one game with randomness from ``rng``, return its record.
+
+        ``on_decision`` is as for :meth:`Solver.play`.
+        """
+        if on_decision is None:
+            rec = self.play_many([env], [rng])[0]
+        else:
+            rec = self.play_many([env], [rng], on_decision=lambda _, decision: on_decision(decision))[0]
         self.last_record = rec
         return rec
 
-    def play_many(self, envs: Sequence, rngs: Sequence) -> list[GameRecord]:
+    def play_many(self, envs: Sequence, rngs: Sequence, *, on_decision=None) -> list[GameRecord]:
         """Play one game on each env in lockstep, asking the model for all waiting boards at once.
 
         Parameters
@@ -175,6 +211,9 @@ class NeuralSolver(Solver):
             Seed-compatible environments (each is reset).
         rngs : sequence of numpy.random.Generator
             One per env: the game's randomness.
+        on_decision : callable, optional
+            Called as ``on_decision(k, decision)`` after every decision of game ``k``
+            (a :class:`~nnsweeper.solvers.base.Decision`).
 
         Returns
         -------
@@ -185,7 +224,8 @@ class NeuralSolver(Solver):
         if len(envs) != len(rngs):
             raise ValueError(f"give one rng per env; got {len(envs)} envs and {len(rngs)} rngs")
         t0 = time.perf_counter()
-        games = [self._game(env, rng) for env, rng in zip(envs, rngs, strict=True)]
+        games = [self._game(env, rng, None if on_decision is None else partial(on_decision, k))
+                 for k, (env, rng) in enumerate(zip(envs, rngs, strict=True))]
         records: list[GameRecord | None] = [None] * len(games)
         waiting = {}
         for k, game in enumerate(games):
@@ -193,10 +233,14 @@ class NeuralSolver(Solver):
         while waiting:
             keys = list(waiting)
             requests = [waiting.pop(k) for k in keys]
-            probs = self.model.predict_proba(
-                [r.grid for r in requests], [r.total_mines for r in requests],
-                flags=[r.flags for r in requests], batch_size=self.batch_size,
-            )
+            model = self.model
+            if _reads_observations(model):
+                probs = model.predict_proba([r.observation for r in requests], batch_size=self.batch_size)
+            else:
+                probs = model.predict_proba(
+                    [r.grid for r in requests], [r.total_mines for r in requests],
+                    flags=[r.flags for r in requests], batch_size=self.batch_size,
+                )
             for k, p in zip(keys, probs, strict=True):
                 self._advance(k, games[k], p, waiting, records)
         seconds = (time.perf_counter() - t0) / max(len(games), 1)
@@ -211,29 +255,32 @@ class NeuralSolver(Solver):
         except StopIteration as stop:
             records[k] = stop.value
 
-    def _game(self, env, rng) -> Generator[ModelRequest, np.ndarray, GameRecord]:
+    def _game(self, env, rng, on_decision=None) -> Generator[ModelRequest, np.ndarray, GameRecord]:
         """One game; yields the boards it needs probabilities for, returns the record."""
-        game, flags = self.begin(env)
+        game, flags = self.begin(env, rng)
         step = self._hybrid_turn if self.hybrid else self._pure_turn
         while not game.done:
+            before = game.position(flags) if on_decision is not None else None
             if not (yield from step(game, flags, rng)):
                 break
+            if before is not None:
+                on_decision(game.decision(before))
         return self.end(game, flags)
 
-    def _ask(self, game: _Turns, flags: np.ndarray) -> Generator[ModelRequest, np.ndarray, np.ndarray]:
+    def _ask(self, game: Turns, flags: np.ndarray) -> Generator[ModelRequest, np.ndarray, np.ndarray]:
         game.record.model_calls += 1
-        p = yield ModelRequest(game.grid.copy(), int(game.env.mines), flags.copy())
+        p = yield ModelRequest(game.observation(flags))
         p = np.array(p, dtype=float)
         return pool_interior(p, game.grid, flags) if self.pool_interior else p
 
     @staticmethod
-    def _reveal_pick(game: _Turns, i: int, j: int, kind: str, probability: float) -> None:
+    def _reveal_pick(game: Turns, i: int, j: int, kind: str, probability: float) -> None:
         rec = game.record
         game.reveal(i, j, kind, probability)
         rec.model_picks += 1
         rec.model_safe += not game.lost
 
-    def _pure_turn(self, game: _Turns, flags: np.ndarray, rng):
+    def _pure_turn(self, game: Turns, flags: np.ndarray, rng):
         grid = game.grid
         # A wrong flag on a safe cell can be opened by a flood fill: drop it.
         flags &= grid < 0
@@ -260,7 +307,7 @@ class NeuralSolver(Solver):
         self._reveal_pick(game, i, j, "guess", float(p[i, j]))
         return True
 
-    def _hybrid_turn(self, game: _Turns, flags: np.ndarray, rng):
+    def _hybrid_turn(self, game: Turns, flags: np.ndarray, rng):
         a = self.certain_moves(game, flags)
         if isinstance(a, bool):
             return a
@@ -285,37 +332,35 @@ def pool_interior(p: np.ndarray, grid: np.ndarray, flags: np.ndarray) -> np.ndar
     return p
 
 
-class CNNSolver(NeuralSolver):
-    """:class:`NeuralSolver` with the bundled CNN by default (registry name ``cnn``)."""
+def neural_solver_class(arch, hybrid: bool) -> type[NeuralSolver]:
+    """The registry solver class of an architecture: its model alone, or logic first.
 
-    name = "cnn"
+    Parameters
+    ----------
+    arch : Architecture
+        A registry entry (:mod:`nnsweeper.models.registry`).
+    hybrid : bool
+        Logic first and the model for guesses (``hybrid-ARCH``), or the model alone (``ARCH``).
 
-    def __init__(self, model="cnn", **options):
-        super().__init__(model, arch="cnn", **options)
+    Returns
+    -------
+    type
+        A :class:`NeuralSolver` subclass named after the architecture's title
+        (``GNNSolver``, ``HybridGNNSolver``) whose model defaults to the bundled
+        weights of the architecture (its name) and must be of that architecture.
+    """
+    title = f"Hybrid{arch.title}Solver" if hybrid else f"{arch.title}Solver"
+    name = arch.solvers[1] if hybrid else arch.solvers[0]
+    what = (f"Logic first, a {arch.title} model for guesses" if hybrid
+            else f"Play from a {arch.title} model alone")
+    arch_name = arch.name  # the class keeps names only, so that it pickles by value
 
+    def __init__(self, model=arch_name, **options):
+        NeuralSolver.__init__(self, model, hybrid=hybrid, arch=arch_name, **options)
 
-class GNNSolver(NeuralSolver):
-    """:class:`NeuralSolver` with the bundled GNN by default (registry name ``gnn``)."""
-
-    name = "gnn"
-
-    def __init__(self, model="gnn", **options):
-        super().__init__(model, arch="gnn", **options)
-
-
-class HybridCNNSolver(NeuralSolver):
-    """Logic first, the bundled CNN for guesses (registry name ``hybrid-cnn``)."""
-
-    name = "hybrid-cnn"
-
-    def __init__(self, model="cnn", **options):
-        super().__init__(model, hybrid=True, arch="cnn", **options)
-
-
-class HybridGNNSolver(NeuralSolver):
-    """Logic first, the bundled GNN for guesses (registry name ``hybrid-gnn``)."""
-
-    name = "hybrid-gnn"
-
-    def __init__(self, model="gnn", **options):
-        super().__init__(model, hybrid=True, arch="gnn", **options)
+    cls = type(title, (NeuralSolver,), {
+        "__init__": __init__, "name": name, "arch": arch_name, "__module__": __name__,
+        "__doc__": f"{what} (registry name ``{name}``); see :class:`NeuralSolver`.",
+    })
+    __init__.__qualname__ = f"{title}.__init__"
+    return cls

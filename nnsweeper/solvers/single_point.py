@@ -22,7 +22,7 @@ class SinglePointSolver(Solver):
 
     Parameters
     ----------
-    start : {"center", "corner"} or (row, col), default="center"
+    start : {"center", "corner", "random"} or (row, col), default="center"
         Where the first click goes.
     """
 

@@ -1,5 +1,8 @@
 """Game seeds of datasets: disjoint streams per split, never an evaluation seed.
 
+This module sits low in the package (numpy and the errors only), so that evaluation
+can check its seeds against a dataset's without importing dataset generation.
+
 A dataset's games for one configuration and split take their seeds from the stream
 ``SeedSequence(seed, spawn_key=(DATA_KEY, split, *configuration))``. Each 64-bit
 draw is cut to :data:`SPLIT_BITS` bits and placed in the split's own range::
@@ -16,17 +19,19 @@ rather than every seed; :func:`stream_seeds` regenerates them, and
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import numpy as np
 
 from nnsweeper.errors import DatasetError, SeedOverlapError
 
-from .storage import read_manifest_json
-
 __all__ = [
+    "MANIFEST_NAME",
     "SPLITS",
+    "SPLIT_CODES",
     "DATA_KEY",
     "SEED_OFFSET",
     "SPLIT_BITS",
@@ -38,8 +43,13 @@ __all__ = [
     "check_seed_overlap",
 ]
 
+#: Each dataset split's code: the second word of its streams' spawn keys and the index
+#: of its seed range. Part of every dataset's seeds: no code ever changes.
+SPLIT_CODES: dict[str, int] = {"train": 0, "val": 1, "test": 2}
 #: The dataset splits, in the order of their seed ranges.
-SPLITS: tuple[str, ...] = ("train", "val", "test")
+SPLITS: tuple[str, ...] = tuple(SPLIT_CODES)
+#: The file name of a dataset's manifest inside its folder.
+MANIFEST_NAME = "manifest.json"
 #: First word of every dataset stream's spawn key ("nnsw" in ASCII).
 DATA_KEY = 0x6E6E7377
 #: Lowest dataset game seed; evaluation seeds are below 2**31.
@@ -57,7 +67,7 @@ def split_range(split: str) -> tuple[int, int]:
     """The half-open range ``[lo, hi)`` of the game seeds of one split."""
     if split not in SPLITS:
         raise DatasetError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-    lo = SEED_OFFSET + SPLITS.index(split) * 2**SPLIT_BITS
+    lo = SEED_OFFSET + SPLIT_CODES[split] * 2**SPLIT_BITS
     return lo, lo + 2**SPLIT_BITS
 
 
@@ -67,7 +77,7 @@ def seed_stream(seed: int, split: str, key: Iterable[int], games: int) -> dict:
     return {
         "split": split,
         "entropy": int(seed),
-        "spawn_key": [DATA_KEY, SPLITS.index(split), *(int(k) for k in key)],
+        "spawn_key": [DATA_KEY, SPLIT_CODES[split], *(int(k) for k in key)],
         "games": int(games),
     }
 
@@ -100,6 +110,19 @@ def stream_seeds(entry: Mapping) -> np.ndarray:
     draws = np.random.SeedSequence(entropy, spawn_key=tuple(key)).generate_state(games, dtype=np.uint64)
     lo = SEED_OFFSET + key[1] * 2**SPLIT_BITS
     return (draws >> np.uint64(64 - SPLIT_BITS)).astype(np.int64) + lo
+
+
+def read_manifest_json(folder: str | os.PathLike) -> tuple[Path, object]:
+    """The path of a dataset's ``manifest.json`` (``folder`` or the file itself) and its JSON value."""
+    path = Path(folder)
+    if path.is_dir():
+        path = path / MANIFEST_NAME
+    try:
+        return path, json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError(f"no dataset manifest at {os.fspath(path)!r}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{os.fspath(path)!r} is not a valid manifest: {exc}") from None
 
 
 def _load_manifest(manifest) -> dict:

@@ -1,0 +1,124 @@
+"""Replay a sample of the games behind committed results and check every outcome.
+
+A table written by ``nnsweeper eval`` / ``nnsweeper compare`` records its arguments,
+each solver with its options (``metadata["solvers"]``) and, per row, every game's
+result in seed order (``outcomes``). This script rebuilds each solver from the
+registry with the recorded options, draws a sample of each row's games, plays them
+again on the same seeds and compares win or loss game for game::
+
+    python eval/reproduce.py eval/results/*.json                 # 20 games per row
+    python eval/reproduce.py eval/results/csp_expert_corner.json --games 200 --sample-seed 7
+
+Rows written before tables kept per-game outcomes hold only their win count: with
+``--full`` their games are all played again and the counts compared; without it
+they are skipped (and counted as such). It prints one line per file and exits with 1
+when any game or count differs, 2 on unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from nnsweeper import MinesweeperEnv, get_solver
+from nnsweeper.evaluation import EvalTable, game_seeds, unpack_outcomes
+from nnsweeper.solvers import SOLVERS
+
+
+def recorded_solver(name: str, description: str):
+    """The registry solver ``name`` with the options of its recorded ``repr``.
+
+    The recorded text is ``ClassName(option=value, ...)``; options equal to the
+    solver's defaults are left to it, the others are passed. The rebuilt solver must
+    print as recorded, so an option that changed meaning is caught here.
+    """
+    if name not in SOLVERS:
+        raise ValueError(f"solver {name!r} of the table is not in the registry ({', '.join(SOLVERS)})")
+    try:
+        call = ast.parse(description, mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            raise ValueError
+        recorded = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    except (SyntaxError, ValueError):
+        raise ValueError(f"solver {name!r} is recorded as {description!r}, not as Class(option=value, ...)"
+                         ) from None
+    default = get_solver(name).options()
+    solver = get_solver(name, **{k: v for k, v in recorded.items() if k in default and default[k] != v})
+    if repr(solver) != description:
+        raise ValueError(f"solver {name!r} rebuilt as {solver!r}, recorded as {description}")
+    return solver
+
+
+def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False) -> tuple[int, int, list[str]]:
+    """Replay ``games`` sampled games of every row of the table at ``path``.
+
+    Rows without per-game outcomes are replayed in full (their win count compared)
+    when ``full``, and skipped otherwise.
+
+    Returns
+    -------
+    (rows, played, mismatches)
+        Rows checked, games replayed, and one line per game (or count) that differs.
+    """
+    table = EvalTable.from_json(path)
+    meta = table.metadata
+    solvers = {name: recorded_solver(name, text) for name, text in meta["solvers"].items()}
+    sampler = np.random.default_rng(sample_seed)
+    base_seed = meta["arguments"]["base_seed"]
+    checked, played, mismatches = 0, 0, []
+    for r in table.rows:
+        where = f"{r['solver']} {r['board']} {r['mines']} mines"
+        seeds = game_seeds(base_seed if r["base_seed"] is None else r["base_seed"], r["games"])
+        if r["outcomes"] is None:
+            if not full:
+                continue
+            picks, won = np.arange(r["games"]), None
+        else:
+            won = unpack_outcomes(r["outcomes"], r["games"])
+            picks = np.sort(sampler.choice(r["games"], size=min(games, r["games"]), replace=False))
+        solver = solvers[r["solver"]]
+        wins = 0
+        for k in picks:
+            sd = int(seeds[k])
+            env = MinesweeperEnv(rows=r["rows"], cols=r["cols"], mines=r["mines"], seed=sd,
+                                 first_click=r["first_click"])
+            result = bool(solver(env, np.random.default_rng(sd)))
+            wins += result
+            if won is not None and result != bool(won[k]):
+                mismatches.append(f"{where}, game {k} (seed {sd}): recorded {'won' if won[k] else 'lost'}, "
+                                  f"replayed {'won' if result else 'lost'}")
+        if won is None and wins != r["wins"]:
+            mismatches.append(f"{where}: recorded {r['wins']} wins in {r['games']} games, replayed {wins}")
+        checked += 1
+        played += len(picks)
+    return checked, played, mismatches
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tables", nargs="+", type=Path, help="evaluation tables (.json)")
+    parser.add_argument("--games", type=int, default=20, help="games replayed per row (default 20)")
+    parser.add_argument("--sample-seed", type=int, default=0, help="seed of the sample (default 0)")
+    parser.add_argument("--full", action="store_true",
+                        help="replay every game of the rows that hold only a win count")
+    args = parser.parse_args(argv)
+    bad = 0
+    for path in args.tables:
+        try:
+            rows, played, mismatches = replay(path, args.games, args.sample_seed, args.full)
+        except (OSError, ValueError) as exc:
+            print(f"reproduce: {exc}", file=sys.stderr)
+            return 2
+        print(f"{path}: {rows} rows checked, {played} games replayed, {len(mismatches)} differ")
+        for line in mismatches:
+            print(f"  {line}")
+        bad += len(mismatches)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""Playing the games of an evaluation, and their results.
+
+:func:`play_games` plays one solver on one :class:`Board` for a run of seeds (a
+chunk of an evaluation) and returns a :class:`GameResults`: one numpy array per
+figure, one entry per game, in seed order.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from nnsweeper.errors import check_int
+from nnsweeper.game import MinesweeperEnv
+
+__all__ = ["Board", "GameResults", "play_games"]
+
+
+@dataclass(frozen=True)
+class Board:
+    """One evaluation configuration: a board size and a mine count.
+
+    Parameters
+    ----------
+    name : str
+        Preset name (``"beginner"``) or ``"RxC"``.
+    rows, cols, mines : int
+        Board size and mine count, legal for the games' first-click rule.
+    """
+
+    name: str
+    rows: int
+    cols: int
+    mines: int
+
+
+@dataclass(frozen=True, eq=False)
+class GameResults:
+    """Results of a run of games, one array per figure and one entry per game, in seed order.
+
+    Parameters
+    ----------
+    won : ndarray of bool
+        Whether each game was won.
+    guesses : ndarray of float64
+        Guesses per game, first click excluded; NaN for solvers without ``play``.
+    cleared : ndarray of float64
+        Share of the safe cells revealed when the game ended.
+    seconds : ndarray of float64
+        Time the game took.
+    model_calls, model_picks, model_safe : ndarray of int32
+        Times a neural model was asked, cells opened on its say-so, and those of them
+        that were safe; 0 for solvers without a model.
+
+    Notes
+    -----
+    The arrays hold 37 bytes a game. They are numpy arrays, hence writable:
+    :meth:`put` fills a run made by :meth:`empty` chunk by chunk.
+    """
+
+    won: np.ndarray
+    guesses: np.ndarray
+    cleared: np.ndarray
+    seconds: np.ndarray
+    model_calls: np.ndarray
+    model_picks: np.ndarray
+    model_safe: np.ndarray
+
+    #: Field names with their dtypes, in order.
+    FIELDS: ClassVar[tuple[tuple[str, type], ...]] = (
+        ("won", np.bool_), ("guesses", np.float64), ("cleared", np.float64), ("seconds", np.float64),
+        ("model_calls", np.int32), ("model_picks", np.int32), ("model_safe", np.int32),
+    )
+
+    def __post_init__(self):
+        games = None
+        for name, dtype in self.FIELDS:
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype != dtype:
+                got = (f"an array of {a.dtype} with shape {a.shape}" if isinstance(a, np.ndarray)
+                       else type(a).__name__)
+                raise ValueError(f"{name} must be a 1-D numpy array of {np.dtype(dtype).name}; got {got}")
+            if games is None:
+                games = len(a)
+            elif len(a) != games:
+                raise ValueError(f"every field must hold one entry per game: won holds {games}, "
+                                 f"{name} holds {len(a)}")
+
+    @classmethod
+    def empty(cls, games: int) -> GameResults:
+        """Results of ``games`` games, every entry zero, to be filled with :meth:`put` or :meth:`set_game`."""
+        games = check_int("games", games, 0)
+        return cls(*(np.zeros(games, dtype=dtype) for _, dtype in cls.FIELDS))
+
+    @classmethod
+    def concatenate(cls, parts: Iterable[GameResults]) -> GameResults:
+        """The results of consecutive runs of games, one after the other."""
+        parts = list(parts)
+        bad = [type(p).__name__ for p in parts if not isinstance(p, GameResults)]
+        if bad:
+            raise TypeError(f"parts must be GameResults; got {bad[0]}")
+        return cls(*(np.concatenate([getattr(p, name) for p in parts]) if parts else np.zeros(0, dtype)
+                     for name, dtype in cls.FIELDS))
+
+    def __len__(self) -> int:
+        return len(self.won)
+
+    def __repr__(self) -> str:
+        return f"GameResults({len(self)} games, {int(self.won.sum())} won)"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return sum(getattr(self, name).nbytes for name, _ in self.FIELDS)
+
+    def put(self, start: int, part: GameResults) -> None:
+        """Write ``part`` over games ``start`` to ``start + len(part)``, in place."""
+        if not isinstance(part, GameResults):
+            raise TypeError(f"part must be GameResults; got {type(part).__name__}")
+        start = check_int("start", start, 0)
+        if start + len(part) > len(self):
+            raise ValueError(f"a part of {len(part)} games from game {start} must end within the "
+                             f"{len(self)} games; got start {start}")
+        for name, _ in self.FIELDS:
+            getattr(self, name)[start:start + len(part)] = getattr(part, name)
+
+    def set_game(self, k: int, won: bool, guesses: float, cleared: float, seconds: float,
+            model_calls: int = 0, model_picks: int = 0, model_safe: int = 0) -> None:
+        """Write the result of game ``k``, in place."""
+        self.won[k], self.guesses[k], self.cleared[k], self.seconds[k] = won, guesses, cleared, seconds
+        self.model_calls[k], self.model_picks[k], self.model_safe[k] = model_calls, model_picks, model_safe
+
+
+def batched(solver) -> bool:
+    """Whether a solver plays many games in lockstep (``play_many(envs, rngs)``)."""
+    return callable(getattr(solver, "play_many", None))
+
+
+def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record: bool) -> GameResults:
+    """Play one game per seed.
+
+    Parameters
+    ----------
+    solver : callable
+        ``solver(env, rng) -> bool``; with ``record``, an object whose ``play(env, rng)``
+        returns a ``GameRecord`` (and, if it has ``play_many``, plays all the games in
+        lockstep).
+    board : Board
+        The configuration.
+    first_click : str
+        First-click rule of the games.
+    seeds : ndarray of int64
+        Game seeds: seed ``sd`` gives ``MinesweeperEnv(..., seed=sd)`` and the solver's
+        generator ``np.random.default_rng(sd)``.
+    record : bool
+        Call ``solver.play`` (guesses and the model's figures known) rather than ``solver``.
+
+    Returns
+    -------
+    GameResults
+        One entry per seed, in seed order.
+    """
+    def env_of(sd):
+        return MinesweeperEnv(
+            rows=board.rows, cols=board.cols, mines=board.mines, seed=int(sd),
+            first_click=first_click,
+        )
+
+    out = GameResults.empty(len(seeds))
+    if record and batched(solver):
+        # Lockstep play: every board waiting on the model goes in one batch.
+        records = solver.play_many([env_of(sd) for sd in seeds], [np.random.default_rng(sd) for sd in seeds])
+        for k, rec in enumerate(records):
+            out.set_game(k, *_game_row(rec, rec.seconds))
+        return out
+    for k, sd in enumerate(seeds):
+        env = env_of(sd)
+        rng = np.random.default_rng(sd)
+        t0 = time.perf_counter()
+        if record:
+            rec = solver.play(env, rng)
+            out.set_game(k, *_game_row(rec, time.perf_counter() - t0))
+        else:
+            won = bool(solver(env, rng))
+            seconds = time.perf_counter() - t0
+            # The env is ours, so the share cleared is known even for plain callables.
+            out.set_game(k, won, math.nan, env.revealed_safe / env.safe_cells, seconds)
+    return out
+
+
+def _game_row(rec, seconds: float) -> tuple:
+    return (bool(rec.won), float(rec.guesses), float(rec.cleared), seconds,
+            int(getattr(rec, "model_calls", 0)), int(getattr(rec, "model_picks", 0)),
+            int(getattr(rec, "model_safe", 0)))

@@ -1,0 +1,350 @@
+"""Win rates per solver, their differences from a reference solver, and both stacked.
+
+:func:`plot_win_rate` draws each solver's win rate with its 95% Wilson interval,
+:func:`plot_win_rate_difference` each solver's win rate minus a reference solver's
+(in percentage points, with its interval), and :func:`plot_evaluation` the two as
+one figure. They read an :class:`~nnsweeper.evaluation.EvalTable` and only draw.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from nnsweeper.evaluation import config_key
+from nnsweeper.plots._common import new_axes, new_figure
+
+__all__ = ["plot_evaluation", "plot_win_rate", "plot_win_rate_difference"]
+
+_X_AXES = {
+    "mines": ("mines", "mines"),
+    "density": ("density", "mine density (mines / cells)"),
+    "board": ("board", "board"),
+}
+
+
+# Solver styles: colours from the Okabe-Ito palette (distinguishable with the common
+# colour-vision deficiencies), a marker each, and the reference solver in black.
+_SOLVER_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7F7F7F",
+                  "#8C510A")
+_SOLVER_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_REFERENCE_COLOR = "black"
+_SPLIT_STYLES = ("-", "--", ":", "-.")  # board sizes or first-click rules of one solver
+_LEGENDS = ("inside", "outside", None)
+
+
+def _solver_styles(solvers, reference=None) -> dict[str, dict]:
+    """A colour and a marker per solver, in table order; ``reference`` in black."""
+    styles, k = {}, 0
+    for name in solvers:
+        if name == reference:
+            styles[name] = {"color": _REFERENCE_COLOR, "marker": "o"}
+            continue
+        styles[name] = {"color": _SOLVER_COLORS[k % len(_SOLVER_COLORS)],
+                        "marker": _SOLVER_MARKERS[k % len(_SOLVER_MARKERS)]}
+        k += 1
+    return styles
+
+
+def _check_plot_args(table, x, legend) -> None:
+    if x not in _X_AXES:
+        raise ValueError(f"x must be one of {', '.join(_X_AXES)}; got {x!r}")
+    if legend not in _LEGENDS:
+        raise ValueError(f"legend must be 'inside', 'outside' or None; got {legend!r}")
+    if len(table) == 0:
+        raise ValueError("the table has no rows to plot")
+
+
+def _splits(table, x) -> tuple[list, bool, bool]:
+    """The boards in table order, and whether lines split by board size and by first-click rule."""
+    boards = list(dict.fromkeys(_board_key(r) for r in table))
+    sizes = {(r["rows"], r["cols"]) for r in table}
+    rules = {r["first_click"] for r in table}
+    return boards, x == "mines" and len(sizes) > 1, len(rules) > 1
+
+
+def _grouped(rows, split_sizes: bool, split_rules: bool) -> dict[tuple, list[dict]]:
+    """Rows grouped into lines: by board size and by first-click rule where those split."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        key = ((r["rows"], r["cols"]) if split_sizes else None,
+               r["first_click"] if split_rules else None)
+        groups.setdefault(key, []).append(r)
+    return groups
+
+
+def _line_data(rows, x, boards, columns, scale=1.0):
+    """x positions (sorted) and the given columns of ``rows`` in that order."""
+    if x == "board":
+        xs = np.array([boards.index(_board_key(r)) for r in rows], dtype=float)
+    else:
+        xs = np.array([r[x] for r in rows], dtype=float)
+    order = np.argsort(xs, kind="stable")
+    return xs[order], [scale * np.array([r[c] for r in rows], dtype=float)[order] for c in columns]
+
+
+def _draw_lines(ax, lines, styles, x, boards, columns, scale=1.0) -> None:
+    """One line per solver and split with its interval as a band; ``columns`` = (value, low, high)."""
+    alpha = _band_alpha(sum(len(groups) for _, groups in lines))
+    for solver, groups in lines:
+        style = styles[solver]
+        for k, ((size, rule), rows) in enumerate(groups.items()):
+            xs, (value, low, high) = _line_data(rows, x, boards, columns, scale=scale)
+            ax.plot(xs, value, marker=style["marker"], markersize=4, color=style["color"],
+                    linestyle=_SPLIT_STYLES[k % len(_SPLIT_STYLES)], linewidth=1.4,
+                    label=_line_label(solver, size, rule))
+            ax.fill_between(xs, low, high, color=style["color"], alpha=alpha, linewidth=0)
+
+
+def _line_label(solver, size, rule) -> str:
+    label = solver
+    if size is not None:
+        label += f" {size[0]}x{size[1]}"
+    if rule is not None:
+        label += f" ({rule} first click)"
+    return label
+
+
+def _finish_x(ax, x, boards) -> None:
+    if x == "board":
+        ax.set_xticks(range(len(boards)), [_board_label(*b) for b in boards])
+        ax.set_xlim(-0.5, len(boards) - 0.5)
+    ax.set_xlabel(_X_AXES[x][1])
+    ax.grid(True, alpha=0.3)
+
+
+def _is_range(value) -> bool:
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        return False
+    return all(isinstance(v, numbers.Real) and np.isfinite(v) for v in (low, high)) and low < high
+
+
+def _zoomed_ylim(extents: dict[str, tuple[float, float]]) -> tuple[tuple[float, float] | None, list[str]]:
+    """A y range leaving out solvers whose intervals reach far beyond every other's, and those solvers.
+
+    Solvers are ordered by how far their intervals reach from zero; the first one that
+    reaches more than three times as far as the one before it, and every one after it,
+    is left out. ``(None, [])`` when none is.
+    """
+    reach = sorted((max(-low, high, 0.0), solver) for solver, (low, high) in extents.items())
+    cut = next((i for i in range(1, len(reach)) if reach[i][0] > 3 * reach[i - 1][0] > 0), None)
+    if cut is None:
+        return None, []
+    kept = [extents[solver] for _, solver in reach[:cut]]
+    low, high = min(0.0, *(lo for lo, _ in kept)), max(0.0, *(hi for _, hi in kept))
+    pad = 0.08 * (high - low)
+    return (low - pad, high + pad), [solver for _, solver in reach[cut:]]
+
+
+def _band_alpha(lines: int) -> float:
+    """Opacity of the interval bands: fainter when many lines overlap."""
+    return 0.2 if lines <= 3 else 0.1
+
+
+def _legend(ax, legend) -> None:
+    if legend == "inside":
+        ax.legend(frameon=False)
+    elif legend == "outside":
+        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                  fontsize="small")
+
+
+def plot_win_rate(table, ax=None, *, x="mines", legend="inside", reference=None):
+    """Draw win rate per solver with its 95% Wilson interval as a band.
+
+    Each solver gets its own colour and marker (in table order; see ``reference``);
+    when a solver's rows span several board sizes (with ``x="mines"``) or first-click
+    rules, each gets its own line style.
+
+    Parameters
+    ----------
+    table : EvalTable
+        Results of :func:`nnsweeper.evaluation.evaluate`.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure (through pyplot) when omitted.
+    x : {"mines", "density", "board"}, default="mines"
+        The horizontal axis. With ``"mines"`` a table holding several board sizes gets
+        one line per solver and size; ``"board"`` puts the boards side by side in table
+        order (for the classic presets).
+    legend : {"inside", "outside", None}, default="inside"
+        Legend in the axes' emptiest corner, to the right of the axes (clear of the
+        data, for many solvers), or none.
+    reference : str, optional
+        A solver drawn in black, as in :func:`plot_win_rate_difference` where it is
+        the zero line; the others keep the colours they have there.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    _check_plot_args(table, x, legend)
+    if ax is None:
+        ax = new_axes((6.4, 4.2))
+
+    # A board is its name and configuration: "10x10" may come with several mine counts.
+    boards, split_sizes, split_rules = _splits(table, x)
+    styles = _solver_styles(table.solvers, reference)
+    lines = [(solver, _grouped([r for r in table if r["solver"] == solver], split_sizes, split_rules))
+             for solver in table.solvers]
+    _draw_lines(ax, lines, styles, x, boards, ("win_rate", "ci_low", "ci_high"))
+
+    _finish_x(ax, x, boards)
+    ax.set_ylabel("win rate (95% Wilson interval)")
+    ax.set_ylim(-0.02, 1.02)
+    _legend(ax, legend)
+    return ax
+
+
+def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, legend="inside", ylim=None):
+    """Draw each solver's win rate minus the reference solver's, with its 95% interval.
+
+    One line (with a band for the interval) per solver other than ``reference``, in
+    percentage points, over the configurations both played, from
+    :meth:`~nnsweeper.evaluation.EvalTable.difference`: the interval is paired
+    (Newcombe's score method for paired proportions) where both rows hold the
+    outcomes of the same games, and Newcombe's hybrid score interval for independent
+    samples otherwise (the y label says "paired" when every interval is). A black
+    line marks zero (no difference from the reference).
+    Colours and markers are those :func:`plot_win_rate` gives with the same
+    ``reference``.
+
+    Parameters
+    ----------
+    table : EvalTable
+        Results of :func:`nnsweeper.evaluation.evaluate` with at least two solvers.
+    reference : str, default="csp"
+        The solver the others are compared with.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure (through pyplot) when omitted.
+    x : {"mines", "density", "board"}, default="mines"
+        The horizontal axis, as for :func:`plot_win_rate`.
+    legend : {"inside", "outside", None}, default="inside"
+        Where the legend goes, as for :func:`plot_win_rate`.
+    ylim : None, "auto" or (low, high), optional
+        The vertical range in percentage points: None fits every line; ``"auto"``
+        leaves out (does not draw) solvers whose differences are far larger than all
+        the others' (their intervals reach more than three times as far from zero as
+        the next solver's), so that small differences stay readable next to one very
+        weak solver; a pair sets the range. Solvers with a point or band outside the
+        range are named, with their range, in a note in the upper left corner.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        An unknown ``x``, ``legend`` or ``ylim``; an empty table; ``reference`` not a
+        solver of the table; no other solver sharing a configuration with it.
+    """
+    _check_plot_args(table, x, legend)
+    if not (ylim is None or (isinstance(ylim, str) and ylim == "auto") or _is_range(ylim)):
+        raise ValueError(f"ylim must be None, 'auto' or a pair (low, high) with low < high; got {ylim!r}")
+    if reference not in table.solvers:
+        raise ValueError(
+            f"reference must be one of the table's solvers ({', '.join(table.solvers)}); "
+            f"got {reference!r}"
+        )
+    others = [s for s in table.solvers if s != reference]
+    if not others:
+        raise ValueError(f"the table has no solver other than the reference {reference!r} to compare")
+    configs = {config_key(r) for r in table if r["solver"] == reference}
+    drawn = [s for s in others if any(config_key(r) in configs for r in table if r["solver"] == s)]
+    if not drawn:
+        raise ValueError(f"no solver of the table played a configuration that {reference!r} played")
+    if ax is None:
+        ax = new_axes((6.4, 3.6))
+
+    boards, split_sizes, split_rules = _splits(table, x)
+    styles = _solver_styles(table.solvers, reference)
+    ax.axhline(0.0, color=_REFERENCE_COLOR, linewidth=1.2, zorder=1.5, label="_zero")
+    differences = {solver: table.difference(solver, reference) for solver in drawn}
+    paired = all(d["paired"] for rows in differences.values() for d in rows)
+    extents = {solver: (100 * min(d["ci_low"] for d in rows), 100 * max(d["ci_high"] for d in rows))
+               for solver, rows in differences.items()}
+    omitted = []
+    if isinstance(ylim, str):
+        ylim, omitted = _zoomed_ylim(extents)
+    lines = [(solver, _grouped(rows, split_sizes, split_rules)) for solver, rows in differences.items()
+             if solver not in omitted]
+    _draw_lines(ax, lines, styles, x, boards, ("difference", "ci_low", "ci_high"), scale=100.0)
+
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+        off = [f"{solver} ({low:+.0f} to {high:+.0f} pp)" for solver, (low, high) in extents.items()
+               if low < ylim[0] or high > ylim[1]]
+        if off:
+            note = "not shown, off scale: " if omitted else "off scale: "
+            ax.text(0.01, 0.97, note + ", ".join(off), transform=ax.transAxes, ha="left", va="top",
+                    fontsize="small", color="0.25", gid="off-scale",
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.5})
+
+    _finish_x(ax, x, boards)
+    interval = "paired 95% CI" if paired else "95% CI"
+    ax.set_ylabel(f"win rate \N{MINUS SIGN} {reference}\n(percentage points, {interval})")
+    _legend(ax, legend)
+    return ax
+
+
+def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
+    """The figure of an evaluation: win rates, and their differences from a reference below.
+
+    Two panels sharing the horizontal axis when ``reference`` is a solver of the table
+    and the table has at least two solvers: :func:`plot_win_rate` on top (taller) and
+    :func:`plot_win_rate_difference` below (with ``ylim="auto"``: a solver far weaker
+    than all the others is left off its scale and named there, the top panel showing
+    it); otherwise the win-rate panel alone. One
+    legend, to the right of the top panel, names every solver (the reference in black,
+    as the zero line below).
+
+    Parameters
+    ----------
+    table : EvalTable
+        Results of :func:`nnsweeper.evaluation.evaluate`.
+    fig : matplotlib.figure.Figure, optional
+        An empty figure to fill (its size is set here); a new one (through pyplot)
+        when omitted.
+    x : {"mines", "density", "board"}, default="mines"
+        The horizontal axis, as for :func:`plot_win_rate`.
+    reference : str or None, default="csp"
+        The solver of the lower panel's zero line; None for the win-rate panel only.
+    title : str, optional
+        Title above the top panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    _check_plot_args(table, x, "inside")
+    if fig is None:
+        fig = new_figure()
+    two = reference is not None and reference in table.solvers and len(table.solvers) >= 2
+    many = len({(r["solver"], r["rows"], r["cols"], r["first_click"]) for r in table}) > 3
+    if two:
+        fig.set_size_inches(7.8, 6.6)
+        top, bottom = fig.subplots(2, 1, sharex=True,
+                                   gridspec_kw={"height_ratios": (3, 2), "hspace": 0.08})
+        plot_win_rate(table, top, x=x, legend="outside", reference=reference)
+        plot_win_rate_difference(table, reference, bottom, x=x, legend=None, ylim="auto")
+        top.set_xlabel("")
+        top.tick_params(labelbottom=False)
+    else:
+        fig.set_size_inches(7.8 if many else 6.4, 4.2)
+        top = fig.subplots()
+        plot_win_rate(table, top, x=x, legend="outside" if many else "inside")
+    if title is not None:
+        top.set_title(title, fontsize=10)
+    return fig
+
+
+def _board_key(row) -> tuple[str, int, int, int]:
+    return (row["board"], row["rows"], row["cols"], row["mines"])
+
+
+def _board_label(name: str, rows: int, cols: int, mines: int) -> str:
+    config = f"{rows}x{cols}/{mines}"
+    return config if name == f"{rows}x{cols}" else f"{name}\n{config}"

@@ -1,0 +1,349 @@
+"""Training configs: the four tables of a ``train/*.toml`` file, typed, checked and described.
+
+A run of :func:`nnsweeper.training.train` is described by a TOML config with four
+tables, each a frozen dataclass here whose fields carry their defaults and, in a
+``#:`` comment, what they are (``nnsweeper train --help`` lists them all,
+:func:`config_help`):
+
+``[data]`` (:class:`DataSection`)
+    the dataset folder and what it must be (its manifest's SHA-256, configurations
+    it must hold), the splits to train and validate on;
+``[model]``
+    ``arch`` (a name of :data:`nnsweeper.models.ARCHITECTURES`) and that
+    architecture's keys (its ``Config``: :class:`nnsweeper.models.cnn.CNNConfig`,
+    :class:`nnsweeper.models.gnn.GNNConfig`), kept as the model's complete config dict;
+``[train]`` (:class:`TrainSection`)
+    epochs, batch size, AdamW's learning rate and weight decay, the schedule (linear
+    warm-up, then cosine decay), the target (``exact``: the exact probabilities, the
+    default; ``truth``: the hard labels), device, seed, loader settings;
+``[output]`` (:class:`OutputSection`)
+    ``dir``: the run folder.
+
+Every value can be overridden on the command line as ``section.key=value`` (TOML
+syntax for the value: ``train.epochs=2``, ``model.dilations=[1,2]``). A checked
+config is a :class:`TrainingConfig`; :meth:`TrainingConfig.to_dict` is the JSON form
+that run folders (``config.json``) and checkpoints record. This module imports no
+torch (checking ``[model]`` imports the model class).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from nnsweeper.configs import Settings, describe_keys
+from nnsweeper.errors import NnsweeperError
+
+__all__ = [
+    "TrainingError", "TrainingConfig", "DataSection", "TrainSection", "OutputSection", "SECTIONS",
+    "load_config", "apply_overrides", "check_config", "config_help",
+]
+
+
+class TrainingError(NnsweeperError):
+    """A training config, dataset or run folder that cannot be used, or a run that diverged."""
+
+
+#: What a model can learn: the exact probabilities or the truth (the mines).
+_TARGETS = ("exact", "truth")
+
+
+@dataclass(frozen=True)
+class _Section(Settings):
+    """A table of a training config: its messages name keys as ``section.key``."""
+
+    _error: ClassVar[type[ValueError]] = TrainingError
+    #: The table's name in the TOML file.
+    section: ClassVar[str] = ""
+
+    @classmethod
+    def _what(cls) -> str:
+        return f"[{cls.section}] table"
+
+    @classmethod
+    def _label(cls, key: str) -> str:
+        return f"{cls.section}.{key}"
+
+    def _text(self, key: str, *, optional: bool = False) -> str | None:
+        """The field ``key``, which must be a string (or None when ``optional``); a path becomes a string."""
+        value = getattr(self, key)
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+            self._set(key, value)
+        if not isinstance(value, str) and not (optional and value is None):
+            raise TrainingError(f"{self._label(key)} must be a string; got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class DataSection(_Section):
+    """``[data]``: the dataset to train on, and what it must be."""
+
+    section: ClassVar[str] = "data"
+
+    #: The dataset folder (from nnsweeper generate); required.
+    path: str | None = None
+    #: The SHA-256 of the dataset's manifest.json; a dataset with another is refused.
+    manifest_sha256: str | None = None
+    #: Configuration keys (such as "10x10-m20-safe-csp") the dataset must hold; when given,
+    #: only they are trained and validated on.
+    configurations: tuple[str, ...] | None = None
+    #: The split to train on.
+    train_split: str = "train"
+    #: The split to validate on after each epoch.
+    val_split: str = "val"
+
+    def __post_init__(self):
+        if not self.path:
+            raise TrainingError("[data] path is required: the dataset folder to train on")
+        self._text("path")
+        self._text("manifest_sha256", optional=True)
+        keys = self.configurations
+        if keys is not None:
+            if not isinstance(keys, list | tuple) or not all(isinstance(k, str) for k in keys):
+                raise TrainingError(f"data.configurations must be a list of configuration keys; got {keys!r}")
+            self._set("configurations", tuple(keys))
+        self._text("train_split")
+        self._text("val_split")
+
+
+@dataclass(frozen=True)
+class TrainSection(_Section):
+    """``[train]``: the optimisation, the loader and the machine."""
+
+    section: ClassVar[str] = "train"
+
+    #: Passes over the training split.
+    epochs: int = 10
+    #: States per batch (fewer on big boards: a batch holds a bounded number of cells).
+    batch_size: int = 128
+    #: The peak learning rate of AdamW.
+    lr: float = 2e-3
+    #: AdamW's weight decay.
+    weight_decay: float = 1e-4
+    #: Share (0 to 1) of the steps spent warming the learning rate up linearly.
+    warmup: float = 0.05
+    #: The learning rate at the end of the cosine decay, as a share (0 to 1) of lr.
+    min_lr: float = 0.02
+    #: What the model learns: "exact" (the exact probabilities) or "truth" (the mines).
+    target: str = "exact"
+    #: Largest gradient norm (0: no clipping).
+    grad_clip: float = 1.0
+    #: Seed of the initial weights and of the batch order.
+    seed: int = 0
+    #: Where to train: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
+    device: str = "auto"
+    #: Loader worker processes (0: load in the training process).
+    num_workers: int = 0
+    #: Torch threads (0: torch's default).
+    threads: int = 0
+    #: At most this many batches per epoch (0: all).
+    max_batches: int = 0
+    #: At most this many batches per validation (0: all).
+    val_max_batches: int = 0
+    #: Also write resume.pt every this many steps within an epoch (0: at the end of each epoch only).
+    save_every: int = 0
+    #: Shards of one board size whose states are shuffled together.
+    pool: int = 4
+    #: Decoded shards each loader process keeps in memory.
+    cache_shards: int = 8
+    #: Keep every loaded state (and built graph) in memory: later epochs skip decoding them.
+    in_memory: bool = False
+    #: Weight of cells the engine proves safe or mined (probability 0 or 1), against 1 for the others.
+    certain_weight: float = 1.0
+
+    def __post_init__(self):
+        # Loader processes and torch threads are bounded like every other n_jobs.
+        from nnsweeper.parallel import max_jobs
+
+        for key in ("epochs", "batch_size"):
+            self._int(key, 1)
+        for key in ("max_batches", "val_max_batches", "save_every", "seed"):
+            self._int(key, 0)
+        for key in ("num_workers", "threads"):
+            self._int(key, 0, max_jobs())
+        self._int("pool", 1)
+        self._int("cache_shards", 1)
+        self._number("lr", above_low=True)
+        self._number("weight_decay")
+        self._number("warmup", 0, 1)
+        self._number("min_lr", 0, 1)
+        self._number("grad_clip")
+        self._number("certain_weight", above_low=True)
+        self._bool("in_memory")
+        self._choice("target", _TARGETS, quoted=False)
+        device = self.device
+        if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
+            raise TrainingError(f"train.device must be auto, cpu or cuda; got {device!r}")
+
+    def loader_options(self) -> dict[str, Any]:
+        """The options of :meth:`nnsweeper.models.MineModel.make_loader` that this section sets."""
+        return dict(batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers, pool=self.pool,
+                    cache_shards=self.cache_shards, in_memory=self.in_memory)
+
+
+@dataclass(frozen=True)
+class OutputSection(_Section):
+    """``[output]``: where the run's files go."""
+
+    section: ClassVar[str] = "output"
+
+    #: The run folder (new or empty; --resume continues the run in it); required.
+    dir: str | None = None
+
+    def __post_init__(self):
+        if not self.dir:
+            raise TrainingError("[output] dir is required: the run folder")
+        self._text("dir")
+
+
+#: The tables of a training config and their classes (``[model]`` is the model's own config).
+SECTIONS: dict[str, type[_Section] | None] = {
+    "data": DataSection, "model": None, "train": TrainSection, "output": OutputSection,
+}
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """A complete, checked training config (:func:`check_config`, :func:`load_config`).
+
+    Attributes
+    ----------
+    data : DataSection
+    model : dict
+        The model's complete config, ``"arch"`` first
+        (:meth:`nnsweeper.models.MineModel.complete_config`).
+    train : TrainSection
+    output : OutputSection
+    """
+
+    data: DataSection
+    model: dict[str, Any]
+    train: TrainSection
+    output: OutputSection
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """The config as a fresh JSON-able dict of tables (what runs and checkpoints record)."""
+        return {"data": self.data.to_dict(), "model": copy.deepcopy(self.model),
+                "train": self.train.to_dict(), "output": self.output.to_dict()}
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as JSON (``kwargs`` go to :func:`json.dumps`)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+
+def _parse_value(text: str):
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word: a string
+
+
+def apply_overrides(config: Mapping | TrainingConfig, overrides) -> dict:
+    """A copy of ``config`` (as a dict of tables) with ``section.key=value`` overrides applied.
+
+    Values are in TOML syntax (``train.epochs=2``, ``model.dilations=[1,2]``); a bare
+    word is a string.
+
+    Raises
+    ------
+    TrainingError
+        An override that is not ``section.key=value``, an unknown section, or a
+        section that is not a table.
+    """
+    out = config.to_dict() if isinstance(config, TrainingConfig) else copy.deepcopy(dict(config))
+    for item in overrides or ():
+        if "=" not in item or "." not in item.split("=", 1)[0]:
+            raise TrainingError(f"an override must look like section.key=value; got {item!r}")
+        dotted, text = item.split("=", 1)
+        section, key = dotted.strip().split(".", 1)
+        if section not in SECTIONS:
+            raise TrainingError(
+                f"unknown config section {section!r} in {item!r}; sections: {', '.join(SECTIONS)}"
+            )
+        table = out.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise TrainingError(f"[{section}] must be a table of keys; got {table!r}")
+        table[key.strip()] = _parse_value(text.strip())
+    return out
+
+
+def load_config(path, overrides=()) -> TrainingConfig:
+    """Read a TOML training config, apply overrides, fill defaults and check it.
+
+    Raises
+    ------
+    TrainingError
+        A missing or malformed file, unknown sections or keys, bad values.
+    """
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TrainingError(f"no training config at {os.fspath(path)!r}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TrainingError(f"{os.fspath(path)!r} is not valid TOML: {exc}") from None
+    return check_config(apply_overrides(raw, overrides))
+
+
+def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:
+    """``raw`` (a dict of tables, or a config to check again) completed with the defaults and checked.
+
+    Model keys are checked by the model class that ``[model] arch`` names.
+
+    Raises
+    ------
+    TrainingError
+        Unknown sections or keys, a missing ``[data] path`` or ``[output] dir``, bad values.
+    """
+    from nnsweeper.models.base import MineModel
+
+    if isinstance(raw, TrainingConfig):
+        raw = raw.to_dict()
+    if not isinstance(raw, Mapping):
+        raise TrainingError(f"a training config must be a dict of tables; got {type(raw).__name__}")
+    unknown = set(raw) - set(SECTIONS)
+    if unknown:
+        raise TrainingError(f"unknown config section(s) {sorted(unknown)}; sections: {', '.join(SECTIONS)}")
+    given = {}
+    for section, cls in SECTIONS.items():
+        table = raw.get(section, {})
+        if not isinstance(table, Mapping):
+            raise TrainingError(f"[{section}] must be a table of keys; got {table!r}")
+        if cls is not None:
+            bad = set(table) - set(cls.keys())
+            if bad:
+                raise TrainingError(
+                    f"unknown key(s) {sorted(bad)} in [{section}]; keys: {', '.join(cls.keys())}"
+                )
+        given[section] = dict(table)
+    data = DataSection(**given["data"])
+    output = OutputSection(**given["output"])
+    try:
+        model = MineModel.complete_config(given["model"])
+    except ValueError as exc:
+        raise TrainingError(f"[model]: {exc}") from None
+    return TrainingConfig(data=data, model=model, train=TrainSection(**given["train"]), output=output)
+
+
+def config_help() -> str:
+    """Every config key, ``section.key = default``, with what it is (the help of ``nnsweeper train``)."""
+    from nnsweeper.models import ARCHITECTURES
+
+    parts = ["config keys (section.key = default; none: not set):"]
+    for section, cls in SECTIONS.items():
+        if cls is not None:
+            parts.append(describe_keys(cls.describe(f"{section}.")))
+            continue
+        rows = [("model.arch", "none", f"The architecture, required: {', '.join(ARCHITECTURES)}.")]
+        parts.append(describe_keys(rows))
+        for name, arch in ARCHITECTURES.items():
+            parts.append(f"  with arch = {json.dumps(name)}:")
+            parts.append(describe_keys(arch.model_class().Config.describe("model.")))
+    return "\n".join(parts)
