@@ -176,8 +176,32 @@ def _near(mask: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- one board
+class _Masks:
+    """What a board or a stack of boards shows, from ``_cells`` (its grid or grids)."""
+
+    @cached_property
+    def covered(self) -> np.ndarray:
+        """Covered cells, flagged or not (bool, the grid's shape, read-only)."""
+        return _read_only(self._cells == -1)
+
+    @cached_property
+    def revealed(self) -> np.ndarray:
+        """Revealed cells (bool, the grid's shape, read-only)."""
+        return _read_only(self._cells >= 0)
+
+    @cached_property
+    def unknown(self) -> np.ndarray:
+        """Covered, unflagged cells (bool, the grid's shape, read-only)."""
+        return _read_only(self.covered & ~self.flags)
+
+    @cached_property
+    def frontier(self) -> np.ndarray:
+        """Unknown cells next to a revealed cell (bool, the grid's shape, read-only)."""
+        return _read_only(self.unknown & _near(self.revealed))
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Observation:
+class Observation(_Masks):
     """One visible board, checked once: the grid, the total mine count and the flags.
 
     Make one with :meth:`of` (or the constructor, which is the same); it holds
@@ -265,25 +289,9 @@ class Observation:
         """``(rows, cols)``."""
         return self.grid.shape
 
-    @cached_property
-    def covered(self) -> np.ndarray:
-        """Covered cells, flagged or not (bool, read-only)."""
-        return _read_only(self.grid == -1)
-
-    @cached_property
-    def revealed(self) -> np.ndarray:
-        """Revealed cells (bool, read-only)."""
-        return _read_only(self.grid >= 0)
-
-    @cached_property
-    def unknown(self) -> np.ndarray:
-        """Covered, unflagged cells (bool, read-only)."""
-        return _read_only(self.covered & ~self.flags)
-
-    @cached_property
-    def frontier(self) -> np.ndarray:
-        """Unknown cells next to a revealed cell (bool, read-only)."""
-        return _read_only(self.unknown & _near(self.revealed))
+    @property
+    def _cells(self) -> np.ndarray:
+        return self.grid
 
     @property
     def n_flags(self) -> int:
@@ -303,7 +311,7 @@ def _observation(grid, total_mines, flags) -> Observation:
 
 # --------------------------------------------------------------------------- a stack
 @dataclass(frozen=True, eq=False, repr=False)
-class Observations:
+class Observations(_Masks):
     """Visible boards of one shape, stacked and checked in whole-array steps.
 
     Make one from arrays with :meth:`of` (or the constructor) or from
@@ -462,25 +470,9 @@ class Observations:
         """``(boards, rows, cols)``."""
         return self.grids.shape
 
-    @cached_property
-    def covered(self) -> np.ndarray:
-        """Covered cells, flagged or not (bool (boards, rows, cols), read-only)."""
-        return _read_only(self.grids == -1)
-
-    @cached_property
-    def revealed(self) -> np.ndarray:
-        """Revealed cells (bool (boards, rows, cols), read-only)."""
-        return _read_only(self.grids >= 0)
-
-    @cached_property
-    def unknown(self) -> np.ndarray:
-        """Covered, unflagged cells (bool (boards, rows, cols), read-only)."""
-        return _read_only(self.covered & ~self.flags)
-
-    @cached_property
-    def frontier(self) -> np.ndarray:
-        """Unknown cells next to a revealed cell (bool (boards, rows, cols), read-only)."""
-        return _read_only(self.unknown & _near(self.revealed))
+    @property
+    def _cells(self) -> np.ndarray:
+        return self.grids
 
     @property
     def mines_left(self) -> np.ndarray:
