@@ -22,7 +22,7 @@ import numpy as np
 
 from nnsweeper.errors import BoardParseError, InvalidBoardError
 from nnsweeper.game import MAX_COLS, MAX_ROWS
-from nnsweeper.observation import Observation, check_flags, check_grid_values
+from nnsweeper.observation import Observation, check_alone, check_flags, check_grid_values
 
 __all__ = ["MAX_TEXT_CHARS", "format_board", "format_probabilities", "parse_board", "parse_observation"]
 
@@ -249,8 +249,7 @@ def _check_grid(grid, flags) -> tuple[np.ndarray, np.ndarray]:
     """The grid (int8) and flags (bool) of a board to print: an Observation's as they
     are, a raw grid's and flags checked as for an Observation (the mine count aside)."""
     if isinstance(grid, Observation):
-        if flags is not None:
-            raise InvalidBoardError("an Observation carries its own flags: give no flags with it")
+        check_alone("Observation", flags=flags)
         return grid.grid, grid.flags
     g = np.asarray(grid)
     if g.ndim != 2 or g.size == 0:

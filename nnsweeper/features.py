@@ -40,7 +40,14 @@ from torch_geometric.data import Batch, HeteroData
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import OFFSETS, dilate, neighbour_sum
-from nnsweeper.observation import Observation, Observations, as_observation, as_observations, validate_board
+from nnsweeper.observation import (
+    Observation,
+    Observations,
+    as_observation,
+    as_observations,
+    check_alone,
+    validate_board,
+)
 
 __all__ = [
     "GRID_CHANNELS",
@@ -565,8 +572,7 @@ def batch_to_grids(data, cell_values, interior_values, grids, flags=None) -> np.
     ``flags`` is None).
     """
     if isinstance(grids, Observations):
-        if flags is not None:
-            raise InvalidBoardError("an Observations carries its own flags: give no flags with it")
+        check_alone("Observations", flags=flags)
         g, f = grids.grids, grids.flags
     else:
         g = np.asarray(grids)
@@ -620,8 +626,7 @@ def graph_to_grid(data, cell_values, interior_value, grid, flags=None) -> np.nda
         Values of the wrong length, or a graph that does not belong to the board.
     """
     if isinstance(grid, Observation):
-        if flags is not None:
-            raise InvalidBoardError("an Observation carries its own flags: give no flags with it")
+        check_alone("Observation", flags=flags)
         g, f = grid.grid, grid.flags
     else:
         g, _, f = validate_board(grid, 0, flags)

@@ -35,12 +35,14 @@ from functools import cached_property
 import numpy as np
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError
+from nnsweeper.grid import dilate
 
 __all__ = [
     "Observation",
     "Observations",
     "as_observation",
     "as_observations",
+    "check_alone",
     "check_grid_values",
     "check_flags",
     "validate_board",
@@ -159,22 +161,6 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _near(mask: np.ndarray) -> np.ndarray:
-    """Boolean 3x3 dilation over the last two axes: a cell or any of its neighbours is set.
-
-    The same as :func:`nnsweeper.grid.dilate`, kept here so that this module reads
-    numpy and :mod:`nnsweeper.errors` only (every other module may import it).
-    """
-    *lead, r, c = mask.shape
-    padded = np.zeros((*lead, r + 2, c + 2), dtype=bool)
-    padded[..., 1:-1, 1:-1] = mask
-    out = np.zeros(mask.shape, dtype=bool)
-    for di in range(3):
-        for dj in range(3):
-            out |= padded[..., di : di + r, dj : dj + c]
-    return out
-
-
 # --------------------------------------------------------------------------- one board
 class _Masks:
     """What a board or a stack of boards shows, from ``_cells`` (its grid or grids)."""
@@ -197,7 +183,7 @@ class _Masks:
     @cached_property
     def frontier(self) -> np.ndarray:
         """Unknown cells next to a revealed cell (bool, the grid's shape, read-only)."""
-        return _read_only(self.unknown & _near(self.revealed))
+        return _read_only(self.unknown & dilate(self.revealed))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -486,13 +472,18 @@ def _observations(grids, total_mines, flags) -> Observations:
 
 
 # --------------------------------------------------------------------------- either form
-def _alone(kind: str, total_mines, flags) -> None:
-    """Refuse ``total_mines`` or ``flags`` given beside a board that carries its own."""
-    given = [name for name, value in (("total_mines", total_mines), ("flags", flags)) if value is not None]
+def check_alone(kind: str, **arguments) -> None:
+    """Refuse arguments given beside a board that carries its own (none may be other than None).
+
+    ``check_alone("Observation", total_mines=t, flags=f)`` is what a function taking
+    ``grid, total_mines, flags`` calls when ``grid`` is an Observation.
+    """
+    given = [name for name, value in arguments.items() if value is not None]
     if given:
+        carried = " and ".join(arguments)
+        refuse = "neither" if len(arguments) > 1 else f"no {carried}"
         raise InvalidBoardError(
-            f"an {kind} carries its own total_mines and flags: give neither with it; "
-            f"got {' and '.join(given)}"
+            f"an {kind} carries its own {carried}: give {refuse} with it; got {' and '.join(given)}"
         )
 
 
@@ -520,7 +511,7 @@ def as_observation(grid, total_mines=None, flags=None) -> Observation:
         As :class:`Observation`; or ``total_mines`` or ``flags`` given with an Observation.
     """
     if isinstance(grid, Observation):
-        _alone("Observation", total_mines, flags)
+        check_alone("Observation", total_mines=total_mines, flags=flags)
         return grid
     return Observation(grid, total_mines, flags)
 
@@ -548,9 +539,9 @@ def as_observations(grids, total_mines=None, flags=None) -> Observations:
         As :class:`Observations`; or ``total_mines`` or ``flags`` given with checked boards.
     """
     if isinstance(grids, Observations):
-        _alone("Observations", total_mines, flags)
+        check_alone("Observations", total_mines=total_mines, flags=flags)
         return grids
     if isinstance(grids, Sequence) and grids and all(isinstance(o, Observation) for o in grids):
-        _alone("Observation", total_mines, flags)
+        check_alone("Observation", total_mines=total_mines, flags=flags)
         return Observations.stack(grids)
     return Observations(grids, total_mines, flags)

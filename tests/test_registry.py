@@ -134,8 +134,7 @@ def toy_arch():
 
         def _predict_boards(self, grids, totals, flags, batch_size):
             out = [None] * len(grids)
-            for chunk, g, f, x in board_batches(grids, totals, flags, batch_size,
-                                                features.encode_grids, features.encode_grid):
+            for chunk, g, f, x in board_batches(grids, totals, flags, batch_size, features.encode_grids):
                 p = torch.sigmoid(self(torch.from_numpy(x)).double()).numpy()
                 p = np.where(g < 0, p, 0.0)
                 p[f] = 1.0

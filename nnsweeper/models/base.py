@@ -32,7 +32,7 @@ import torch
 from nnsweeper.configs import Settings
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
 from nnsweeper.models.registry import ARCHITECTURES, register_architecture
-from nnsweeper.observation import Observation, Observations
+from nnsweeper.observation import Observation, Observations, check_alone
 
 __all__ = ["MineModel", "ModelConfig", "ModelError", "resolve_device"]
 
@@ -229,11 +229,10 @@ def _observations(boards: list, totals: list, flags: list) -> list[Observation]:
     groups: dict[tuple, list[int]] = {}
     for b, board in enumerate(boards):
         if isinstance(board, Observation):
-            if totals[b] is not None or flags[b] is not None:
-                given = "total_mines" if totals[b] is not None else "flags"
-                raise board_error(InvalidBoardError(
-                    f"an Observation carries its own total_mines and flags: give neither with it; got {given}"
-                ), b, n)
+            try:
+                check_alone("Observation", total_mines=totals[b], flags=flags[b])
+            except InvalidBoardError as exc:
+                raise board_error(exc, b, n) from None
             out[b] = board
         else:
             groups.setdefault(np.shape(board), []).append(b)
@@ -255,7 +254,7 @@ def _observations(boards: list, totals: list, flags: list) -> list[Observation]:
     return out
 
 
-def board_batches(grids: list, totals: list, flags: list, batch_size: int, build_batch, build_one=None):
+def board_batches(grids: list, totals: list, flags: list, batch_size: int, build_batch):
     """Model inputs for many boards: boards of one shape together, ``batch_size`` at a time.
 
     ``grids`` are the boards: :class:`~nnsweeper.observation.Observation` objects (as
@@ -264,14 +263,12 @@ def board_batches(grids: list, totals: list, flags: list, batch_size: int, build
     ``flags``, checked first, naming the board at fault (:func:`board_error`).
 
     Yields ``(indices, grids (k, r, c) int8, flags (k, r, c) bool,
-    build_batch(batch, None, None))`` for chunks of boards of one shape, in order of
-    first appearance, where ``batch`` is the chunk's
+    build_batch(batch))`` for chunks of boards of one shape, in order of first
+    appearance, where ``batch`` is the chunk's
     :class:`~nnsweeper.observation.Observations` (so ``build_batch`` is
-    :func:`~nnsweeper.features.encode_grids` or
-    :func:`~nnsweeper.features.build_graph_batch`, or a function that passes its
-    arguments on to them). ``build_one`` is not called: the boards are checked before
-    they are batched, so a chunk is never refused for one board (it is accepted for
-    callers written when it was the fallback that named that board).
+    :func:`~nnsweeper.features.encode_grids`, or a function that passes it on to
+    :func:`~nnsweeper.features.build_graph_batch`). The boards are checked before
+    they are batched, so a chunk is never refused for one board.
     """
     if all(isinstance(g, Observation) for g in grids):
         observations = grids
@@ -284,7 +281,7 @@ def board_batches(grids: list, totals: list, flags: list, batch_size: int, build
         for start in range(0, len(members), batch_size):
             chunk = members[start : start + batch_size]
             batch = Observations.stack([observations[b] for b in chunk])
-            yield chunk, batch.grids, batch.flags, build_batch(batch, None, None)
+            yield chunk, batch.grids, batch.flags, build_batch(batch)
 
 
 # --------------------------------------------------------------------------- the base class

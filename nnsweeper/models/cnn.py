@@ -200,8 +200,7 @@ class MineCNN(MineModel):
 
     def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
         out: list[np.ndarray] = [np.empty(0)] * len(grids)
-        for chunk, _, _, x in board_batches(grids, totals, flags, batch_size,
-                                            features.encode_grids, features.encode_grid):
+        for chunk, _, _, x in board_batches(grids, totals, flags, batch_size, features.encode_grids):
             probs = torch.sigmoid(self(torch.from_numpy(x).to(self.device)).double()).cpu().numpy()
             # The encoding's own masks: exact 0 at revealed cells, 1 at flags.
             p = np.where(x[:, _COVERED] > 0, probs, 0.0)

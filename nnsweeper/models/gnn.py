@@ -258,9 +258,7 @@ class MineGNN(MineModel):
         edges = {"cell_edges": self.settings.cell_edges}
         out: list[np.ndarray] = [np.empty(0)] * len(grids)
         for chunk, g, f, batch in board_batches(
-            grids, totals, flags, batch_size,
-            lambda g, t, f: features.build_graph_batch(g, t, f, **edges),
-            lambda g, t, f: features.build_graph(g, t, f, **edges),
+            grids, totals, flags, batch_size, lambda boards: features.build_graph_batch(boards, **edges)
         ):
             cell_logits, interior_logits = self(batch)
             cell_p = torch.sigmoid(cell_logits.double()).cpu().numpy()
