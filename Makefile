@@ -10,6 +10,9 @@
 #   make bench                 every benchmarks/bench_*.py
 #   make eval                  win rates of single_point and csp on 10x10 boards
 #                              (TRIALS games per mine count, written to EVAL_OUT.*)
+#   make figures               redraw every committed figure from its table, the gallery
+#                              (docs/gallery), and measure the README's quoted timings
+#                              again (eval/results/timings.json and the README's block)
 #   make compare               the main job: nnsweeper compare (logic, neural and hybrid
 #                              solvers on 10x10 boards with 5..30 mines), written to
 #                              COMPARE_OUT.*
@@ -33,13 +36,13 @@ JOBS ?= 2
 LOCK ?= requirements.lock
 LOCK_VENV ?= .lock-venv
 TRIALS ?= 1000
-EVAL_OUT ?= eval/results/sweep_10x10
+EVAL_OUT ?= sweep_10x10
 COMPARE_OUT ?= compare
 
 PY := $(VENV)/bin/python
 PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: setup test lint lock bench eval compare
+.PHONY: setup test lint lock bench eval compare figures
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,3 +77,6 @@ eval:
 
 compare:
 	$(VENV)/bin/nnsweeper compare --out $(COMPARE_OUT)
+
+figures:
+	$(PY) eval/figures.py

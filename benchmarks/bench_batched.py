@@ -21,22 +21,10 @@ import time
 import numpy as np
 import torch
 
+from nnsweeper.cli import one_board
 from nnsweeper.evaluation import game_seeds
-from nnsweeper.game import PRESETS, MinesweeperEnv
+from nnsweeper.game import MinesweeperEnv
 from nnsweeper.solvers import SOLVERS, NeuralSolver, get_solver
-
-
-def _board(text: str) -> tuple[int, int, int]:
-    if text in PRESETS:
-        return PRESETS[text]
-    try:
-        size, mines = text.split("/")
-        rows, cols = size.split("x")
-        return int(rows), int(cols), int(mines)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"a board is a preset name or RxC/M such as 10x10/20; got {text!r}"
-        ) from None
 
 
 def _games(board, seeds):
@@ -54,8 +42,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--solver", choices=neural, default="gnn", help="default: gnn")
     parser.add_argument("--model", default=None, help="a checkpoint path (default: the bundled model)")
-    parser.add_argument("--board", type=_board, default=(10, 10, 20),
-                        help="preset name or RxC/M (default: 10x10/20)")
+    parser.add_argument("--board", type=one_board, default=(10, 10, 20), metavar="BOARD",
+                        help="ROWSxCOLS:MINES or a preset name (default: 10x10:20)")
     parser.add_argument("--games", type=int, default=200, help="games per run (default: 200)")
     parser.add_argument("--one-by-one", type=int, default=None,
                         help="games of the one-at-a-time runs (default: as --games)")

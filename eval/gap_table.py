@@ -18,9 +18,8 @@ import sys
 from pathlib import Path
 
 from nnsweeper.evaluation import EvalTable
+from nnsweeper.evaluation.summary import THRESHOLDS, summarize
 from nnsweeper.fileio import atomic_path
-
-THRESHOLDS = (1.0, 3.0, 5.0)
 
 
 def _config(row: dict) -> str:
@@ -56,17 +55,21 @@ def gap_markdown(table: EvalTable, reference: str = "csp") -> str:
             cells.append(f"{100 * d['win_rate']:.1f} ({100 * d['difference']:+.1f}; "
                          f"{100 * d['ci_low']:+.1f} to {100 * d['ci_high']:+.1f})")
         lines.append(f"| {_config(c)} | " + " | ".join(cells) + " |")
-    lines += ["", f"| solver | largest gap below `{reference}` (pp) | configuration | "
+    lines += ["", f"| solver | win rate | gap to `{reference}` (pp, 95% interval) | worst gap (pp) | "
+              "configuration | "
               + " | ".join(f"within {t:g} pp" for t in THRESHOLDS)
               + " | interval excludes 0 (below) |",
-              "| --- | ---: | --- |" + " ---: |" * (len(THRESHOLDS) + 1)]
-    for s in others:
-        ds = diffs[s]
-        worst = min(ds, key=lambda d: d["difference"])
-        within = [sum(-100 * d["difference"] <= t + 1e-9 for d in ds) for t in THRESHOLDS]
-        below = sum(d["ci_high"] < 0 for d in ds)
-        lines.append(f"| {s} | {100 * worst['difference']:+.1f} | {_config(worst)} | "
-                     + " | ".join(f"{w} of {len(ds)}" for w in within) + f" | {below} of {len(ds)} |")
+              "| --- | ---: | ---: | ---: | --- |" + " ---: |" * (len(THRESHOLDS) + 1)]
+    for board in summarize(table, reference):
+        for s in board.solvers:
+            if s.gap is None:
+                continue
+            n = s.configurations
+            gap = f"{100 * s.gap:+.1f} ({100 * s.gap_low:+.1f} to {100 * s.gap_high:+.1f})"
+            worst = f"{100 * s.worst['difference']:+.1f} | {_config(s.worst)}"
+            within = " | ".join(f"{w} of {n}" for w in s.within)
+            rate = f"{100 * s.win_rate:.1f}"
+            lines.append(f"| {s.solver} | {rate} | {gap} | {worst} | {within} | {s.below} of {n} |")
     return "\n".join(lines) + "\n"
 
 

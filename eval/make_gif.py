@@ -19,20 +19,12 @@ import sys
 import numpy as np
 
 from nnsweeper import MinesweeperEnv, get_solver
+from nnsweeper.cli import one_board
 from nnsweeper.evaluation import game_seeds
 from nnsweeper.plots import animate_game
 from nnsweeper.solvers.replay import game_frames
 
 _SCAN = 1000  # evaluation games searched for one with enough guesses
-
-
-def _board(text: str) -> tuple[int, int, int]:
-    try:
-        size, mines = text.split(":")
-        rows, cols = size.lower().split("x")
-        return int(rows), int(cols), int(mines)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ROWSxCOLS:MINES such as 10x10:20; got {text!r}") from None
 
 
 def _pick_seed(solver, rows: int, cols: int, mines: int, min_guesses: int) -> tuple[int, int]:
@@ -48,8 +40,8 @@ def _pick_seed(solver, rows: int, cols: int, mines: int, min_guesses: int) -> tu
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--solver", default="hybrid-gnn", help="a registry solver name (default: hybrid-gnn)")
-    parser.add_argument("--board", type=_board, default=(10, 10, 20), metavar="ROWSxCOLS:MINES",
-                        help="board and mine count (default: 10x10:20)")
+    parser.add_argument("--board", type=one_board, default=(10, 10, 20), metavar="BOARD",
+                        help="ROWSxCOLS:MINES or a preset name (default: 10x10:20)")
     parser.add_argument("--seed", type=int, default=None,
                         help="the game seed (default: the first evaluation game with enough guesses)")
     parser.add_argument("--min-guesses", type=int, default=2,

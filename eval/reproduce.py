@@ -36,16 +36,18 @@ def recorded_solver(name: str, description: str):
     solver's defaults are left to it, the others are passed. The rebuilt solver must
     print as recorded, so an option that changed meaning is caught here.
     """
-    if name not in SOLVERS:
-        raise ValueError(f"solver {name!r} of the table is not in the registry ({', '.join(SOLVERS)})")
     try:
         call = ast.parse(description, mode="eval").body
-        if not isinstance(call, ast.Call) or call.args:
+        if not isinstance(call, ast.Call) or call.args or not isinstance(call.func, ast.Name):
             raise ValueError
         recorded = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
     except (SyntaxError, ValueError):
         raise ValueError(f"solver {name!r} is recorded as {description!r}, not as Class(option=value, ...)"
                          ) from None
+    if name not in SOLVERS:  # a named checkpoint (--model NAME=ARCH:PATH): the registry entry of its class
+        name = next((n for n, cls in SOLVERS.items() if cls.__name__ == call.func.id), name)
+    if name not in SOLVERS:
+        raise ValueError(f"solver {name!r} of the table is not in the registry ({', '.join(SOLVERS)})")
     default = get_solver(name).options()
     solver = get_solver(name, **{k: v for k, v in recorded.items() if k in default and default[k] != v})
     if repr(solver) != description:

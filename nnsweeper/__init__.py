@@ -1,6 +1,13 @@
 """nnsweeper: Minesweeper solvers, an exact mine-probability engine and neural predictors."""
 
 from nnsweeper._version import __version__
+from nnsweeper.boardtext import (
+    format_analysis,
+    format_board,
+    format_probabilities,
+    parse_board,
+    parse_observation,
+)
 from nnsweeper.errors import (
     BoardParseError,
     EngineLimitError,
@@ -10,11 +17,12 @@ from nnsweeper.errors import (
     InvalidRulesError,
     NnsweeperError,
 )
-from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, game_seeds
+from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, format_summary, game_seeds
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
 from nnsweeper.observation import Observation, Observations
 from nnsweeper.probability import BoardAnalysis, analyze, mine_probabilities
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
+from nnsweeper.solvers.suggest import Suggestion, suggest_move
 
 
 def __getattr__(name):
@@ -36,6 +44,7 @@ __all__ = [
     "InvalidBoardError",
     "eval_solver_over_mines",
     "evaluate",
+    "format_summary",
     "game_seeds",
     "GameRecord",
     "SOLVERS",
@@ -49,8 +58,15 @@ __all__ = [
     "Observations",
     "PRESETS",
     "Rules",
+    "Suggestion",
     "analyze",
+    "format_analysis",
+    "format_board",
+    "format_probabilities",
     "load_model",
     "mine_probabilities",
+    "parse_board",
+    "parse_observation",
+    "suggest_move",
     "__version__",
 ]

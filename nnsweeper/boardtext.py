@@ -12,6 +12,19 @@ whitespace around each line are ignored::
 A board has at most :data:`~nnsweeper.game.MAX_ROWS` rows and
 :data:`~nnsweeper.game.MAX_COLS` cells per row, and its text at most
 :data:`MAX_TEXT_CHARS` characters.
+
+:func:`format_analysis` prints what the exact engine found about a board (the grid
+of ``nnsweeper analyze``): every cell marked by what it is, so that a revealed number
+never reads as a probability::
+
+          0     1     2
+    0   [1]  33.3  20.0
+    1  33.3  33.3  20.0
+    2  20.0  20.0  20.0
+
+``[n]`` a revealed number, ``F`` a flag, ``safe`` and ``mine`` a covered cell the
+engine proves safe (P(mine) = 0 exactly) or a mine (P(mine) = 1), and a bare number
+the P(mine) of any other covered cell, in percent (see :data:`LEGEND`).
 """
 
 from __future__ import annotations
@@ -24,7 +37,16 @@ from nnsweeper.errors import BoardParseError, InvalidBoardError
 from nnsweeper.game import MAX_COLS, MAX_ROWS
 from nnsweeper.observation import Observation, check_alone, check_flags, check_grid_values
 
-__all__ = ["MAX_TEXT_CHARS", "format_board", "format_probabilities", "parse_board", "parse_observation"]
+__all__ = [
+    "LEGEND",
+    "MAX_TEXT_CHARS",
+    "format_analysis",
+    "format_board",
+    "format_count",
+    "format_probabilities",
+    "parse_board",
+    "parse_observation",
+]
 
 #: Most characters of a board's text (16 Mi). The largest board, 1000x1000 with a
 #: space between cells, takes 2 million; the rest leaves room for generous padding.
@@ -34,6 +56,16 @@ MAX_TEXT_CHARS = 16 * 2**20
 
 _COVERED = "."
 _FLAGS = "Ff"
+
+#: The legend printed under :func:`format_analysis`'s grid.
+LEGEND = ("legend: [n] revealed number | F flag | safe, mine: proven by the engine (P(mine) = 0, 1) "
+          "| 12.5: P(mine) in % | rows, cols from 0")
+
+# Marks of format_analysis and their ANSI colours (used only when asked for).
+_SAFE, _MINE = "safe", "mine"
+_STYLES = {"number": "1", "flag": "33", "safe": "32", "mine": "31"}
+# Layout counts with at most this many digits are printed in full.
+_EXACT_DIGITS = 15
 
 
 def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -227,11 +259,7 @@ def format_probabilities(grid, flags=None, probs=None, *, interior_probability=N
         ]
         for i in range(rows)
     ]
-    width = max(len(str(cols - 1)), *(len(c) for row in cells for c in row))
-    label = len(str(rows - 1))
-    lines = [" " * label + "  " + "  ".join(str(j).rjust(width) for j in range(cols))]
-    for i, row in enumerate(cells):
-        lines.append(str(i).rjust(label) + "  " + "  ".join(c.rjust(width) for c in row))
+    lines = _table(cells)
 
     unknown = (g < 0) & ~f
     mines = int(np.sum(unknown & (p >= 1.0)))
@@ -243,6 +271,147 @@ def format_probabilities(grid, flags=None, probs=None, *, interior_probability=N
             f"cells away from the numbers (interior): {_percent(interior_probability)}% each"
         )
     return "\n".join(lines + [""] + footer)
+
+
+def format_analysis(board: Observation, analysis=None, *, color: bool = False) -> str:
+    """What the exact engine found about a board: a marked grid, a legend and the counts.
+
+    Every cell is marked by what it is: ``[n]`` a revealed number, ``F`` a flag,
+    ``safe`` a covered cell that no consistent layout mines (P(mine) = 0 exactly),
+    ``mine`` an unflagged cell that every layout mines (P(mine) = 1), and any other
+    covered cell its P(mine) in percent (``<0.1`` and ``>99.9`` for near-certainties,
+    never rounded into a certainty). Rows and columns are numbered from 0, as
+    ``(row, col)`` elsewhere. Under the grid: the :data:`LEGEND`, the mines left, the
+    covered cells (frontier and interior, proven safe and proven mines), the interior
+    probability and the number of consistent layouts (:func:`format_count`).
+
+    Parameters
+    ----------
+    board : Observation
+        The board (e.g. from :func:`parse_observation`).
+    analysis : BoardAnalysis, optional
+        The engine's analysis of ``board`` (:func:`nnsweeper.analyze`); computed when
+        omitted.
+    color : bool, default False
+        Colour the marks with ANSI escapes (numbers bold, flags yellow, ``safe`` green,
+        ``mine`` red). The plain text says the same without them.
+
+    Returns
+    -------
+    str
+        The text, without a final newline.
+
+    Raises
+    ------
+    InvalidBoardError
+        ``board`` is not an Observation, or ``analysis`` is of a board of another shape.
+    InconsistentBoardError, EngineLimitError
+        As :func:`nnsweeper.analyze`, when ``analysis`` is omitted.
+    """
+    if not isinstance(board, Observation):
+        raise InvalidBoardError(
+            f"board must be an Observation (e.g. parse_observation(text, total_mines)); "
+            f"got {type(board).__name__}"
+        )
+    if analysis is None:
+        from nnsweeper.probability import analyze
+
+        analysis = analyze(board)
+    p = np.asarray(analysis.probabilities, dtype=float)
+    if p.shape != board.shape:
+        raise InvalidBoardError(f"analysis must be of a board of shape {board.shape}; got shape {p.shape}")
+    g, f = board.grid, board.flags
+    unknown = (g < 0) & ~f
+    cells = []
+    for i in range(g.shape[0]):
+        row = []
+        for j in range(g.shape[1]):
+            if f[i, j]:
+                row.append(("F", "flag"))
+            elif g[i, j] >= 0:
+                row.append((f"[{int(g[i, j])}]", "number"))
+            elif p[i, j] == 0.0:
+                row.append((_SAFE, "safe"))
+            elif p[i, j] == 1.0:
+                row.append((_MINE, "mine"))
+            else:
+                row.append((_percent(p[i, j]), None))
+        cells.append(row)
+    lines = _table(cells, color=color)
+
+    n_unknown = int(unknown.sum())
+    n_frontier = int((unknown & analysis.frontier).sum())
+    n_safe = int((unknown & (p == 0.0)).sum())
+    n_mines = int((unknown & (p == 1.0)).sum())
+    interior = n_unknown - n_frontier
+    facts = [
+        f"mines left: {analysis.mines_left} ({board.total_mines} on the board, {board.n_flags} flagged)",
+        f"covered unflagged cells: {n_unknown} ({n_frontier} next to a number, {interior} interior); "
+        f"proven: {n_safe} safe, {n_mines} {'mine' if n_mines == 1 else 'mines'}",
+    ]
+    ip = analysis.interior_probability
+    if ip is None or math.isnan(ip):
+        facts.append("interior P(mine): none (no covered unflagged cell away from the numbers)")
+    else:
+        facts.append(f"interior P(mine): {ip:.4g} ({_percent(ip)}%) for each of the {interior} cells "
+                     "away from the numbers")
+    facts.append(f"consistent layouts: {format_count(analysis.layouts)}")
+    return "\n".join([*lines, LEGEND, "", *facts])
+
+
+def format_count(n: int) -> str:
+    """A count of layouts: in full up to 15 digits, else in scientific notation with its log.
+
+    Parameters
+    ----------
+    n : int
+        At least 0; any size (a Python int may have more digits than ``str`` prints).
+
+    Returns
+    -------
+    str
+        ``"36 (exactly)"``, or ``"about 1.235e+45 (ln = 104.22)"``: three decimals of
+        the mantissa and the natural log.
+
+    Raises
+    ------
+    ValueError
+        ``n`` is not an integer of at least 0.
+    """
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise ValueError(f"a count of layouts must be an integer of at least 0; got {n!r}")
+    n = int(n)
+    if n < 10**_EXACT_DIGITS:
+        return f"{n} (exactly)"
+    log10 = math.log10(n)  # accurate for ints of any size; str(n) may refuse a huge one
+    exponent = math.floor(log10)
+    mantissa = round(10 ** (log10 - exponent), 3)
+    if mantissa >= 10:
+        mantissa, exponent = 1.0, exponent + 1
+    return f"about {mantissa:.3f}e+{exponent} (ln = {math.log(n):.2f})"
+
+
+def _table(cells, *, color: bool = False) -> list[str]:
+    """Grid lines of cell texts, columns right-aligned, with row and column numbers.
+
+    ``cells`` holds strings, or ``(text, style)`` pairs whose style (a key of
+    :data:`_STYLES`, or None) colours the text when ``color`` is set.
+    """
+    cells = [[c if isinstance(c, tuple) else (c, None) for c in row] for row in cells]
+    rows, cols = len(cells), len(cells[0])
+    width = max(len(str(cols - 1)), *(len(text) for row in cells for text, _ in row))
+    label = len(str(rows - 1))
+
+    def show(text: str, style) -> str:
+        padded = text.rjust(width)
+        if color and style is not None:
+            return f"\x1b[{_STYLES[style]}m{padded}\x1b[0m"
+        return padded
+
+    lines = [" " * label + "  " + "  ".join(str(j).rjust(width) for j in range(cols))]
+    for i, row in enumerate(cells):
+        lines.append(str(i).rjust(label) + "  " + "  ".join(show(t, s) for t, s in row))
+    return lines
 
 
 def _check_grid(grid, flags) -> tuple[np.ndarray, np.ndarray]:

@@ -3,8 +3,9 @@
 ``nnsweeper eval`` plays solvers on fixed game seeds and writes a table (CSV and
 JSON) and a win-rate plot; ``nnsweeper compare`` does the same with the logic,
 neural and hybrid solvers on every 10x10 mine count from 5 to 30; ``nnsweeper plot``
-redraws the plot of a saved table; ``nnsweeper analyze`` prints the exact mine
-probability of every cell of a board typed as text; ``generate``, ``train`` and
+draws the figure of saved tables (one or several); ``nnsweeper analyze`` prints the exact
+mine probability of every cell of a board typed as text, its number of consistent
+layouts and the move each solver would make there; ``generate``, ``train`` and
 ``evaluate-model`` make datasets and models. Bad input ends with one line on stderr,
 ``nnsweeper: error: <message>``, and exit code 2. Every number an option takes is
 bounded (board sides, trials, games, jobs, batch sizes: the limits of the modules
@@ -22,7 +23,7 @@ import shlex
 import sys
 from pathlib import Path
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main", "one_board"]
 
 PROG = "nnsweeper"
 _DEFAULT_MINES = (5, 10, 15, 20, 25, 30)
@@ -168,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         "weights unless --model names checkpoints) on the same held-out games: 10x10 "
         "boards with 5 to 30 mines by default, or the classic boards with --preset "
         "classic. Prints the table and writes OUT.csv, OUT.json and OUT.png (win rate "
-        "against mine count with 95%% intervals, and below it each solver's difference from "
-        "csp with its paired 95%% interval). The models' training seeds are checked "
+        "against mine count with 95% intervals, and below it each solver's difference from "
+        "csp with its paired 95% interval). The models' training seeds are checked "
         "against the evaluation seeds before any game is played.",
         epilog="example: nnsweeper compare --preset classic --start corner --trials 2000 "
         "--jobs 2 --out eval/results/compare_classic",
@@ -180,15 +181,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser(
         "plot",
-        help="redraw the win-rate figure of a saved evaluation table",
-        description="Read a table written by eval or compare (OUT.json) and draw its figure again: "
-        "win rate per solver with 95%% intervals and, when the reference solver is in the table "
-        "with at least one other, each solver's difference from it below.",
-        epilog="example: nnsweeper plot eval/results/sweep_10x10.json --out sweep.png",
+        help="draw the win-rate figure of saved evaluation tables, one or several together",
+        description="Read tables written by eval or compare (OUT.json) and draw their figure: "
+        "win rate per solver with 95% intervals and, when the reference solver is in the tables "
+        "with at least one other, each solver's difference from it below (paired where both "
+        "played the same games). Several tables are drawn as one; a solver name may appear in "
+        "only one of them per configuration (name your own checkpoints with --model NAME=ARCH:PATH "
+        "when you play them).",
+        epilog="example: nnsweeper plot eval/results/compare_10x10.json mine.json --out both.png",
     )
-    pl.add_argument("table", metavar="TABLE.json", help="an evaluation table (JSON)")
+    pl.add_argument("table", nargs="+", metavar="TABLE.json", help="evaluation tables (JSON)")
     pl.add_argument("--out", default=None, metavar="PNG",
-                    help="the figure to write; its suffix picks the format (default: TABLE.png)")
+                    help="the figure to write; its suffix picks the format (default: the first "
+                    "TABLE with .png, for one table; required for several)")
     pl.add_argument("--reference", default=None, metavar="SOLVER",
                     help="the solver the others are compared with (default: csp when the table has it)")
     pl.set_defaults(handler=_cmd_plot)
@@ -199,21 +204,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     an = sub.add_parser(
         "analyze",
-        help="print the exact mine probability of every cell of a board",
-        description="Read a board typed as text and print P(mine) for every covered cell. "
-        "One board row per line: '.' covered, 'F' flag, digits 0-8 revealed numbers; "
-        "spaces between cells are allowed.",
-        epilog="example: printf '1 . .\\n. . .\\n. . .\\n' | nnsweeper analyze - --mines 2",
+        help="print the exact mine probability of every cell of a board, and each solver's next move",
+        description="Read a board typed as text and print P(mine) for every covered cell, marking "
+        "revealed numbers as [n], flags as F and the cells the exact engine proves safe or mined as "
+        "'safe' and 'mine'; then the mines left, the interior probability, the number of consistent "
+        "mine layouts, and the cell each solver would reveal next, with its reason. Cells are "
+        "(row, col), both from 0. Board text: one row per line, '.' covered, 'F' flag, digits 0-8 "
+        "revealed numbers; spaces between cells are allowed.",
+        epilog="example: nnsweeper analyze examples/board.txt --mines 10 --solvers single_point,csp",
     )
     an.add_argument("file", metavar="FILE", help="board text file, or - to read stdin")
     an.add_argument(
-        "--mines", type=int, required=True,
+        "--mines", type=_int_in(0), required=True,
         help="total mines on the board, flagged ones included",
     )
     an.add_argument(
         "--max-states", type=_int_in(1), default=MAX_STATES, metavar="N",
         help="most partial solutions the exact engine may hold at one box of a frontier component "
         f"(default: {MAX_STATES}); a wider frontier is refused",
+    )
+    an.add_argument(
+        "--solvers", type=_name_list, default=None, metavar="NAMES",
+        help="comma-separated solvers whose next move to show (default: single_point, csp and the "
+        "neural solvers whose models load)",
+    )
+    an.add_argument(
+        "--seed", type=_int_in(0), default=0,
+        help="seed of the solvers' randomness (ties, random guesses; default: 0)",
     )
     an.set_defaults(handler=_cmd_analyze)
     return parser
@@ -225,8 +242,16 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
     from nnsweeper.game import FIRST_CLICK_RULES, MAX_COLS, MAX_ROWS, PRESETS
 
     p.add_argument(
-        "--solvers", type=_name_list, default=list(solvers), metavar="NAMES",
-        help=f"comma-separated solver names (default: {','.join(solvers)})",
+        "--solvers", type=_name_list, default=None, metavar="NAMES",
+        help=f"comma-separated solver names (default: {','.join(solvers)}, then the solvers of "
+        "each named --model)",
+    )
+    p.set_defaults(default_solvers=list(solvers))
+    p.add_argument(
+        "--board", type=_boards, action="append", default=[], metavar="BOARD",
+        help="boards to play, in the one board syntax of nnsweeper: ROWSxCOLS:MINES with MINES as "
+        "N, A-B, A-B/STEP or a comma list (10x10:5-30), a preset name, or classic "
+        "(repeatable; instead of --rows/--cols/--mines/--preset)",
     )
     p.add_argument(
         "--rows", type=_int_in(1, MAX_ROWS, "the largest board"), default=None,
@@ -275,9 +300,10 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         "and .png (folders are created)" + (f" (default: {out})" if out else ""),
     )
     p.add_argument(
-        "--model", type=_model_choice, action="append", default=[], metavar="ARCH=PATH",
-        help="the model of an architecture's solvers (ARCH and hybrid-ARCH): a checkpoint path, "
-        "e.g. gnn=runs/gnn/best.pt (repeatable; default: the bundled weights)",
+        "--model", type=_model_choice, action="append", default=[], metavar="NAME=[ARCH:]PATH",
+        help="a checkpoint to play. ARCH=PATH (gnn=runs/gnn/best.pt) replaces the bundled weights of "
+        "the ARCH and hybrid-ARCH solvers; NAME=ARCH:PATH (mygnn=gnn:runs/gnn/best.pt) adds the "
+        "solvers NAME and hybrid-NAME playing it, beside the bundled ones (repeatable)",
     )
     p.add_argument("--device", default="cpu", help="where the models run: cpu, cuda or auto (default: cpu)")
     p.add_argument(
@@ -286,6 +312,8 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         "evaluation refuses to play any of its game seeds (repeatable; models' own "
         "training seeds are always checked)",
     )
+    p.add_argument("--table", action="store_true",
+                   help="print the whole table (every solver and configuration) after the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -382,7 +410,8 @@ def _add_train(sub) -> None:
     )
     tr.add_argument("--config", required=True, metavar="TOML", help="the training config")
     tr.add_argument("overrides", nargs="*", metavar="SECTION.KEY=VALUE", help="config overrides")
-    tr.add_argument("--resume", action="store_true", help="continue the run in the output folder")
+    tr.add_argument("--resume", action="store_true",
+                    help="continue the run in the output folder (train.epochs=N may raise its epochs)")
     tr.add_argument("--quiet", action="store_true", help="no progress bars")
     tr.set_defaults(handler=_cmd_train)
 
@@ -436,7 +465,8 @@ def _cmd_evaluate_model(args, argv) -> int:
     out = _out_prefix(args.out)
     model = load_model(args.model, device=args.device)
     result, preds = evaluate_model(model, args.data, args.split, batch_size=args.batch_size,
-                                   max_batches=args.max_batches, progress=not args.quiet)
+                                   max_batches=args.max_batches, progress=not args.quiet, name=args.model,
+                                   notify=lambda note: print(f"{PROG}: note: {note}", file=sys.stderr))
     result["model"] = {"name": args.model, "arch": model.arch, "config": model.config}
     result["data"] = {"path": args.data, "split": args.split}
     result["command"] = shlex.join([PROG, *argv])
@@ -446,18 +476,31 @@ def _cmd_evaluate_model(args, argv) -> int:
     for ax, frontier, name in ((axes[0], True, "frontier cells"), (axes[1], False, "interior cells")):
         part = preds.select(frontier=frontier)
         if part.cells > 0:
-            plot_reliability(part, ax, label=model.arch, title=f"{name} ({args.split} split)")
+            plot_reliability(part, ax, label=_model_label(args.model), title=f"{name} ({args.split} split)")
     save_figure(fig, out.with_name(out.name + ".png"))
     print(format_metrics(result))
+    if not args.quiet:
+        print(f"wrote {out.with_name(out.name + '.json')} and {out.with_name(out.name + '.png')}")
     return 0
+
+
+def _model_label(model: str) -> str:
+    """A model's name in legends: a bundled model's name, or a checkpoint's run folder and file."""
+    path = Path(model)
+    if path.suffix != ".pt":
+        return model
+    return f"{path.parent.name}/{path.stem}" if path.parent.name else path.stem
 
 
 def _cmd_train(args, argv) -> int:
     from nnsweeper.training import load_config, train
 
     config = load_config(args.config, args.overrides)
-    result = train(config, resume=args.resume, progress=not args.quiet)
-    if not args.quiet and result.history:
+    result = train(config, resume=args.resume, progress=not args.quiet,
+                   notify=lambda note: print(f"{PROG}: note: {note}", file=sys.stderr))
+    if result.already_finished:
+        print(result.already_finished)
+    elif not args.quiet and result.history:
         print(f"wrote {result.best} and {result.last}")
     return 0
 
@@ -495,25 +538,33 @@ def _out_prefix(text: str) -> Path:
 
 def _cmd_eval(args, argv) -> int:
     from nnsweeper.evaluation import evaluate
-    from nnsweeper.solvers import get_solver
+    from nnsweeper.evaluation.summary import format_summary
 
     out = _out_prefix(args.out)
-    solvers = {name: get_solver(name, start=args.start, **_model_options(name, args))
-               for name in args.solvers}
+    solvers = _play_solvers(args)
     common = dict(
         trials=args.trials, base_seed=args.base_seed, first_click=args.first_click,
         n_jobs=args.jobs, progress=not args.quiet, datasets=args.dataset or None,
     )
-    if args.preset is not None:
-        given = [f for f, v in (("--rows", args.rows), ("--cols", args.cols),
-                                ("--mines", args.mines)) if v is not None]
+    given = [f for f, v in (("--rows", args.rows), ("--cols", args.cols), ("--mines", args.mines))
+             if v is not None]
+    if args.board or args.preset is not None:
+        which = "--board" if args.board else "--preset"
+        if args.board and args.preset is not None:
+            given.append("--preset")
         if given:
-            raise ValueError(f"--preset sets the board; do not combine it with {', '.join(given)}")
+            raise ValueError(f"{which} sets the board; do not combine it with {', '.join(given)}")
         from nnsweeper.game import PRESETS
 
-        boards = list(PRESETS) if args.preset == "classic" else [args.preset]
-        table = evaluate(solvers, boards=boards, **common)
-        x = "board"
+        if args.board:
+            boards = [b for spec in args.board for b in spec]
+        else:
+            names = list(PRESETS) if args.preset == "classic" else [args.preset]
+            boards = [(n, *PRESETS[n]) for n in names]
+        table = evaluate(solvers, boards=[name if name in PRESETS else (r, c, m) for name, r, c, m in boards],
+                         **common)
+        sizes = {(r, c) for name, r, c, _ in boards if name not in PRESETS}
+        x = "mines" if len(sizes) == 1 and all(name not in PRESETS for name, *_ in boards) else "board"
     else:
         rows = args.rows or _DEFAULT_SIZE
         cols = args.cols or _DEFAULT_SIZE
@@ -526,46 +577,103 @@ def _cmd_eval(args, argv) -> int:
     table.to_csv(paths[0])
     table.to_json(paths[1])
     _save_plot(table, paths[2], x=x, title=_table_title(table, x))
-    print(table)
+    print(format_summary(table))
+    if args.table:
+        print("\n" + str(table))
     if not args.quiet:
-        print("wrote " + ", ".join(str(p) for p in paths))
+        print("wrote " + ", ".join(str(p) for p in paths)
+              + ("" if args.table else f" (every row: {paths[0]}, or --table)"))
     return 0
 
 
-def _model_choice(text: str) -> tuple[str, str]:
-    """``ARCH=PATH`` of ``--model``, the architecture checked against the registry."""
+def _boards(text: str) -> list[tuple[str, int, int, int]]:
+    from nnsweeper.game import parse_boards
+
+    try:
+        return parse_boards(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def one_board(text: str) -> tuple[int, int, int]:
+    """An argparse type for one board in nnsweeper's board syntax (``10x10:20``, ``expert``).
+
+    Returns ``(rows, cols, mines)``; the scripts and benchmarks that play one board use it.
+    """
+    boards = _boards(text)
+    if len(boards) != 1:
+        raise argparse.ArgumentTypeError(
+            f"expected one board such as 10x10:20 or expert; {text!r} names {len(boards)}"
+        )
+    return boards[0][1:]
+
+
+def _model_choice(text: str) -> tuple[str, str, str]:
+    """``NAME=[ARCH:]PATH`` of ``--model`` as (name, architecture, path), checked against the registry."""
     from nnsweeper.models.registry import ARCHITECTURES
 
-    arch, sep, path = text.partition("=")
-    arch, path = arch.strip(), path.strip()
-    if not sep or not arch or not path:
-        raise argparse.ArgumentTypeError(f"expected ARCH=PATH such as gnn=runs/gnn/best.pt; got {text!r}")
+    name, sep, rest = (t.strip() for t in text.partition("="))
+    arch, colon, path = (t.strip() for t in rest.partition(":"))
+    if not colon or arch not in ARCHITECTURES:  # ARCH=PATH (a path may hold ':' itself)
+        arch, path = name, rest
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"expected ARCH=PATH (gnn=runs/gnn/best.pt) or NAME=ARCH:PATH (mygnn=gnn:runs/gnn/best.pt); "
+            f"got {text!r}"
+        )
     if arch not in ARCHITECTURES:
         raise argparse.ArgumentTypeError(
-            f"unknown architecture {arch!r} in {text!r}; choose one of {', '.join(ARCHITECTURES)}"
+            f"{name!r} in {text!r} is not an architecture ({', '.join(ARCHITECTURES)}); to name a "
+            f"checkpoint, write NAME=ARCH:PATH such as {name}={next(iter(ARCHITECTURES))}:{path}"
         )
-    return arch, path
+    return name, arch, path
 
 
-def _model_options(name: str, args) -> dict:
-    """The model options of a neural solver (none for the others): ``--model`` or the bundled weights."""
+def _play_solvers(args) -> dict:
+    """The solvers of ``eval`` / ``compare``: registry names, and the named checkpoints of ``--model``."""
+    from nnsweeper.solvers import SOLVERS, get_solver
+
+    seen: dict[str, tuple[str, str]] = {}
+    for name, arch, path in args.model:
+        if name in seen:
+            raise ValueError(f"--model names {name!r} more than once; give each checkpoint its own NAME")
+        if name != arch and (name in SOLVERS or f"hybrid-{name}" in SOLVERS):
+            taken = name if name in SOLVERS else f"hybrid-{name}"
+            raise ValueError(f"--model {name}={arch}:{path}: {taken!r} is a registered solver; choose "
+                             f"another NAME, such as my{name}")
+        seen[name] = (arch, path)
+    named = {n: v for n, v in seen.items() if n not in SOLVERS}
+    names = args.solvers
+    if names is None:
+        names = [*args.default_solvers, *(f"{p}{n}" for n in named for p in ("", "hybrid-"))]
+    solvers = {}
+    for name in names:
+        base = name.removeprefix("hybrid-")
+        if base in named:
+            arch, path = named[base]
+            registry_name = f"hybrid-{arch}" if name != base else arch
+            solvers[name] = get_solver(registry_name, start=args.start, model=path, device=args.device)
+        else:
+            solvers[name] = get_solver(name, start=args.start, **_model_options(name, seen, args.device))
+    return solvers
+
+
+def _model_options(name: str, models: dict, device: str) -> dict:
+    """The model options of a registry neural solver (none for the others): --model or the bundled weights."""
     from nnsweeper.solvers import SOLVERS, NeuralSolver
 
     cls = SOLVERS.get(name)
     arch = getattr(cls, "arch", None)
     if cls is None or not issubclass(cls, NeuralSolver) or arch is None:
         return {}
-    models = dict(args.model)
-    if len(models) != len(args.model):
-        repeated = sorted({a for a, _ in args.model if [b for b, _ in args.model].count(a) > 1})
-        raise ValueError(f"--model names architecture {repeated[0]!r} more than once")
-    if arch not in models:
-        from nnsweeper.models.registry import ARCHITECTURES
+    if arch in models:
+        return {"model": models[arch][1], "device": device}
+    from nnsweeper.models.registry import ARCHITECTURES
 
-        if not ARCHITECTURES[arch].bundled:
-            raise ValueError(f"solver {name!r} plays a {arch!r} model and none ships with nnsweeper: "
-                             f"give --model {arch}=PATH")
-    return {"model": models.get(arch, arch), "device": args.device}
+    if not ARCHITECTURES[arch].bundled:
+        raise ValueError(f"solver {name!r} plays a {arch!r} model and none ships with nnsweeper: "
+                         f"give --model {arch}=PATH")
+    return {"model": arch, "device": device}
 
 
 def _figure(size: tuple[float, float]):
@@ -587,22 +695,43 @@ def _save_plot(table, path: Path, *, x: str, title: str, reference: str = "csp")
 
 
 def _cmd_plot(args, argv) -> int:
-    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.evaluation import EvalTable, config_key
 
-    source = Path(args.table)
-    if not source.is_file():
-        reason = "it is a folder" if source.is_dir() else "no such file"
-        raise ValueError(f"cannot read table {args.table!r}: {reason}")
-    table = EvalTable.from_json(source)
-    if len(table) == 0:
-        raise ValueError(f"{args.table} holds no rows to plot")
+    tables = []
+    for name in args.table:
+        source = Path(name)
+        if not source.is_file():
+            reason = "it is a folder" if source.is_dir() else "no such file"
+            raise ValueError(f"cannot read table {name!r}: {reason}")
+        table = EvalTable.from_json(source)
+        if len(table) == 0:
+            raise ValueError(f"{name} holds no rows to plot")
+        tables.append(table)
+    if len(tables) == 1:
+        table = tables[0]
+    else:
+        if args.out is None:
+            raise ValueError("plotting several tables needs --out PNG (the figure to write)")
+        owner: dict[tuple, str] = {}
+        for name, t in zip(args.table, tables, strict=True):
+            for r in t:
+                key = (r["solver"], *config_key(r))
+                if key in owner:
+                    raise ValueError(
+                        f"solver {r['solver']!r} has results for {r['board']} with {r['mines']} mines in "
+                        f"both {owner[key]} and {name}; plot them apart, or play one under another name "
+                        "(a checkpoint: --model NAME=ARCH:PATH)"
+                    )
+                owner[key] = name
+        table = EvalTable([r for t in tables for r in t],
+                          metadata={**tables[0].metadata, "sources": list(args.table)})
     reference = args.reference
     if reference is not None and reference not in table.solvers:
         raise ValueError(
-            f"--reference must be one of the table's solvers ({', '.join(table.solvers)}); "
+            f"--reference must be one of the tables' solvers ({', '.join(table.solvers)}); "
             f"got {reference!r}"
         )
-    out = Path(args.out) if args.out is not None else source.with_suffix(".png")
+    out = Path(args.out) if args.out is not None else Path(args.table[0]).with_suffix(".png")
     x = _table_axis(table)
     _save_plot(table, out, x=x, title=_table_title(table, x), reference=reference or "csp")
     print(f"wrote {out}")
@@ -632,14 +761,25 @@ def _table_title(table, x: str) -> str:
 
 
 def _cmd_analyze(args, argv) -> int:
-    from nnsweeper.boardtext import format_probabilities, parse_board
-    from nnsweeper.probability import analyze
+    import os
 
-    grid, flags = parse_board(_read_board_text(args.file))
-    result = analyze(grid, args.mines, flags, max_states=args.max_states)
-    print(format_probabilities(
-        grid, flags, result.probabilities, interior_probability=result.interior_probability
-    ))
+    from nnsweeper.boardtext import format_analysis, parse_observation
+    from nnsweeper.probability import analyze
+    from nnsweeper.solvers.suggest import format_suggestions, load_solvers, suggest_move
+
+    board = parse_observation(_read_board_text(args.file), args.mines)
+    result = analyze(board, max_states=args.max_states)
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    solvers, skipped = load_solvers(args.solvers)
+    moves = [(s.name, suggest_move(s, board, args.seed, analysis=result, max_states=args.max_states))
+             for s in solvers]
+    print(format_analysis(board, result, color=color))
+    print()
+    print(f"next move of each solver (row, col from 0; solver seed {args.seed}):")
+    if moves:
+        print(format_suggestions(moves))
+    for note in skipped:
+        print(f"  {note}")
     return 0
 
 
@@ -675,6 +815,20 @@ def _largest_board() -> str:
 
 
 # ---------------------------------------------------------------------- main
+def _unrecognized(parser, command: str, extras: list[str]) -> str:
+    """The message for arguments the subcommand does not take, pointing to its help."""
+    import difflib
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    options = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+    message = f"{command} does not take {' '.join(extras)}"
+    flag = next((e.partition("=")[0] for e in extras if e.startswith("-")), None)
+    close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6) if flag else []
+    if close:
+        message += f"; did you mean {close[0]}?"
+    return f"{message} (see '{sub.prog} --help')"
+
+
 def _fail(message: str) -> int:
     print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
     return 2
@@ -686,16 +840,21 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         try:
-            args = parser.parse_args(argv)
+            args, extras = parser.parse_known_args(argv)
         except SystemExit as e:  # --help and --version
             return e.code if isinstance(e.code, int) else 0
+        if args.command == "train":  # overrides may stand on both sides of an option
+            args.overrides += [e for e in extras if "=" in e and not e.startswith("-")]
+            extras = [e for e in extras if e not in args.overrides]
+        if extras:
+            raise _UsageError(_unrecognized(parser, args.command, extras))
         return args.handler(args, argv)
     except _UsageError as e:
         return _fail(str(e))
     except (ValueError, OSError) as e:  # every NnsweeperError is a ValueError
         return _fail(str(e) or type(e).__name__)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # a message says where the work stands (training's does)
+        print(f"{PROG}: {' '.join(str(e).split()) or 'interrupted'}", file=sys.stderr)
         return 130
 
 

@@ -8,6 +8,7 @@ seed notebook's attributes ``mask`` and ``_counts`` on revealed cells.
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,8 @@ import numpy as np
 from nnsweeper.errors import InvalidActionError, InvalidRulesError, check_int
 from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
-__all__ = ["FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
+__all__ = ["BOARD_SYNTAX", "MAX_BOARDS_PER_TEXT", "parse_boards", "parse_mine_counts",
+           "FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
            "MinesweeperEnv"]
 
 #: The first-click rules. ``safe``: the first revealed cell is never a mine.
@@ -118,6 +120,94 @@ PRESETS: dict[str, tuple[int, int, int]] = {
     "intermediate": (16, 16, 40),
     "expert": (16, 30, 99),
 }
+
+
+#: The most boards one board text (:func:`parse_boards`) may name.
+MAX_BOARDS_PER_TEXT = 10_000
+#: What :func:`parse_boards` reads, for messages.
+BOARD_SYNTAX = "ROWSxCOLS:MINES (such as 10x10:20, 10x10:5-30 or 16x16:10,40) or a preset name"
+
+_SIZE_TEXT = re.compile(r"^(\d+)x(\d+)$")
+_MINES_TEXT = re.compile(r"^(\d+)(?:-(\d+)(?:/(\d+))?)?$")
+
+
+def parse_mine_counts(field: str, *, limit: int = MAX_BOARDS_PER_TEXT) -> list[int]:
+    """Mine counts from text: ``N``, ``A-B`` (every count), ``A-B/STEP`` or a comma list of them.
+
+    Raises
+    ------
+    ValueError
+        Text of another form, an empty range, or more than ``limit`` counts (refused
+        before they are listed).
+
+    Examples
+    --------
+    >>> parse_mine_counts("5-30/5")
+    [5, 10, 15, 20, 25, 30]
+    """
+    counts: list[int] = []
+    for item in str(field).split(","):
+        m = _MINES_TEXT.match(item.strip())
+        if m is None:
+            raise ValueError(
+                f"mines must be N, A-B, A-B/STEP or a comma list such as 5,10; got {item.strip()!r}"
+            )
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        step = int(m.group(3)) if m.group(3) else 1
+        if hi < lo or step < 1:
+            raise ValueError(f"empty mine range {item.strip()!r}: write it low-high, such as 5-30")
+        n = len(counts) + (hi - lo) // step + 1  # counted before the range is listed
+        if n > limit:
+            raise ValueError(f"at most {limit} configurations; these mine counts make {n}")
+        counts.extend(range(lo, hi + 1, step))
+    return counts
+
+
+def parse_boards(text: str) -> list[tuple[str, int, int, int]]:
+    """Boards from the one board syntax of the command line, the scripts and the benchmarks.
+
+    ``ROWSxCOLS:MINES`` with ``MINES`` as in :func:`parse_mine_counts`, a preset name
+    (``beginner``, ``intermediate``, ``expert``) or ``classic`` (all three). Sizes and
+    mine counts are checked against the game's limits for a safe first click.
+
+    Returns
+    -------
+    list of (name, rows, cols, mines)
+        ``name`` is the preset's name or ``"RxC"``.
+
+    Raises
+    ------
+    InvalidRulesError
+        Text of another form, or a board the rules refuse (naming the limit).
+
+    Examples
+    --------
+    >>> parse_boards("10x10:10,20")
+    [('10x10', 10, 10, 10), ('10x10', 10, 10, 20)]
+    >>> parse_boards("expert")
+    [('expert', 16, 30, 99)]
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidRulesError(f"a board must be {BOARD_SYNTAX}; got {text!r}")
+    head, sep, field = (t.strip() for t in text.strip().lower().partition(":"))
+    if not sep:
+        if head == "classic":
+            return [(name, *PRESETS[name]) for name in PRESETS]
+        if head in PRESETS:
+            return [(head, *PRESETS[head])]
+    size = _SIZE_TEXT.match(head)
+    if size is None or not sep:
+        raise InvalidRulesError(
+            f"a board must be {BOARD_SYNTAX} ({', '.join(PRESETS)} or classic); got {text!r:.80}"
+        )
+    rows, cols = int(size.group(1)), int(size.group(2))
+    try:
+        counts = parse_mine_counts(field)
+    except ValueError as e:
+        raise InvalidRulesError(f"board {text!r:.80}: {e}") from None
+    Rules(rows, cols, max(counts))  # the size and the most mines, refused naming the limit
+    return [(f"{rows}x{cols}", rows, cols, m) for m in counts]
 
 
 class Game:

@@ -104,7 +104,8 @@ def single_threaded_workers() -> Iterator[None]:
         os.environ.pop("OMP_NUM_THREADS", None)
 
 
-def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = True) -> Iterator:
+def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = True,
+         worker_setup: Callable[[], None] | None = None) -> Iterator:
     """``fn(*task)`` for every task, yielded as they finish.
 
     Parameters
@@ -119,6 +120,24 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
     ordered : bool, default=True
         Yield in task order; with False, in order of completion (wrap each result
         with what identifies its task).
+    worker_setup : callable, optional
+        One-time set-up of the worker processes (importing torch, loading a model),
+        called with no arguments in every new loky worker before it takes a task.
+        It must be picklable, must not raise, and should compare equal to the
+        set-up of an earlier call that needs the same (loky keeps its workers from
+        one call to the next only while their set-up is equal). It is an
+        optimisation, not a guarantee: other backends and ``n_jobs=1`` skip it, so
+        ``fn`` must still set itself up (once per process) where it was not done.
+
+    Notes
+    -----
+    Why the set-up goes first: a loky worker measures its memory after its first
+    task and, whenever it has since grown by more than 300 MB, takes it for a leak,
+    exits and is replaced (with the warning "A worker stopped while some jobs were
+    given to the executor"). Importing torch and loading a model in a task after
+    the first adds about that much, so the worker would be restarted, and its
+    replacement would import and load everything again. Set up before the first
+    task, it counts in the worker's reference size instead.
     """
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     if n_jobs == 1:
@@ -127,9 +146,20 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
         return
     from joblib import Parallel, delayed
 
+    options = {}
+    if worker_setup is not None and _loky_is_active():
+        options["initializer"] = worker_setup
     with single_threaded_workers():
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator" if ordered else "generator_unordered")
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator" if ordered else "generator_unordered",
+                            **options)
         yield from parallel(delayed(fn)(*task) for task in tasks)
+
+
+def _loky_is_active() -> bool:
+    """Whether joblib's active backend is loky (whose workers take an ``initializer``)."""
+    from joblib.parallel import LokyBackend, get_active_backend
+
+    return isinstance(get_active_backend()[0], LokyBackend)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,18 @@ writes ``last.pt`` (and ``best.pt`` when the validation loss improved), each a
 state dict with its JSON config (:func:`nnsweeper.models.save_checkpoint`), plus
 ``resume.pt`` (model, optimiser, schedule, position) for ``--resume``. Resuming
 after a kill replays the same batches in the same order, so on the CPU it ends with
-the same weights as a run that was never stopped.
+the same weights as a run that was never stopped. Every file is written atomically,
+and Ctrl-C waits while the files of an epoch's end are written, so they always agree;
+the interruption (:class:`TrainingInterrupted`) says what ``resume.pt`` holds.
+
+A run resumes with the config it started with, except for ``train.epochs`` (to train a
+finished run longer, or stop it sooner), ``output.dir`` (a moved run folder) and
+``data.path`` (a moved dataset: its manifest's SHA-256 must not change). With another
+``train.epochs`` the warm-up and cosine decay are recomputed over the new number of
+steps from the step reached: the learning rate jumps to that schedule's value (up,
+when a run is extended), so the weights are not those of a run started with that
+number of epochs. The change is recorded in ``resume.pt`` and the checkpoints
+(``epochs_changes``). Resuming a run that has done all its epochs trains nothing.
 
 Several processes (``torchrun --nproc_per_node N -m nnsweeper train ...``) train
 one model with ``DistributedDataParallel`` (gloo on CPU, NCCL on GPUs): each rank
@@ -25,11 +36,14 @@ takes every N-th batch; rank 0 validates and writes the files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,13 +68,20 @@ from nnsweeper.training_config import (
 __all__ = [
     "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
     "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
-    "evaluate_model",
+    "evaluate_model", "TrainingInterrupted",
 ]
 
 if TYPE_CHECKING:
     from nnsweeper.models import MineModel
 
 _RESUME = "resume.pt"
+_CONFIG = "config.json"
+#: Config keys that may differ when a run resumes (see the module's docstring).
+_RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path")
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`train`; its message says where the run stands and how to continue."""
 
 
 def _check_dataset(data: DataSection) -> tuple[Path, dict, str]:
@@ -95,6 +116,8 @@ class TrainResult:
     best: Path
     last: Path
     history: list[dict] = field(default_factory=list)
+    #: When ``resume`` found the run finished (nothing trained): a line that says so.
+    already_finished: str | None = None
 
 
 class _Outputs(torch.nn.Module):
@@ -189,7 +212,8 @@ def _distributed() -> tuple[int, int, int]:
     return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
 
 
-def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: bool = True) -> TrainResult:
+def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: bool = True,
+          notify: Callable[[str], None] | None = None) -> TrainResult:
     """Train a model as ``config`` says (see :func:`load_config`); returns the run's files.
 
     Parameters
@@ -199,40 +223,89 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         tables (checked here).
     resume : bool, default=False
         Continue the run in ``[output] dir`` from its ``resume.pt``. The config must
-        be the one the run started with.
+        be the one the run started with, but for ``train.epochs``, ``output.dir`` and
+        ``data.path`` (see the module's docstring: another ``train.epochs`` reshapes
+        the learning-rate schedule from the step reached). A run that has done all its
+        epochs is not trained again: the result's ``already_finished`` says so.
     progress : bool, default=True
         Show progress bars (rank 0 only).
+    notify : callable, optional
+        Called with a one-line note when resuming changes the number of epochs (how
+        the learning rate changes).
 
     Raises
     ------
     TrainingError
         A dataset that does not match the config, a run folder in the way (or, with
-        ``resume``, nothing to resume or another config), a loss that is not finite
-        (naming the epoch and step).
+        ``resume``, nothing to resume or another config, naming each differing key), a
+        loss that is not finite (naming the epoch and step).
+    TrainingInterrupted
+        Ctrl-C (a :class:`KeyboardInterrupt`): its message names the epoch reached,
+        what ``resume.pt`` holds and how to continue.
     """
     config = check_config(config)
     rank, world, local = _distributed()
     root, manifest, digest = _check_dataset(config.data)
     run_dir = Path(config.output.dir)
     state = _prepare_run(run_dir, config, digest, resume=resume, rank=rank)
-    device = _setup_device(config.train, world=world, local=local)
-    model = _build_model(config, device)
-    train_loader = _loader(model, config, root, config.data.train_split, shuffle=True, rank=rank, world=world)
-    val_loader = _loader(model, config, root, config.data.val_split, shuffle=False, rank=0, world=1)
-    run = _Run.start(config, model, device, train_loader, rank=rank, run_dir=run_dir, digest=digest,
-                     extra=_checkpoint_extra(config, root, manifest, digest))
     if state is not None:
-        run.restore(state)
-    net = _distributed_net(model, device, world)
-    model.train()
-    while run.epoch < config.train.epochs:
-        started = time.perf_counter()
-        train_loss = _train_epoch(run, net, train_loader, progress=progress)
-        if rank == 0:
-            _end_epoch(run, val_loader, train_loss, started, progress=progress)
-        if world > 1:
-            torch.distributed.barrier()
+        finished = _finished(run_dir, state, config.train.epochs)
+        if finished:
+            history = json.loads(state["history"])
+            return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", history,
+                               already_finished=finished)
+    run = None
+    try:
+        device = _setup_device(config.train, world=world, local=local)
+        model = _build_model(config, device)
+        train_loader = _loader(model, config, root, config.data.train_split, shuffle=True, rank=rank,
+                               world=world)
+        val_loader = _loader(model, config, root, config.data.val_split, shuffle=False, rank=0, world=1)
+        run = _Run.start(config, model, device, train_loader, rank=rank, run_dir=run_dir, digest=digest,
+                         extra=_checkpoint_extra(config, root, manifest, digest))
+        if state is not None:
+            run.restore(state)
+            before = _recorded_config(state)["train"]["epochs"]
+            if before != config.train.epochs:
+                note = run.change_epochs(before)
+                if rank == 0:
+                    write_text_atomic(run_dir / _CONFIG, config.to_json(indent=1) + "\n")
+                    if notify is not None:
+                        notify(note)
+        net = _distributed_net(model, device, world)
+        model.train()
+        while run.epoch < config.train.epochs:
+            started = time.perf_counter()
+            train_loss = _train_epoch(run, net, train_loader, progress=progress)
+            if rank == 0:
+                _end_epoch(run, val_loader, train_loss, started, progress=progress)
+            if world > 1:
+                torch.distributed.barrier()
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, TrainingInterrupted):
+            raise
+        if run is not None and run.doing:
+            raise TrainingInterrupted(run.interrupted()) from None
+        saved = None if state is None else (int(state["epoch"]), int(state["batch"]))
+        epoch = 0 if state is None else int(state["epoch"])
+        raise TrainingInterrupted(_interrupted(
+            f"while starting (before epoch {epoch + 1} of {config.train.epochs})", saved, config.train,
+            None, rank)) from None
     return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history)
+
+
+def _finished(run_dir: Path, state: dict, epochs: int) -> str | None:
+    """The line that says a resumed run has nothing left to train, or None."""
+    done = int(state["epoch"])
+    if int(state["batch"]) or done < epochs:
+        return None
+    history = json.loads(state["history"])
+    best = min(history, key=lambda h: h["val_loss"]) if history else None
+    where = f"best epoch {best['epoch']}, val loss {best['val_loss']:.4f}" if best else "no history"
+    return (
+        f"{os.fspath(run_dir)} already finished its {done} epoch{'s' if done != 1 else ''} ({where}); to "
+        f"train longer, run the same command with train.epochs=N --resume, N above {done}"
+    )
 
 
 def _setup_device(t: TrainSection, *, world: int, local: int) -> torch.device:
@@ -301,6 +374,12 @@ class _Run:
     step: int = 0
     best: float = math.inf
     history: list[dict] = field(default_factory=list)
+    #: Each change of ``train.epochs`` on resume: where, from and to.
+    epochs_changes: list[dict] = field(default_factory=list)
+    #: What ``resume.pt`` holds, ``(epoch, batch)`` as for :meth:`save_resume` (None: nothing yet).
+    saved: tuple[int, int] | None = None
+    #: Where the run is, for the message of an interruption.
+    doing: str = ""
 
     @classmethod
     def start(cls, config: TrainingConfig, model, device, train_loader, **kwargs) -> _Run:
@@ -318,7 +397,36 @@ class _Run:
         self.scheduler.load_state_dict(state["scheduler"])
         self.epoch, self.batch, self.step = int(state["epoch"]), int(state["batch"]), int(state["step"])
         self.best, self.history = float(state["best"]), json.loads(state["history"])
+        self.epochs_changes = json.loads(state.get("epochs_changes", "[]"))
+        self.saved = (self.epoch, self.batch)
         torch.set_rng_state(state["torch_rng"])
+
+    def change_epochs(self, before: int) -> str:
+        """Follow the schedule of this config's ``train.epochs`` from the step reached; returns a note.
+
+        The restored optimiser holds the learning rate of the old schedule at this
+        step; it is set to the new schedule's, which the next steps follow.
+        """
+        after = self.config.train.epochs
+        old_lr = self.optimizer.param_groups[0]["lr"]
+        factors = [f(self.scheduler.last_epoch) for f in self.scheduler.lr_lambdas]
+        for group, base, factor in zip(self.optimizer.param_groups, self.scheduler.base_lrs, factors,
+                                       strict=True):
+            group["lr"] = base * factor
+        new_lr = self.optimizer.param_groups[0]["lr"]
+        self.epochs_changes.append({"epoch": self.epoch, "batch": self.batch, "step": self.step,
+                                    "from": before, "to": after})
+        where = f"after epoch {self.epoch}" if not self.batch else f"in epoch {self.epoch + 1}"
+        return (
+            f"{os.fspath(self.run_dir)} continues {where} (step {self.step}) with train.epochs={after} "
+            f"instead of {before}: the warm-up and cosine decay now span {after} epochs, so the learning "
+            f"rate goes from {old_lr:.3g} to {new_lr:.3g} and the weights will differ from a run started "
+            f"with train.epochs={after}"
+        )
+
+    def interrupted(self) -> str:
+        """The message of a Ctrl-C: where the run is, what ``resume.pt`` holds, how to continue."""
+        return _interrupted(self.doing, self.saved, self.config.train, self.per_epoch, self.rank)
 
     def save_resume(self, epoch: int, batch: int) -> None:
         """Write ``resume.pt``: continue at batch ``batch`` of epoch ``epoch`` (rank 0 only)."""
@@ -329,9 +437,48 @@ class _Run:
             "scheduler": self.scheduler.state_dict(), "epoch": epoch, "batch": batch, "step": self.step,
             "best": self.best, "history": json.dumps(self.history), "torch_rng": torch.get_rng_state(),
             "config": self.config.to_json(sort_keys=True), "data_manifest_sha256": self.digest,
+            "epochs_changes": json.dumps(self.epochs_changes),
         }
         with atomic_path(self.run_dir / _RESUME) as tmp:
             torch.save(blob, tmp)
+        self.saved = (epoch, batch)
+
+
+def _interrupted(doing: str, saved: tuple[int, int] | None, t: TrainSection, per_epoch: int | None,
+                 rank: int) -> str:
+    """The message of a Ctrl-C ``doing`` something while ``resume.pt`` holds ``saved`` (epoch, batch)."""
+    head = f"interrupted {doing}"
+    if rank != 0:
+        return f"{head} (rank {rank}; rank 0 writes {_RESUME})"
+    if saved is None:
+        when = "at the end of epoch 1" + (f" or after {t.save_every} steps" if t.save_every else "")
+        return (f"{head}; nothing is saved yet ({_RESUME} is first written {when}): run the same command "
+                f"to start again")
+    epoch, batch = saved
+    of = f" of {per_epoch}" if per_epoch else ""
+    holds = f"the end of epoch {epoch}" if not batch else f"epoch {epoch + 1} up to batch {batch}{of}"
+    return f"{head}; {_RESUME} holds {holds}: run the same command with --resume to continue"
+
+
+@contextlib.contextmanager
+def _holding_interrupts():
+    """Hold Ctrl-C back while the block writes files that must agree; deliver it afterwards.
+
+    Each file is written atomically, but an epoch's end writes several (a checkpoint's
+    ``.pt`` and ``.json``, ``history.json``, ``resume.pt``). Only the main thread can
+    handle signals; elsewhere the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        signal.raise_signal(signal.SIGINT)  # handled as it would have been (KeyboardInterrupt)
 
 
 def _train_epoch(run: _Run, net, loader, *, progress: bool) -> float:
@@ -346,19 +493,23 @@ def _train_epoch(run: _Run, net, loader, *, progress: bool) -> float:
     seen, loss_sum = 0, 0.0
     bar = tqdm(total=run.per_epoch, initial=run.batch, disable=not progress or run.rank != 0,
                desc=f"epoch {run.epoch + 1}/{t.epochs}", unit="batch", leave=False)
-    for b, batch in enumerate(loader):
-        if b >= run.per_epoch:
-            break
-        if b < run.batch:
-            continue  # resuming mid-epoch: these batches are done
-        loss = _step(run, net, batch, b)
-        seen += 1
-        loss_sum += loss
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
-        if t.save_every and run.step % t.save_every == 0 and b + 1 < run.per_epoch:
-            run.save_resume(run.epoch, b + 1)
-    bar.close()
+    run.doing = f"in epoch {run.epoch + 1} of {t.epochs}"
+    try:
+        for b, batch in enumerate(loader):
+            if b >= run.per_epoch:
+                break
+            if b < run.batch:
+                continue  # resuming mid-epoch: these batches are done
+            run.doing = f"in epoch {run.epoch + 1} of {t.epochs} (batch {b + 1} of {run.per_epoch})"
+            loss = _step(run, net, batch, b)
+            seen += 1
+            loss_sum += loss
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
+            if t.save_every and run.step % t.save_every == 0 and b + 1 < run.per_epoch:
+                run.save_resume(run.epoch, b + 1)
+    finally:
+        bar.close()
     run.batch = 0
     run.epoch += 1
     return loss_sum / max(seen, 1)
@@ -393,6 +544,7 @@ def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, prog
     from nnsweeper.models import save_checkpoint
 
     t = run.config.train
+    run.doing = f"while validating epoch {run.epoch} of {t.epochs}"
     val = validate(run.model, val_loader, target=t.target, max_batches=t.val_max_batches, device=run.device)
     record = {
         "epoch": run.epoch, "step": run.step, "train_loss": train_loss, "val_loss": val["loss"],
@@ -405,11 +557,15 @@ def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, prog
     improved = val["loss"] < run.best
     run.best = min(run.best, val["loss"])
     meta = {**run.extra, "epoch": run.epoch, "step": run.step, "val": json.loads(to_json(val))}
-    save_checkpoint(run.run_dir / "last.pt", run.model, extra=meta)
-    if improved:
-        save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
-    to_json(run.history, run.run_dir / "history.json", indent=1)
-    run.save_resume(run.epoch, 0)
+    if run.epochs_changes:
+        meta["epochs_changes"] = run.epochs_changes
+    run.doing = f"after epoch {run.epoch} of {t.epochs}"
+    with _holding_interrupts():
+        save_checkpoint(run.run_dir / "last.pt", run.model, extra=meta)
+        if improved:
+            save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
+        to_json(run.history, run.run_dir / "history.json", indent=1)
+        run.save_resume(run.epoch, 0)
     if progress:
         tqdm.write(
             f"epoch {run.epoch}: train loss {train_loss:.4f}, val loss {val['loss']:.4f}, "
@@ -420,11 +576,20 @@ def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, prog
 
 def _prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: bool,
                  rank: int) -> dict | None:
-    """Check the run folder; returns the resume state when resuming."""
+    """Check the run folder; returns the resume state when resuming.
+
+    A folder that holds only ``config.json`` is a run stopped before its first save:
+    it starts again (without ``resume``).
+    """
     path = run_dir / _RESUME
     if resume:
         if not path.exists():
-            raise TrainingError(f"nothing to resume in {os.fspath(run_dir)!r}: it has no {_RESUME}")
+            started = (run_dir / _CONFIG).exists()
+            raise TrainingError(
+                f"nothing to resume in {os.fspath(run_dir)!r}: it has no {_RESUME}"
+                + ("; the run stopped before its first save: run the same command without --resume to "
+                   "start it again" if started else "")
+            )
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # a truncated or foreign file: torch raises many kinds
@@ -432,31 +597,81 @@ def _prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: 
                                 f"it is damaged: train into a new folder") from None
         if not isinstance(state, dict):
             raise TrainingError(f"{os.fspath(path)!r} is not a resume state of nnsweeper train")
-        if state.get("config") != config.to_json(sort_keys=True):
-            raise TrainingError(
-                f"{os.fspath(run_dir)!r} was started with another config; resume it with the same "
-                f"config and overrides, or train into a new folder"
-            )
+        _check_same_config(run_dir, _recorded_config(state, path), config)
         if state.get("data_manifest_sha256") != digest:
             raise TrainingError(
                 f"the dataset changed since {os.fspath(run_dir)!r} began (its manifest SHA-256 differs)"
             )
+        done, batch, epochs = int(state["epoch"]), int(state["batch"]), config.train.epochs
+        if epochs < done + (1 if batch else 0):
+            where = (f"is in epoch {done + 1} ({_RESUME} holds it up to batch {batch}), past"
+                     if batch else f"has done {done} epoch{'s' if done != 1 else ''}, more than")
+            raise TrainingError(
+                f"{os.fspath(run_dir)!r} {where} train.epochs={epochs}: give "
+                f"train.epochs={done + (1 if batch else 0)} or more, or leave out train.epochs to keep its "
+                f"{_recorded_config(state)['train']['epochs']}"
+            )
         return state
     if rank != 0:
         return None  # rank 0 checks and creates the folder (and stops the run if it is in the way)
-    if run_dir.exists() and any(run_dir.iterdir()):
+    if run_dir.exists() and any(p.name != _CONFIG for p in run_dir.iterdir()):
         raise TrainingError(
             f"run folder {os.fspath(run_dir)!r} is not empty; use --resume to continue it or choose another "
             f"output.dir"
         )
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(run_dir / "config.json", config.to_json(indent=1) + "\n")
+    write_text_atomic(run_dir / _CONFIG, config.to_json(indent=1) + "\n")
     return None
 
 
+def _recorded_config(state: dict, path: Path | None = None) -> dict:
+    """The config a resume state records (a dict of tables)."""
+    try:
+        recorded = json.loads(state.get("config") or "null")
+    except (TypeError, ValueError):
+        recorded = None
+    if not isinstance(recorded, dict) or not all(isinstance(recorded.get(s), dict) for s in SECTIONS):
+        where = os.fspath(path) if path is not None else _RESUME
+        raise TrainingError(f"{where!r} records no usable config: it is not a resume state of nnsweeper "
+                            f"train")
+    return recorded
+
+
+def _toml(value) -> str:
+    """A config value as it is typed in an override (``none`` when it is not set)."""
+    return "none" if value is None else json.dumps(value)
+
+
+def _check_same_config(run_dir: Path, recorded: dict, config: TrainingConfig) -> None:
+    """Refuse to resume with a config that differs from the run's but in :data:`_RESUMABLE_CHANGES`."""
+    now = config.to_dict()
+    differ = []
+    for section in SECTIONS:
+        old, new = recorded.get(section, {}), now[section]
+        for key in [*old, *(k for k in new if k not in old)]:
+            label = f"{section}.{key}"
+            if label not in _RESUMABLE_CHANGES and old.get(key) != new.get(key):
+                differ.append((label, old.get(key), new.get(key)))
+    if not differ:
+        return
+    changes = "; ".join(f"{k} is {_toml(b)}, the run has {_toml(a)}" for k, a, b in differ)
+    typed = " ".join(f"{k}={_toml(a)}" for k, a, _ in differ if a is not None)
+    raise TrainingError(
+        f"cannot resume {os.fspath(run_dir)!r} with another config: {changes} (on resume only "
+        f"{', '.join(_RESUMABLE_CHANGES)} may change); resume with the config it started with "
+        f"(recorded in {os.fspath(run_dir / _CONFIG)})" + (f" or the overrides {typed}" if typed else "")
+        + ", or train the new config into another output.dir"
+    )
+
+
 def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, max_batches: int = 0,
-                   progress: bool = False):
+                   progress: bool = False, name: str | None = None,
+                   notify: Callable[[str], None] | None = None):
     """Score a model on one split of a dataset, per configuration and overall.
+
+    The split's game seeds are compared with the seed streams the model's checkpoint
+    records (its training dataset's): scoring a model on games it was trained or
+    validated on is allowed (it shows over-fitting) but the figures are not held-out.
 
     Parameters
     ----------
@@ -468,13 +683,20 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     max_batches : int, default=0
         At most this many batches per configuration (0: all).
     progress : bool, default=False
+    name : str, optional
+        What to call the model in the note (default: its architecture).
+    notify : callable, optional
+        Called, before any scoring, with a one-line note when the split holds games
+        the model learned from.
 
     Returns
     -------
     result : dict
         :func:`nnsweeper.metrics.evaluate_predictions` with ``by`` the configuration
         keys: frontier, interior and all cells, overall and per configuration, each
-        figure next to the exact engine's.
+        figure next to the exact engine's. ``held_out`` is False when the split holds
+        games of the model's training or validation split (``held_out_note`` says
+        which), True when it holds none, None when the checkpoint records no seeds.
     preds : PredictionSet
         Every row, for reliability diagrams.
     """
@@ -487,6 +709,9 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     keys = [c["key"] for c in manifest["configurations"] if c["states_per_split"].get(split, 0)]
     if not keys:
         raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states")
+    held_out, note = _held_out(model, manifest, root, split, name or model.arch)
+    if note and notify is not None:
+        notify(note)
     sets, labels = [], []
     for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
         loader = model.make_loader(root, split, batch_size=batch_size, shuffle=False, configs=[key])
@@ -494,4 +719,43 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
         sets.append(s)
         labels += [key] * len(s)
     preds = PredictionSet.concat(sets)
-    return evaluate_predictions(preds, by=np.array(labels)), preds
+    result = evaluate_predictions(preds, by=np.array(labels))
+    result["held_out"] = held_out
+    if note:
+        result["held_out_note"] = note
+    return result, preds
+
+
+def _held_out(model, manifest: dict, root, split: str, name: str) -> tuple[bool | None, str | None]:
+    """Whether ``split`` of a dataset is new to ``model`` (None: unknown), and a note when it is not.
+
+    The model's checkpoint records its dataset's seed streams and training config; the
+    games of its training and validation splits are the ones it learned from.
+    """
+    from nnsweeper.seeds import manifest_seeds
+
+    extra = (getattr(model, "checkpoint_meta", None) or {}).get("extra") or {}
+    streams = extra.get("data_seed_streams")
+    if not streams or not isinstance(manifest.get("seed_streams"), list):
+        return None, None
+    data = (extra.get("train_config") or {}).get("data") or {}
+    roles = ((data.get("train_split") or "train", "trained on"),
+             (data.get("val_split") or "val", "validated on to choose its best epoch"))
+    ours = manifest_seeds(manifest, [split]).get(split, np.zeros(0, dtype=np.int64))
+    for theirs_split, role in roles:
+        theirs = manifest_seeds({"seed_streams": streams}, [theirs_split]).get(theirs_split)
+        shared = 0 if theirs is None else np.intersect1d(ours, theirs).size
+        if not shared:
+            continue
+        where = f"split {theirs_split!r} of its dataset"
+        if extra.get("data_path"):
+            where += f" {os.fspath(extra['data_path'])}"
+        entropy = sorted({int(e["entropy"]) for e in streams
+                          if e.get("split") == theirs_split and "entropy" in e})
+        if entropy:
+            where += f", seed {', '.join(map(str, entropy))}"
+        return False, (
+            f"split {split!r} of {os.fspath(root)}: {shared} of its {ours.size} games are games {name} was "
+            f"{role} ({where}): these figures are not held-out"
+        )
+    return True, None

@@ -1,10 +1,21 @@
 """Boards typed as text, and probabilities printed as a grid."""
 
+import math
+import re
+
 import numpy as np
 import pytest
 
-from nnsweeper import BoardParseError, analyze
-from nnsweeper.boardtext import format_board, format_probabilities, parse_board
+from nnsweeper import BoardParseError, InvalidBoardError, analyze
+from nnsweeper.boardtext import (
+    LEGEND,
+    format_analysis,
+    format_board,
+    format_count,
+    format_probabilities,
+    parse_board,
+    parse_observation,
+)
 
 
 def cells(text):
@@ -104,3 +115,79 @@ def test_board_size_and_text_length_are_bounded(monkeypatch):
     monkeypatch.setattr(boardtext, "MAX_TEXT_CHARS", 10)
     with pytest.raises(BoardParseError, match="at most 10 characters; got 11"):
         parse_board(". . . . . ." [:11])
+
+
+# ------------------------------------------------------------------ format_analysis
+def analysis_cells(text):
+    """The grid part of format_analysis output, as lists of strings (labels dropped)."""
+    lines = text.split("\nlegend:")[0].splitlines()
+    return [line.split()[1:] for line in lines[1:]]
+
+
+def test_analysis_marks_numbers_flags_and_proven_cells():
+    # The flag satisfies the 1: (1, 0) and (1, 1) are safe; the second mine is one of
+    # the two right-hand cells.
+    board = parse_observation("1 F .\n. . .", 2)
+    text = format_analysis(board)
+    assert analysis_cells(text) == [["[1]", "F", "50.0"], ["safe", "safe", "50.0"]]
+    assert LEGEND in text.splitlines()
+    assert "mines left: 1 (2 on the board, 1 flagged)" in text
+    assert "covered unflagged cells: 4 (2 next to a number, 2 interior); proven: 2 safe, 0 mines" in text
+    assert "interior P(mine): 0.5 (50.0%) for each of the 2 cells away from the numbers" in text
+    assert "consistent layouts: 2 (exactly)" in text
+    assert "\x1b[" not in text
+
+
+def test_analysis_marks_an_unflagged_proven_mine_and_no_interior():
+    # The 1 has one covered neighbour: a mine, not flagged. No cell is away from the numbers.
+    board = parse_observation("1 .\n1 1", 1)
+    text = format_analysis(board)
+    assert analysis_cells(text) == [["[1]", "mine"], ["[1]", "[1]"]]
+    assert "proven: 0 safe, 1 mine" in text
+    assert "interior P(mine): none" in text
+    assert "consistent layouts: 1 (exactly)" in text
+
+
+def test_analysis_of_the_corner_one_keeps_probabilities():
+    board = parse_observation("1..\n...\n...", 2)
+    a = analyze(board)
+    text = format_analysis(board, a)
+    assert analysis_cells(text) == [["[1]", "33.3", "20.0"], ["33.3", "33.3", "20.0"],
+                                    ["20.0", "20.0", "20.0"]]
+    assert text.splitlines()[0].split() == ["0", "1", "2"]
+    assert "consistent layouts: 15 (exactly)" in text  # 3 * 5
+
+
+def test_analysis_colour_only_when_asked():
+    board = parse_observation("1 F .\n. . .", 2)
+    plain, coloured = format_analysis(board), format_analysis(board, color=True)
+    assert "\x1b[32msafe\x1b[0m" in coloured and "\x1b[1m [1]\x1b[0m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+def test_analysis_refuses_a_raw_grid_and_a_mismatched_analysis():
+    with pytest.raises(InvalidBoardError, match=r"must be an Observation .*parse_observation.*got ndarray"):
+        format_analysis(np.zeros((2, 2)))
+    other = analyze(parse_observation("1 .", 1))
+    with pytest.raises(InvalidBoardError, match=r"of a board of shape \(2, 2\); got shape \(1, 2\)"):
+        format_analysis(parse_observation("1 .\n. .", 1), other)
+
+
+def test_layout_counts_exact_when_small_scientific_when_huge():
+    assert format_count(0) == "0 (exactly)"
+    assert format_count(10**15 - 1) == f"{10**15 - 1} (exactly)"
+    assert format_count(10**15) == "about 1.000e+15 (ln = 34.54)"
+    assert format_count(12346 * 10**40) == "about 1.235e+44 (ln = 101.52)"
+    assert format_count(9_999_999 * 10**30) == "about 1.000e+37 (ln = 85.20)"
+    huge = math.comb(10**6, 2 * 10**5)  # more digits than str() prints by default
+    text = format_count(huge)
+    assert text.startswith("about ") and f"(ln = {math.log(huge):.2f})" in text
+    with pytest.raises(ValueError, match="an integer of at least 0; got -1"):
+        format_count(-1)
+
+
+def test_board_text_functions_are_top_level():
+    import nnsweeper as ns
+
+    assert ns.format_board is format_board and ns.parse_board is parse_board
+    assert {"format_board", "parse_board", "parse_observation", "format_analysis"} <= set(ns.__all__)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from nnsweeper.cli import main
-from nnsweeper.evaluation import EvalTable
+from nnsweeper.evaluation import EvalTable, format_summary
 
 
 def one_error_line(capsys, code, *fragments):
@@ -30,12 +30,13 @@ def test_eval_writes_table_json_and_plot(tmp_path, capsys):
     assert code == 0
     out, err = capsys.readouterr()
     assert err == ""  # --quiet: no progress bar
-    assert out.splitlines()[0].split()[:3] == ["solver", "board", "mines"]
-    assert len(out.splitlines()) == 1 + 4
-
     files = sorted(p.name for p in prefix.parent.iterdir())
     assert files == ["run.csv", "run.json", "run.png"]
     table = EvalTable.from_json(prefix.with_suffix(".json"))
+    # The answer, not the table: per board, each solver and its paired gap to csp.
+    assert out == format_summary(table) + "\n"
+    assert out.splitlines()[0].startswith("5x6, safe first click, 2 to 5 mines (2 counts), 6 games each")
+    assert "reference" in out and "single_point" in out
     assert [(r["solver"], r["mines"], r["games"]) for r in table] == [
         ("single_point", 2, 6), ("single_point", 5, 6), ("csp", 2, 6), ("csp", 5, 6)]
     meta = table.metadata
@@ -113,7 +114,7 @@ def png_size_of(data: bytes):
         ("{\"rows\": [{\"solver\": \"csp\"}]}", [], ["is not an evaluation table", "lacks column(s)"]),
         ("{\"rows\": []}", [], ["holds no rows to plot"]),
         ("TABLE", ["--reference", "gnn"],
-         ["--reference must be one of the table's solvers (single_point, csp)", "got 'gnn'"]),
+         ["--reference must be one of the tables' solvers (single_point, csp)", "got 'gnn'"]),
     ],
 )
 def test_plot_refuses_bad_input(make, extra, fragments, tmp_path, capsys):
@@ -139,25 +140,6 @@ def test_eval_classic_presets(tmp_path, capsys):
         ("beginner", 9, 9, 10), ("intermediate", 16, 16, 40), ("expert", 16, 30, 99)]
     assert prefix.with_suffix(".png").exists()
 
-
-def test_analyze_prints_hand_computed_probabilities(tmp_path, capsys):
-    # A 1 in the corner of a 3x3 board with 2 mines: 1/3 next to it, 1/5 elsewhere.
-    board = tmp_path / "board.txt"
-    board.write_text("1 . .\n. . .\n. . .\n")
-    assert main(["analyze", str(board), "--mines", "2"]) == 0
-    out, err = capsys.readouterr()
-    assert err == ""
-    rows = [line.split() for line in out.splitlines()[1:4]]
-    assert rows == [["0", "1", "33.3", "20.0"], ["1", "33.3", "33.3", "20.0"],
-                    ["2", "20.0", "20.0", "20.0"]]
-    assert "20.0% each" in out
-
-
-def test_analyze_reads_stdin(monkeypatch, capsys):
-    monkeypatch.setattr("sys.stdin", io.StringIO("1 F .\n. . .\n"))
-    assert main(["analyze", "-", "--mines", "2"]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:3]]
-    assert rows == [["0", "1", "F", "50.0"], ["1", "0.0", "0.0", "50.0"]]
 
 
 def test_help_for_each_command(capsys):
@@ -364,7 +346,8 @@ def test_compare_defaults(capsys):
     from nnsweeper.cli import build_parser
 
     args = build_parser().parse_args(["compare"])
-    assert args.solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
+    assert args.solvers is None  # the default list, then the solvers of each named --model
+    assert args.default_solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
     assert args.default_mines == list(range(5, 31)) and args.mines is None
     assert args.out == "compare" and args.model == [] and args.jobs == -1
 
@@ -377,10 +360,11 @@ def test_compare_defaults(capsys):
         (["--solvers", "cnn", "--model", "cnn=GNN_FILE"], ["expected", "cnn"]),
         (["--solvers", "hybrid-gnn", "--model", "gnn=CLASH"], ["evaluation (solver 'hybrid-gnn')",
                                                                "'val' split", "held-out seeds"]),
-        (["--solvers", "gnn", "--model", "mlp=x.pt"], ["unknown architecture 'mlp'", "cnn, gnn"]),
+        (["--solvers", "gnn", "--model", "mlp=x.pt"],
+         ["'mlp' in 'mlp=x.pt' is not an architecture", "cnn, gnn"]),
         (["--solvers", "gnn", "--model", "gnn"], ["expected ARCH=PATH"]),
         (["--solvers", "gnn", "--model", "gnn=a.pt", "--model", "gnn=b.pt"],
-         ["--model names architecture 'gnn' more than once"]),
+         ["--model names 'gnn' more than once"]),
         (["--mines", "5-x"], ["ranges such as 5,10,15 or 5-30"]),
     ],
 )
@@ -410,3 +394,181 @@ def test_generate_option_defaults_are_those_of_generate(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"(default: {signature['games'].default})" in help_text
     assert "(default: 0.8,0.1,0.1)" in help_text
+
+
+# ------------------------------------------------------------- analyze: marks and moves
+EXAMPLE_BOARD = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "board.txt"
+
+
+def analyze_rows(out, n):
+    """The first ``n`` grid rows of analyze's output, split into tokens."""
+    return [line.split() for line in out.splitlines()[1:1 + n]]
+
+
+def test_example_board_parses_and_analyze_runs_on_it(capsys):
+    from nnsweeper import analyze, parse_observation
+
+    board = parse_observation(EXAMPLE_BOARD.read_text(), 10)
+    a = analyze(board)
+    assert board.shape == (9, 9) and board.n_flags == 1
+    assert a.safe.any() and a.mines.any()
+    assert ((a.probabilities > 0) & (a.probabilities < 1) & a.unknown).any()  # a real guess left
+    assert main(["analyze", str(EXAMPLE_BOARD), "--mines", "10"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert analyze_rows(out, 1) == [["0", "11.0", "11.0", "11.0", "52.9", "[2]", "[1]", "[0]", "[0]", "[0]"]]
+    assert analyze_rows(out, 6)[5] == ["5", "11.0", "11.0", "11.0", "5.7",
+                                       "safe", "safe", "mine", "mine", "safe"]
+    assert out.splitlines()[10].startswith("legend: [n] revealed number | F flag")
+    assert "consistent layouts: 2592513 (exactly)" in out
+    assert "mines left: 9 (10 on the board, 1 flagged)" in out
+    assert "interior P(mine): 0.1098 (11.0%)" in out
+    assert "next move of each solver (row, col from 0; solver seed 0):" in out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "(5, 4)  proven safe by the engine" in lines["csp"]
+    assert "guess: no local rule applies" in lines["single_point"]
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_analyze_marks_hand_computed_probabilities(tmp_path, capsys):
+    # A 1 in the corner of a 3x3 board with 2 mines: 1/3 next to it, 1/5 elsewhere.
+    board = tmp_path / "board.txt"
+    board.write_text("1 . .\n. . .\n. . .\n")
+    assert main(["analyze", str(board), "--mines", "2", "--solvers", "csp"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert analyze_rows(out, 3) == [["0", "[1]", "33.3", "20.0"], ["1", "33.3", "33.3", "20.0"],
+                                    ["2", "20.0", "20.0", "20.0"]]
+    assert "interior P(mine): 0.2 (20.0%) for each of the 5 cells" in out
+    assert "consistent layouts: 15 (exactly)" in out
+    assert out.splitlines()[-1] == ("  csp  (2, 2)  guess: lowest P(mine) = 0.2 (shared by 5 cells), "
+                                    "ties broken by chance of a zero")
+
+
+def test_analyze_reads_stdin_and_marks_proven_cells(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("1 F .\n. . .\n"))
+    assert main(["analyze", "-", "--mines", "2", "--solvers", "single_point,csp"]) == 0
+    out = capsys.readouterr().out
+    assert analyze_rows(out, 2) == [["0", "[1]", "F", "50.0"], ["1", "safe", "safe", "50.0"]]
+    assert "proven: 2 safe, 0 mines" in out
+    assert out.splitlines()[-2:] == [
+        "  single_point  (1, 0)  local rule (single point): the 1 at (0, 0) has its 1 mine flagged already",
+        "  csp           (1, 0)  local rule (single point): the 1 at (0, 0) has its 1 mine flagged already",
+    ]
+
+
+def test_analyze_colours_only_a_terminal_without_no_color(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("1 F .\n. . .\n"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
+    assert main(["analyze", "-", "--mines", "2", "--solvers", "csp"]) == 0
+    assert "\x1b[32msafe\x1b[0m" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("1 F .\n. . .\n"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["analyze", "-", "--mines", "2", "--solvers", "csp"]) == 0
+    assert "\x1b[" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragments"),
+    [
+        (["--mines", "10", "--solvers", "csp,nope"], ["unknown solver 'nope'", "choose one of", "csp"]),
+        (["--mines", "-1"], ["--mines", "expected a non-negative integer; got -1"]),
+        (["--mines", "10", "--seed", "x"], ["--seed", "non-negative integer", "'x'"]),
+        (["--mines", "80"], ["79 mines left", "do not fit in 56 covered unflagged cells"]),
+    ],
+)
+def test_analyze_refuses_bad_solvers_seeds_and_counts(extra, fragments, capsys):
+    one_error_line(capsys, main(["analyze", str(EXAMPLE_BOARD), *extra]), *fragments)
+
+
+# ------------------------------------------------------------ messages, board syntax, named models
+@pytest.mark.parametrize("command", ["eval", "compare", "plot", "generate", "train", "evaluate-model",
+                                     "analyze"])
+def test_help_texts_show_percent_signs_once(command, capsys):
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "%%" not in out and "%(" not in out
+
+
+def test_an_unknown_flag_points_to_the_subcommand_help_and_the_close_option(capsys):
+    one_error_line(capsys, main(["compare", "--trails", "5"]),
+                   "compare does not take --trails 5", "did you mean --trials?",
+                   "(see 'nnsweeper compare --help')")
+    one_error_line(capsys, main(["eval", "--out", "x", "surplus"]),
+                   "eval does not take surplus (see 'nnsweeper eval --help')")
+
+
+def test_board_syntax_plays_the_boards_it_names(tmp_path, capsys):
+    out = tmp_path / "b"
+    assert main(["eval", "--solvers", "csp", "--board", "6x6:3-5/2", "--board", "beginner", "--trials", "3",
+                 "--out", str(out), "--quiet"]) == 0
+    table = EvalTable.from_json(out.with_suffix(".json"))
+    assert [(r["board"], r["rows"], r["cols"], r["mines"]) for r in table] == [
+        ("6x6", 6, 6, 3), ("6x6", 6, 6, 5), ("beginner", 9, 9, 10)]
+    capsys.readouterr()
+    one_error_line(capsys, main(["eval", "--board", "6x6", "--out", str(out)]),
+                   "a board must be ROWSxCOLS:MINES", "got '6x6'")
+    one_error_line(capsys, main(["eval", "--board", "6x6:40", "--out", str(out)]), "40")
+    one_error_line(capsys, main(["eval", "--board", "expert", "--mines", "5", "--out", str(out)]),
+                   "--board sets the board; do not combine it with --mines")
+
+
+def test_one_board_is_the_scripts_board_type():
+    import argparse
+
+    from nnsweeper.cli import one_board
+
+    assert one_board("10x10:20") == (10, 10, 20) and one_board("expert") == (16, 30, 99)
+    with pytest.raises(argparse.ArgumentTypeError, match="expected one board.*names 3"):
+        one_board("classic")
+
+
+def test_a_named_checkpoint_plays_beside_the_bundled_model_and_plots_with_it(tmp_path, capsys):
+    from pathlib import Path
+
+    import nnsweeper.models
+
+    weights = str(Path(nnsweeper.models.__file__).parent / "weights" / "gnn.pt")
+    common = ["--board", "6x6:4", "--trials", "4", "--jobs", "1", "--quiet"]
+    assert main(["compare", "--solvers", "csp,gnn", *common, "--out", str(tmp_path / "a")]) == 0
+    assert main(["compare", "--solvers", "mygnn,hybrid-mygnn", "--model", f"mygnn=gnn:{weights}", *common,
+                 "--out", str(tmp_path / "b")]) == 0
+    b = EvalTable.from_json(tmp_path / "b.json")
+    assert b.solvers == ["mygnn", "hybrid-mygnn"]
+    recorded = b.metadata["solvers"]["mygnn"]
+    assert recorded.startswith("GNNSolver(") and weights in recorded
+    # The same checkpoint under another name plays the same games the same way.
+    a = EvalTable.from_json(tmp_path / "a.json")
+    assert a.rows[1]["outcomes"] == b.rows[0]["outcomes"]
+    capsys.readouterr()
+    a_json, b_json = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    assert main(["plot", a_json, b_json, "--out", str(tmp_path / "ab.png")]) == 0
+    assert (tmp_path / "ab.png").read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    # Without --solvers, a named checkpoint joins the default list.
+    from nnsweeper.cli import _play_solvers, build_parser
+
+    args = build_parser().parse_args(["compare", "--model", f"mine=gnn:{weights}"])
+    assert list(_play_solvers(args))[-2:] == ["mine", "hybrid-mine"]
+    one_error_line(capsys, main(["plot", a_json, a_json, "--out", str(tmp_path / "x.png")]),
+                   "solver 'csp' has results for 6x6 with 4 mines in both")
+    one_error_line(capsys, main(["plot", a_json, b_json]),
+                   "plotting several tables needs --out PNG")
+    one_error_line(capsys, main(["compare", "--model", "csp=gnn:x.pt", "--out", str(tmp_path / "c")]),
+                   "'csp' is a registered solver; choose another NAME")
+
+
+def test_table_flag_prints_every_row_after_the_summary(tmp_path, capsys):
+    assert main(["eval", "--solvers", "single_point,csp", "--board", "5x5:3", "--trials", "3", "--table",
+                 "--out", str(tmp_path / "t"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    table = EvalTable.from_json(tmp_path / "t.json")
+    assert out == format_summary(table) + "\n\n" + str(table) + "\n"
+
+
+def test_train_overrides_may_stand_on_both_sides_of_an_option(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("nnsweeper.cli._cmd_train", lambda args, argv: seen.update(vars(args)) or 0)
+    assert main(["train", "--config", "c.toml", "output.dir=x", "--resume", "train.epochs=4"]) == 0
+    assert seen["overrides"] == ["output.dir=x", "train.epochs=4"] and seen["resume"]

@@ -639,3 +639,85 @@ def test_config_key_names_the_configuration():
     table = evaluate({"even": wins_on_even_seed}, boards=["beginner", (5, 6, 4)], trials=4,
                      first_click="zero")
     assert [config_key(r) for r in table] == [("beginner", 9, 9, 10, "zero"), ("5x6", 5, 6, 4, "zero")]
+
+
+# ------------------------------------------------------------- set-up apart from games
+class NeedsSetUp:
+    """A solver (wins on even seeds) whose set-up, reported as 2.5 s, is done once per instance."""
+
+    def __init__(self):
+        self.prepared = 0
+
+    def prepare(self):
+        self.prepared += 1
+        return 2.5 if self.prepared == 1 else 0.0
+
+    def __call__(self, env, rng):
+        assert self.prepared, "played before its set-up"
+        return env.seed % 2 == 0
+
+    def __repr__(self):
+        return "NeedsSetUp()"
+
+
+def test_set_up_is_done_before_the_games_and_reported_apart():
+    from nnsweeper.evaluation.games import Board, play_games, prepare_solver
+
+    solver = NeedsSetUp()
+    seeds = game_seeds(0, 6)
+    first = play_games(solver, Board("4x4", 4, 4, 2), "safe", seeds, False)
+    again = play_games(solver, Board("4x4", 4, 4, 2), "safe", seeds, False)
+    assert (first.setup_seconds, again.setup_seconds) == (2.5, 0.0)
+    np.testing.assert_array_equal(first.won, seeds % 2 == 0)
+    assert GameResults.concatenate([first, again, first]).setup_seconds == 5.0
+    assert prepare_solver(random_clicker) == 0.0  # nothing to set up
+    assert prepare_solver(type("Quiet", (), {"prepare": lambda self: None})()) >= 0.0  # timed when not said
+    with pytest.raises(ValueError, match="setup_seconds must be a non-negative number; got -1"):
+        GameResults(*(getattr(first, n) for n, _ in GameResults.FIELDS), setup_seconds=-1)
+
+    table = evaluate({"even": NeedsSetUp(), "random": random_clicker}, [2, 3], rows=4, cols=4, trials=6)
+    assert table.column("setup_seconds").tolist() == [2.5, 0.0, 0.0, 0.0]
+    assert table.setup_by_solver() == {"even": 2.5}
+    assert str(table).splitlines()[-1] == (
+        "model load, not in ms per game (summed over the processes that played): even 2.5 s")
+
+
+def test_worker_set_up_is_kept_for_the_first_games_and_errors_left_to_them():
+    from nnsweeper.evaluation import games
+
+    class Broken(NeedsSetUp):
+        def prepare(self):
+            raise RuntimeError("no model here")
+
+    setup = games.SolverSetup([random_clicker, NeedsSetUp(), Broken()])
+    assert len(setup.solvers) == 2 and setup  # the plain function needs none
+    assert setup == games.SolverSetup([NeedsSetUp(), Broken()]) != games.SolverSetup([NeedsSetUp()])
+    assert not games.SolverSetup([random_clicker])
+    try:
+        setup()  # as a worker does when it starts: Broken's error is not raised here
+        assert games._SET_UP_AT_START == {games._setup_key(setup.solvers[0]): 2.5}
+        # Another copy of the solver (as a task brings it) reports the worker's set-up once.
+        assert games.prepare_solver(NeedsSetUp()) == 2.5 + 2.5
+        assert games.prepare_solver(NeedsSetUp()) == 2.5 and not games._SET_UP_AT_START
+    finally:
+        games._SET_UP_AT_START.clear()
+    with pytest.raises(RuntimeError, match="no model here"):
+        games.play_games(Broken(), games.Board("4x4", 4, 4, 2), "safe", game_seeds(0, 2), False)
+
+
+def test_tables_without_set_up_times_still_load_and_print(tmp_path):
+    table = evaluate({"even": wins_on_even_seed}, [2], rows=4, cols=4, trials=4)
+    assert table.column("setup_seconds").tolist() == [0.0] and table.setup_by_solver() == {}
+    assert len(str(table).splitlines()) == 2  # no set-up line when nothing was set up
+    table.to_json(tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    del doc["rows"][0]["setup_seconds"]
+    doc["columns"].remove("setup_seconds")
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    old = EvalTable.from_json(tmp_path / "old.json")
+    assert math.isnan(old.rows[0]["setup_seconds"]) and old.setup_by_solver() == {}
+    assert len(str(old).splitlines()) == 2
+    old.to_csv(tmp_path / "old.csv")
+    header, row = (tmp_path / "old.csv").read_text().splitlines()
+    i = header.split(",").index("setup_seconds")
+    assert row.split(",")[i] == ""  # NaN: not recorded

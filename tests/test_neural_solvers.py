@@ -267,3 +267,147 @@ def test_interior_cells_share_one_probability(pool):
     solver._ask = spy
     solver.play_many(*_envs(20, 9, 9, 12, base=3))
     assert seen and (max(seen) == 1) is pool
+
+
+# --------------------------------------------------------------- timing and set-up
+class FakeClock:
+    """A clock that moves only when told: the times it gives are exact."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class ExactCosting:
+    """Exact probabilities; each call moves the clock by ``fixed + per_board * boards``."""
+
+    def __init__(self, clock, fixed=0.0, per_board=0.0):
+        self.clock, self.fixed, self.per_board, self.calls = clock, fixed, per_board, []
+
+    def predict_proba(self, grids, totals, flags=None, batch_size=1):
+        self.calls.append(len(grids))
+        self.clock.now += self.fixed + self.per_board * len(grids)
+        return [ns.mine_probabilities(g, int(t), f) for g, t, f in zip(grids, totals, flags, strict=True)]
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_lockstep_games_are_timed_one_by_one(monkeypatch, hybrid):
+    from nnsweeper.solvers import neural
+
+    clock = FakeClock()
+    monkeypatch.setattr(neural, "_clock", clock)
+    solver = NeuralSolver("gnn", hybrid=hybrid)
+    # A model call costs 3 per board it is asked about; each decision of a game, 1.
+    solver._model = model = ExactCosting(clock, per_board=3.0)
+    decisions = [0] * 24
+
+    def tick(k, decision):
+        decisions[k] += 1
+        clock.now += 1.0
+
+    records = solver.play_many(*_envs(24, 8, 8, 12, base=60), on_decision=tick)
+    assert max(model.calls) > 1  # batched calls
+    for k, rec in enumerate(records):
+        # Its own work plus 1/B of each call over B boards it was in: 3 per call.
+        assert rec.seconds == pytest.approx(decisions[k] + 3.0 * rec.model_calls)
+    seconds = np.array([r.seconds for r in records])
+    assert seconds.sum() == pytest.approx(clock.now)  # all of the batch's time, once
+    assert len(np.unique(seconds)) > 1 and np.mean(seconds) != np.median(seconds)
+
+
+def test_a_model_call_is_shared_by_the_games_in_it(monkeypatch):
+    from nnsweeper.solvers import neural
+
+    clock = FakeClock()
+    monkeypatch.setattr(neural, "_clock", clock)
+    solver = NeuralSolver("gnn")
+    # Every call costs 12 however many boards it holds: each of B boards is charged 12 / B.
+    solver._model = model = ExactCosting(clock, fixed=12.0)
+    records = solver.play_many(*_envs(10, 8, 8, 12, base=80))
+    assert clock.now == 12.0 * len(model.calls)
+    assert sum(r.seconds for r in records) == pytest.approx(clock.now)
+    # The first call held every board: each was charged 12 / 10, not 12.
+    assert model.calls[0] == 10 and all(12.0 / 10 <= r.seconds < 12.0 * r.model_calls for r in records
+                                        if r.model_calls > 1)
+
+
+@pytest.fixture
+def counted_loads(monkeypatch):
+    """Loads by name or path cost 5 on a fake clock, and are counted; the process's models are forgotten."""
+    from collections import OrderedDict
+
+    import nnsweeper.models
+    from nnsweeper.solvers import neural
+
+    clock, loads = FakeClock(), []
+    real = nnsweeper.models.load_model
+
+    def load_model(source, **kwargs):
+        loads.append(source)
+        clock.now += 5.0
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(nnsweeper.models, "load_model", load_model)
+    monkeypatch.setattr(neural, "_clock", clock)
+    monkeypatch.setattr(neural, "_LOADED", OrderedDict())
+    monkeypatch.setattr(neural, "_UNREPORTED", {})
+    return clock, loads
+
+
+def test_a_model_is_loaded_once_per_process_and_its_load_reported_once(models, tmp_path, counted_loads):
+    import os
+    import pickle
+
+    clock, loads = counted_loads
+    path = str(save_checkpoint(tmp_path / "m.pt", models["cnn"]))
+    pure, hybrid = get_solver("cnn", model=path), get_solver("hybrid-cnn", model=path)
+    assert pure.prepare() == 5.0 and loads == [path]
+    assert pure.prepare() == 0.0 and hybrid.prepare() == 0.0  # reported once, shared
+    assert hybrid.model is pure.model and loads == [path]
+    # A copy sent to another process comes without its model and finds the loaded one.
+    copy = pickle.loads(pickle.dumps(pure))
+    assert copy._model is None and copy.prepare() == 0.0 and copy.model is pure.model
+    records = copy.play_many(*_envs(6))
+    assert loads == [path] and all(r.seconds == 0.0 for r in records)  # no load in any game's time
+    # A checkpoint written again is loaded again.
+    save_checkpoint(path, models["cnn"])
+    os.utime(path, ns=(1, 1))
+    fresh = get_solver("cnn", model=path)
+    assert fresh.prepare() == 5.0 and loads == [path, path] and fresh.model is not pure.model
+    # A model given as an object needs no set-up.
+    assert get_solver("cnn", model=models["cnn"]).prepare() == 0.0
+
+
+def test_evaluate_reports_the_model_load_apart_from_the_games(models, tmp_path, counted_loads):
+    clock, loads = counted_loads
+    path = str(save_checkpoint(tmp_path / "m.pt", models["gnn"]))
+    solvers = {"csp": CSPSolver(), "gnn": get_solver("gnn", model=path),
+               "hybrid-gnn": get_solver("hybrid-gnn", model=path)}
+    table = ns.evaluate(solvers, [5, 8], rows=6, cols=6, trials=6)
+    assert loads == [path]  # one load in this process, for both solvers
+    assert table.column("setup_seconds").tolist() == [0.0, 0.0, 5.0, 0.0, 0.0, 0.0]
+    # Only the fake clock's load moved it: no game's time holds any of it.
+    assert all(r["mean_seconds"] == r["median_seconds"] == 0.0 for r in table.select(solver="gnn"))
+    assert table.setup_by_solver() == {"gnn": 5.0}
+    assert str(table).splitlines()[-1] == (
+        "model load, not in ms per game (summed over the processes that played): gnn 5.0 s")
+
+
+def test_worker_processes_load_the_model_before_playing(models, tmp_path):
+    import warnings
+
+    path = str(save_checkpoint(tmp_path / "m.pt", models["cnn"]))
+    solvers = {"csp": CSPSolver(), "cnn": get_solver("cnn", model=path),
+               "hybrid-cnn": get_solver("hybrid-cnn", model=path)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = ns.evaluate(solvers, [4, 6, 8], rows=6, cols=6, trials=12, n_jobs=2)
+    assert not [w for w in caught if "worker stopped" in str(w.message)], [str(w.message) for w in caught]
+    here = ns.evaluate(solvers, [4, 6, 8], rows=6, cols=6, trials=12)
+    assert [r["outcomes"] for r in table] == [r["outcomes"] for r in here]
+    # The workers loaded the model and said so; the logic solver has nothing to load.
+    assert set(table.setup_by_solver()) <= {"cnn", "hybrid-cnn"} and sum(table.setup_by_solver().values()) > 0
+    assert table.column("setup_seconds", solver="csp").tolist() == [0.0, 0.0, 0.0]
+    assert "model load, not in ms per game" in str(table).splitlines()[-1]

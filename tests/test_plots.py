@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from PIL import Image
 
-from nnsweeper.evaluation import EvalTable, evaluate, game_seeds
+from nnsweeper.evaluation import EvalTable, evaluate, game_seeds, wilson_interval
 from nnsweeper.metrics import PredictionSet, reliability_curve
 from nnsweeper.plots import (
     animate_game,
@@ -16,6 +17,8 @@ from nnsweeper.plots import (
     plot_win_rate,
     plot_win_rate_difference,
     save_figure,
+    solver_color,
+    solver_style,
 )
 
 
@@ -66,8 +69,13 @@ def test_boards_of_one_size_with_several_mine_counts_stay_apart():
     fig, ax = axes()
     plot_win_rate(TABLE, ax, x="board")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["10x10/20", "10x10/5"]
-    np.testing.assert_array_equal(ax.get_lines()[1].get_xdata(), [0, 1])
-    np.testing.assert_array_equal(ax.get_lines()[1].get_ydata(), [0.6, 1.0])  # b: 20, then 5
+    a, b = ax.get_lines()
+    # Each solver a little to the side of the board's tick, a to the left, b to the right.
+    shift_a, shift_b = a.get_xdata()[0], b.get_xdata()[0]
+    assert -0.5 < shift_a < 0 < shift_b < 0.5
+    np.testing.assert_allclose(a.get_xdata(), [shift_a, 1 + shift_a])
+    np.testing.assert_allclose(b.get_xdata(), [shift_b, 1 + shift_b])
+    np.testing.assert_array_equal(b.get_ydata(), [0.6, 1.0])  # b: 20, then 5
 
 
 def test_bad_axis_name():
@@ -87,8 +95,10 @@ def test_win_rate_legend_outside_and_solver_styles():
     fig, ax = axes()
     plot_win_rate(TABLE, ax, legend="outside", reference="b")
     a, b = ax.get_lines()
-    assert b.get_color() == "black"  # the reference
-    assert a.get_color() != "black" and a.get_marker() != ""
+    # Colours and markers come from the names; the reference is only drawn thicker.
+    assert (a.get_color(), a.get_marker()) == (solver_color("a"), solver_style("a")["marker"])
+    assert (b.get_color(), b.get_marker()) == (solver_color("b"), solver_style("b")["marker"])
+    assert b.get_linewidth() > a.get_linewidth()
     legend = ax.get_legend()
     assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1  # right of the axes
     with pytest.raises(ValueError, match="legend must be 'inside', 'outside' or None; got 'top'"):
@@ -118,7 +128,7 @@ def test_difference_lines_in_percentage_points_with_bands_and_zero_line():
     fig, ax = axes()
     assert plot_win_rate_difference(PLAYED, "csp", ax) is ax
     zero, even, never = ax.get_lines()
-    assert list(zero.get_ydata()) == [0, 0] and zero.get_color() == "black"
+    assert list(zero.get_ydata()) == [0, 0] and zero.get_color() == solver_color("csp") == "#000000"
     assert [even.get_label(), never.get_label()] == ["even", "never"]
     np.testing.assert_array_equal(even.get_xdata(), [2, 3])  # sorted by mine count
     diffs = PLAYED.difference("even", "csp")  # rows at 3, then 2 mines
@@ -131,12 +141,12 @@ def test_difference_lines_in_percentage_points_with_bands_and_zero_line():
     assert band.max() == pytest.approx(100 * diffs[0]["ci_high"])
     assert len(ax.collections) == 2
     assert ax.get_ylabel() == "win rate \N{MINUS SIGN} csp\n(percentage points, paired 95% CI)"
-    # Colours follow the win-rate plot with the same reference.
+    # Colours follow the win-rate plot, and the names.
     fig2, ax2 = axes()
     plot_win_rate(PLAYED, ax2, reference="csp")
     colours = {line.get_label(): line.get_color() for line in ax2.get_lines()}
     assert (even.get_color(), never.get_color()) == (colours["even"], colours["never"])
-    assert colours["csp"] == "black"
+    assert colours == {name: solver_color(name) for name in ("even", "csp", "never")}
 
 
 def test_difference_intervals_unpaired_without_outcomes():
@@ -208,6 +218,156 @@ def test_evaluation_figure_one_panel_otherwise():
     assert len(fig.axes) == 1 and fig.get_size_inches()[1] == pytest.approx(4.2)
 
 
+# One style per solver name, whatever the table; intervals drawn for every point.
+
+SHIPPED = ("single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn")
+
+
+def wilson_row(solver, board, rows, cols, mines, wins, games=100):
+    """A row whose interval is the Wilson interval of its counts, as evaluate writes it."""
+    low, high = wilson_interval(wins, games)
+    return {**row(solver, board, rows, cols, mines, wins, games), "ci_low": low, "ci_high": high}
+
+
+def mine_rows(names, counts=((5, 90), (10, 70), (20, 30))):
+    return [wilson_row(name, "10x10", 10, 10, mines, wins - 3 * k)
+            for k, name in enumerate(names) for mines, wins in counts]
+
+
+SIX = EvalTable(mine_rows(SHIPPED))
+
+
+def line_styles(ax) -> dict:
+    """{label: (colour, marker)} of the labelled lines of ``ax``."""
+    return {line.get_label(): (to_hex(line.get_color()), line.get_marker())
+            for line in ax.get_lines() if not line.get_label().startswith("_")}
+
+
+def interval_artists(ax, gid) -> dict:
+    """{line label: collection} of the interval bands (``"band"``) or bars (``"bars"``)."""
+    return {c.get_label()[1:-len(" interval")]: c for c in ax.collections if c.get_gid() == gid}
+
+
+def expected_styles(names) -> dict:
+    return {name: (solver_style(name)["color"], solver_style(name)["marker"]) for name in names}
+
+
+def test_a_solver_looks_the_same_in_every_figure():
+    three = EvalTable([r for name in ("gnn", "csp", "single_point") for r in SIX if r["solver"] == name])
+    reordered = EvalTable(SIX.rows[::-1])
+    figures = [plot_evaluation(SIX, figure(), reference="csp"),
+               plot_evaluation(SIX, figure(), reference="hybrid-gnn"),
+               plot_evaluation(SIX, figure(), x="board", reference="gnn"),
+               plot_evaluation(three, figure(), reference="csp"),
+               plot_evaluation(reordered, figure(), reference="csp")]
+    seen = {}
+    for fig in figures:
+        for ax in fig.axes:
+            styles = line_styles(ax)
+            assert styles == expected_styles(styles)
+            for name, (colour, marker) in styles.items():
+                seen.setdefault(name, set()).add((colour, marker))
+            # Each interval (band or bars) in its line's colour.
+            for name, band in interval_artists(ax, "band").items():
+                assert to_hex(band.get_facecolor()[0]) == solver_color(name)
+            for name, bars in interval_artists(ax, "bars").items():
+                assert to_hex(bars.get_color()[0]) == solver_color(name)
+    assert set(seen) == set(SHIPPED) and all(len(styles) == 1 for styles in seen.values())
+    assert seen["csp"] == {("#000000", "o")}  # black whatever the reference
+    # The zero line is the reference's, in its colour.
+    for fig, reference in zip(figures[:3], ("csp", "hybrid-gnn", "gnn"), strict=True):
+        zero = next(line for line in fig.axes[1].get_lines() if line.get_label() == "_zero")
+        assert zero.get_color() == solver_color(reference)
+
+
+def test_other_names_keep_their_own_style_and_appear_in_the_legend():
+    alone = EvalTable(mine_rows(["csp", "mygnn"]))
+    crowd = EvalTable(mine_rows([*SHIPPED, "mygnn", "my solver"]))
+    styles = []
+    for table in (alone, crowd):
+        fig = plot_evaluation(table, figure())
+        top = fig.axes[0]
+        assert "mygnn" in [t.get_text() for t in top.get_legend().get_texts()]
+        styles.append(line_styles(top)["mygnn"])
+        assert line_styles(fig.axes[1])["mygnn"] == styles[-1]
+    assert styles[0] == styles[1] == (solver_color("mygnn"), solver_style("mygnn")["marker"])
+    assert solver_color("mygnn") not in {solver_color(name) for name in SHIPPED}
+
+
+def segments(collection) -> list:
+    return [np.asarray(seg).tolist() for seg in collection.get_segments()]
+
+
+def test_a_one_point_solver_gets_its_wilson_interval_as_a_bar():
+    lone = wilson_row("lone", "10x10", 10, 10, 20, 7, games=50)
+    table = EvalTable([*TABLE.rows, lone])
+    fig, ax = axes()
+    plot_win_rate(table, ax)
+    assert set(interval_artists(ax, "band")) == {"a", "b"}  # lines of two points keep bands
+    (bars,) = interval_artists(ax, "bars").values()
+    ((x0, low), (x1, high)), = segments(bars)
+    assert x0 == x1 == pytest.approx(next(line for line in ax.get_lines()
+                                         if line.get_label() == "lone").get_xdata()[0])
+    assert abs(x0 - 20) < 0.5
+    assert (low, high) == pytest.approx(wilson_interval(7, 50))
+    assert (low, high) == (table.rows[-1]["ci_low"], table.rows[-1]["ci_high"])
+    caps = next(c for c in ax.collections if c.get_gid() == "caps")
+    np.testing.assert_allclose(sorted(caps.get_offsets()[:, 1]), [low, high])
+
+
+def test_a_single_board_table_shows_its_interval():
+    table = EvalTable([wilson_row("csp", "expert", 16, 30, 99, 1915, games=5000)])
+    fig = plot_evaluation(table, figure(), x="board")
+    (ax,) = fig.axes
+    bars = interval_artists(ax, "bars")["csp"]
+    assert segments(bars) == [[[0.0, table.rows[0]["ci_low"]], [0.0, table.rows[0]["ci_high"]]]]
+    # The same on the mine axis, where the one mine count is the only tick.
+    fig, ax = axes()
+    plot_win_rate(table, ax, x="mines")
+    ((x, low), (_, high)), = segments(interval_artists(ax, "bars")["csp"])
+    assert (x, low, high) == (99, table.rows[0]["ci_low"], table.rows[0]["ci_high"])
+    assert list(ax.get_xticks()) == [99] and ax.get_xlim()[0] < 99 < ax.get_xlim()[1]
+
+
+def test_board_axis_draws_bars_side_by_side_in_both_panels():
+    boards = [("beginner", 9, 9, 10), ("expert", 16, 30, 99)]
+    table = EvalTable([wilson_row(name, *board, wins=60 - 5 * k)
+                       for k, name in enumerate(("csp", "gnn", "mygnn")) for board in boards])
+    fig = plot_evaluation(table, figure(), x="board")
+    top, bottom = fig.axes
+    assert interval_artists(top, "band") == {} and interval_artists(bottom, "band") == {}
+    positions = {}
+    for ax in (top, bottom):
+        for name, bars in interval_artists(ax, "bars").items():
+            xs = [seg[0][0] for seg in segments(bars)]
+            positions.setdefault(name, []).append(xs)
+    # Each solver at one side of both ticks, the same in both panels; no two at one place.
+    assert len(positions["csp"]) == 1 and len(positions["gnn"]) == len(positions["mygnn"]) == 2
+    for first, *others in positions.values():
+        assert all(xs == first for xs in others)
+        assert first[1] - first[0] == pytest.approx(1.0) and abs(first[0]) < 0.5
+    assert len({xs[0][0] for xs in positions.values()}) == 3
+
+
+def test_difference_panel_with_six_solvers_draws_every_interval_apart():
+    fig, ax = axes()
+    plot_win_rate_difference(SIX, "csp", ax)
+    bars = interval_artists(ax, "bars")
+    assert interval_artists(ax, "band") == {} and set(bars) == set(SHIPPED) - {"csp"}
+    places = {}
+    for name, collection in bars.items():
+        diffs = sorted(SIX.difference(name, "csp"), key=lambda d: d["mines"])
+        drawn = sorted(segments(collection))
+        assert len(drawn) == 3
+        for ((x0, low), (x1, high)), d in zip(drawn, diffs, strict=True):
+            assert x0 == x1 and abs(x0 - d["mines"]) < 0.5
+            assert (low, high) == pytest.approx((100 * d["ci_low"], 100 * d["ci_high"]))
+            places.setdefault(d["mines"], []).append(x0)
+        line = next(line for line in ax.get_lines() if line.get_label() == name)
+        np.testing.assert_allclose(line.get_xdata(), [seg[0][0] for seg in drawn])
+    assert all(len(set(xs)) == 5 for xs in places.values())  # five solvers side by side
+
+
 # Reliability diagram.
 
 
@@ -255,6 +415,20 @@ def test_reliability_bad_input():
         plot_reliability({"empty": PredictionSet.empty()}, axes()[1])
     with pytest.raises(ValueError, match="'cnn' must be a PredictionSet or a reliability_curve dict; got"):
         plot_reliability({"cnn": 3}, axes()[1])
+
+
+def test_reliability_colours_follow_the_names():
+    fig, ax = axes()
+    plot_reliability({"mygnn": preds(0.1, seed=1), "gnn": preds(-0.05, seed=2), "cnn": preds(0.0, seed=3)},
+                     ax)
+    styles = line_styles(ax)
+    names = ("mygnn", "gnn", "cnn")
+    assert {name: styles[name] for name in names} == expected_styles(names)
+    assert {f"exact ({name})": styles[f"exact ({name})"][0] for name in names} == {
+        f"exact ({name})": solver_color(name) for name in names}
+    fig, ax = axes()
+    plot_reliability(preds(0.1), ax, label="gnn")
+    assert line_styles(ax)["gnn"] == expected_styles(["gnn"])["gnn"]
 
 
 def test_reliability_saves_png(tmp_path):
@@ -464,6 +638,6 @@ def test_public_names():
 
     assert sorted(plots.__all__) == sorted([
         "animate_game", "plot_evaluation", "plot_probability_boards", "plot_reliability",
-        "plot_win_rate", "plot_win_rate_difference", "save_figure",
+        "plot_win_rate", "plot_win_rate_difference", "save_figure", "solver_color", "solver_style",
     ])
     assert all(callable(getattr(plots, name)) for name in plots.__all__)

@@ -43,7 +43,7 @@ def toy_solver():
 def test_a_registered_solver_is_played_and_compared(toy_solver, tmp_path, capsys):
     assert SOLVERS[toy_solver] is FirstCoveredSolver
     assert compare_solvers()[-1] == toy_solver
-    assert build_parser().parse_args(["compare"]).solvers[-1] == toy_solver
+    assert build_parser().parse_args(["compare"]).default_solvers[-1] == toy_solver
     solver = ns.get_solver(toy_solver, start="corner")
     rec = solver.play(ns.MinesweeperEnv(rows=6, cols=6, mines=5, seed=4), np.random.default_rng(4))
     assert rec.moves[0].cell == (0, 0) and rec.moves[0].kind == "first"
@@ -95,8 +95,7 @@ def toy_arch():
     from torch import nn
 
     from nnsweeper import features
-    from nnsweeper.models import MineModel, ModelConfig, unregister_architecture
-    from nnsweeper.models.base import board_batches
+    from nnsweeper.models import MineModel, ModelConfig, board_batches, unregister_architecture
 
     @dataclass(frozen=True)
     class ToyConfig(ModelConfig):
@@ -132,9 +131,9 @@ def toy_arch():
                     "mine": batch["mine"].float()[unknown], "weight": torch.ones(int(unknown.sum())),
                     "frontier": batch["frontier"].bool()[unknown], "graph": graph[unknown]}
 
-        def _predict_boards(self, grids, totals, flags, batch_size):
-            out = [None] * len(grids)
-            for chunk, g, f, x in board_batches(grids, totals, flags, batch_size, features.encode_grids):
+        def predict_observations(self, observations, batch_size):
+            out = [None] * len(observations)
+            for chunk, g, f, x in board_batches(observations, batch_size, features.encode_grids):
                 p = torch.sigmoid(self(torch.from_numpy(x)).double()).numpy()
                 p = np.where(g < 0, p, 0.0)
                 p[f] = 1.0
@@ -174,7 +173,7 @@ def test_a_model_class_is_trainable_loadable_playable_and_compared(toy_arch, tmp
             ns.MinesweeperEnv(rows=6, cols=6, mines=5, seed=2), np.random.default_rng(2))
         assert rec.moves and rec.model_calls >= 1
     # Compared: listed by compare by default, and played with --model toy=PATH.
-    assert build_parser().parse_args(["compare"]).solvers[-2:] == ["toy", "hybrid-toy"]
+    assert build_parser().parse_args(["compare"]).default_solvers[-2:] == ["toy", "hybrid-toy"]
     code = main(["compare", "--solvers", "csp,toy,hybrid-toy", "--model", f"toy={result.best}",
                  "--mines", "4", "--rows", "6", "--cols", "6", "--trials", "6", "--jobs", "1",
                  "--out", str(tmp_path / "c"), "--quiet"])

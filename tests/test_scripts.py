@@ -99,7 +99,12 @@ def test_gap_table_writes_rates_gaps_and_summary(tmp_path, capsys):
              - table.select(solver="csp", mines=m)[0]["wins"]) / 40 for m in (3, 8)]
     within = [sum(-100 * g <= t for g in gaps) for t in (1, 3, 5)]
     worst = (3, 8)[gaps.index(min(gaps))]
-    assert lines[-1].startswith(f"| single_point | {100 * min(gaps):+.1f} | 6x6/{worst} | "
-                                + " | ".join(f"{w} of 2" for w in within))
+    wins = {s: sum(r["wins"] for r in table.select(solver=s)) for s in ("single_point", "csp")}
+    pooled = (wins["single_point"] - wins["csp"]) / 80
+    below = sum(d["ci_high"] < 0 for d in table.difference("single_point"))
+    rate = 100 * wins["single_point"] / 80
+    assert lines[-1].startswith(f"| single_point | {rate:.1f} | {100 * pooled:+.1f} (")
+    assert lines[-1].endswith(f"| {100 * min(gaps):+.1f} | 6x6/{worst} | "
+                              + " | ".join(f"{w} of 2" for w in within) + f" | {below} of 2 |")
     assert mod.main([str(path), "--reference", "cnn"]) == 2
     assert "reference must be a solver of the table" in capsys.readouterr().err

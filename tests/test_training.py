@@ -271,9 +271,23 @@ def test_run_folder_rules(tmp_path):
     train(config, progress=False)
     with pytest.raises(TrainingError, match="is not empty; use --resume"):
         train(config, progress=False)
-    other = check_config(_config(tmp_path, {**CNN, "channels": 4}, epochs=1))
-    with pytest.raises(TrainingError, match="started with another config"):
+    other = check_config(_config(tmp_path, {**CNN, "channels": 4}, epochs=1, lr=1e-3))
+    with pytest.raises(TrainingError) as info:
         train(other, resume=True, progress=False)
+    # Each differing key with its value now and the run's, and what to type instead.
+    assert str(info.value).startswith(f"cannot resume {str(tmp_path / 'run')!r} with another config: ")
+    assert "model.channels is 4, the run has 8; train.lr is 0.001, the run has 0.003" in str(info.value)
+    assert "the overrides model.channels=8 train.lr=0.003" in str(info.value)
+
+
+def test_a_folder_with_only_its_config_starts_again(tmp_path):
+    # A run stopped before its first save leaves config.json alone: the same command starts it again.
+    config = check_config(_config(tmp_path, CNN, epochs=1))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text("{}")
+    with pytest.raises(TrainingError, match="stopped before its first save: run the same command without"):
+        train(config, resume=True, progress=False)
+    assert [h["epoch"] for h in train(config, progress=False).history] == [1]
 
 
 def test_corrupted_resume_state_is_refused(tmp_path):
@@ -329,13 +343,169 @@ def test_evaluate_model_command(tmp_path, capsys):
     assert set(scores["by"]) == {"6x6-m5-safe-csp", "9x9-m10-safe-csp", "9x9-m10-safe-explore"}
     total = sum(v["all"]["cells"] for v in scores["by"].values())
     assert total == scores["all"]["cells"] == preds.cells
+    assert scores["held_out"] is True and "held_out_note" not in scores
     out = tmp_path / "eval" / "gnn"
     assert main(["evaluate-model", "--model", str(result.best), "--data", str(FIXTURE), "--out", str(out),
                  "--quiet"]) == 0
-    printed = capsys.readouterr().out
-    assert "frontier" in printed and "interior" in printed
+    printed = capsys.readouterr()
+    assert "frontier" in printed.out and "interior" in printed.out
+    assert "wrote" not in printed.out and printed.err == ""
     saved = json.loads(out.with_suffix(".json").read_text())
     assert saved["frontier"]["log_loss_ratio"] == pytest.approx(scores["frontier"]["log_loss_ratio"])
+    assert saved["held_out"] is True
     assert out.with_suffix(".png").stat().st_size > 10_000
     assert main(["evaluate-model", "--model", "nowhere.pt", "--data", str(FIXTURE), "--out", str(out)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ messages
+def test_resuming_a_finished_run_says_so_and_trains_nothing(tmp_path, capsys):
+    from nnsweeper.cli import main
+
+    config = _config(tmp_path, CNN, epochs=1)
+    path = _toml(tmp_path / "c.toml", config)
+    assert main(["train", "--config", str(path), "--quiet"]) == 0
+    run = tmp_path / "run"
+    before = {name: (run / name).stat().st_mtime_ns for name in ("last.pt", "resume.pt", "history.json")}
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--resume", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    history = __import__("json").loads((run / "history.json").read_text())
+    assert out == (
+        f"{run} already finished its 1 epoch (best epoch 1, val loss {history[0]['val_loss']:.4f}); to train "
+        f"longer, run the same command with train.epochs=N --resume, N above 1\n"
+    )
+    assert before == {name: (run / name).stat().st_mtime_ns for name in before}
+
+
+def test_resuming_with_more_epochs_stretches_the_schedule(tmp_path):
+    from nnsweeper.training import _schedule
+
+    first = train(check_config(_config(tmp_path, CNN, epochs=1)), progress=False)
+    per_epoch = first.history[0]["step"]
+    notes = []
+    longer = check_config(_config(tmp_path, CNN, epochs=3))
+    result = train(longer, resume=True, progress=False, notify=notes.append)
+    assert [h["epoch"] for h in result.history] == [1, 2, 3]
+    # The learning rate jumps from the end of the 1-epoch schedule to the 3-epoch one's at that step.
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=3e-3)
+    factor = _schedule(optimizer, 3 * per_epoch, 0.05, 0.02).lr_lambdas[0]
+    run = tmp_path / "run"
+    assert notes == [
+        f"{run} continues after epoch 1 (step {per_epoch}) with train.epochs=3 instead of 1: the warm-up "
+        f"and cosine decay now span 3 epochs, so the learning rate goes from {3e-3 * 0.02:.3g} to "
+        f"{3e-3 * factor(per_epoch):.3g} and the weights will differ from a run started with train.epochs=3"
+    ]
+    changes = [{"epoch": 1, "batch": 0, "step": per_epoch, "from": 1, "to": 3}]
+    assert load_checkpoint(result.last).checkpoint_meta["extra"]["epochs_changes"] == changes
+    assert load_checkpoint(result.last).checkpoint_meta["extra"]["train_config"]["train"]["epochs"] == 3
+    assert __import__("json").loads((run / "config.json").read_text())["train"]["epochs"] == 3
+    # The run is now a 3-epoch run: resuming it as such trains nothing; fewer epochs are refused.
+    assert train(longer, resume=True, progress=False).already_finished
+    with pytest.raises(TrainingError) as info:
+        train(check_config(_config(tmp_path, CNN, epochs=2)), resume=True, progress=False)
+    assert str(info.value) == (
+        f"{str(run)!r} has done 3 epochs, more than train.epochs=2: give train.epochs=3 or more, or leave "
+        f"out train.epochs to keep its 3"
+    )
+
+
+def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, monkeypatch, capsys):
+    import nnsweeper.training as training
+    from nnsweeper.cli import main
+
+    config = _config(tmp_path, CNN, epochs=2, save_every=2)
+    reference = dict(config, output={"dir": str(tmp_path / "reference")})
+    train(check_config(reference), progress=False)
+    per_epoch = _batches(config)
+
+    real, calls = training._step, {"n": 0}
+
+    def step(run, net, batch, b):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        return real(run, net, batch, b)
+
+    monkeypatch.setattr(training, "_step", step)
+    path = _toml(tmp_path / "c.toml", config)
+    assert main(["train", "--config", str(path), "--quiet"]) == 130
+    assert capsys.readouterr().err == (
+        f"nnsweeper: interrupted in epoch 1 of 2 (batch 5 of {per_epoch}); resume.pt holds epoch 1 up to "
+        f"batch 4 of {per_epoch}: run the same command with --resume to continue\n"
+    )
+    run = tmp_path / "run"
+    assert (_state(run / "resume.pt")["epoch"], _state(run / "resume.pt")["batch"]) == (0, 4)
+    assert main(["train", "--config", str(path), "--quiet", "--resume"]) == 0
+    a, b = _state(run / "last.pt"), _state(tmp_path / "reference" / "last.pt")
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_ctrl_c_waits_for_the_files_of_an_epochs_end(tmp_path, monkeypatch):
+    import json
+    import signal
+
+    import nnsweeper.models
+    from nnsweeper.training import TrainingInterrupted
+
+    real = nnsweeper.models.save_checkpoint
+
+    def save(path, model, **kw):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between the files
+        return real(path, model, **kw)
+
+    monkeypatch.setattr(nnsweeper.models, "save_checkpoint", save)
+    with pytest.raises(TrainingInterrupted) as info:
+        train(check_config(_config(tmp_path, CNN, epochs=2)), progress=False)
+    assert str(info.value) == (
+        "interrupted after epoch 1 of 2; resume.pt holds the end of epoch 1: run the same command with "
+        "--resume to continue"
+    )
+    run = tmp_path / "run"
+    assert _state(run / "resume.pt")["epoch"] == 1
+    assert load_checkpoint(run / "last.pt").checkpoint_meta["extra"]["epoch"] == 1  # .pt and .json agree
+    assert len(json.loads((run / "history.json").read_text())) == 1
+
+
+def test_evaluate_model_notes_games_the_model_learned_from(tmp_path, capsys):
+    import json
+
+    from nnsweeper.cli import main
+
+    result = train(check_config(_config(tmp_path, GNN, epochs=1)), progress=False)
+    out = tmp_path / "eval" / "train"
+    assert main(["evaluate-model", "--model", str(result.best), "--data", str(FIXTURE), "--split", "train",
+                 "--out", str(out), "--max-batches", "1"]) == 0
+    printed = capsys.readouterr()
+    games = json.loads((FIXTURE / "manifest.json").read_text())["splits"]["train"]["games"]
+    note = (f"split 'train' of {FIXTURE}: {games} of its {games} games are games {result.best} was trained "
+            f"on (split 'train' of its dataset {FIXTURE}, seed 1): these figures are not held-out")
+    assert printed.err.startswith(f"nnsweeper: note: {note}\n")  # then the progress bar
+    assert printed.out.endswith(f"wrote {out}.json and {out}.png\n")
+    saved = json.loads(out.with_suffix(".json").read_text())
+    assert saved["held_out"] is False and saved["held_out_note"] == note
+
+
+def test_held_out_compares_seeds_not_datasets():
+    # A smaller dataset made with the same seed shares the first games of each stream.
+    from nnsweeper.seeds import seed_stream
+    from nnsweeper.training import _held_out
+
+    key = (10, 10, 5, 0, 0)
+    trained = [seed_stream(0, "train", key, 320), seed_stream(0, "val", key, 40)]
+    model = MineModel.from_config(GNN)
+    model.checkpoint_meta = {"extra": {"data_seed_streams": trained, "data_path": "data/mixed"}}
+    small = {"seed_streams": [seed_stream(0, s, key, n) for s, n in (("train", 8), ("val", 1), ("test", 1))]}
+    held, note = _held_out(model, small, "data/small", "train", "gnn")
+    assert held is False and note == (
+        "split 'train' of data/small: 8 of its 8 games are games gnn was trained on (split 'train' of its "
+        "dataset data/mixed, seed 0): these figures are not held-out"
+    )
+    held, note = _held_out(model, small, "data/small", "val", "gnn")
+    assert held is False and "1 of its 1 games are games gnn was validated on to choose its best" in note
+    assert _held_out(model, small, "data/small", "test", "gnn") == (True, None)
+    other = {"seed_streams": [seed_stream(1, "train", key, 8)]}
+    assert _held_out(model, other, "data/other", "train", "gnn") == (True, None)
+    model.checkpoint_meta = {"extra": {}}
+    assert _held_out(model, small, "data/small", "train", "gnn") == (None, None)

@@ -38,7 +38,7 @@ import numpy as np
 
 from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
 from nnsweeper.fileio import write_text_atomic
-from nnsweeper.game import FIRST_CLICK_CODES, FIRST_CLICK_RULES, PRESETS, Rules
+from nnsweeper.game import FIRST_CLICK_CODES, FIRST_CLICK_RULES, PRESETS, Rules, parse_mine_counts
 from nnsweeper.parallel import imap
 from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
 from nnsweeper.solvers.base import STARTS
@@ -147,7 +147,6 @@ class Part:
 
 
 _SIZE = re.compile(r"^(\d+)x(\d+)$")
-_MINES = re.compile(r"^(\d+)(?:-(\d+)(?:/(\d+))?)?$")
 
 
 def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy: str = "csp") -> list[Part]:
@@ -194,22 +193,10 @@ def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy
 
 
 def _parse_mines(field: str, text: str) -> list[int]:
-    counts: list[int] = []
-    for item in field.split(","):
-        m = _MINES.match(item.strip())
-        if m is None:
-            raise DatasetError(f"part {text!r}: mines must be N, A-B, A-B/STEP or a comma list; got {item!r}")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        step = int(m.group(3)) if m.group(3) else 1
-        if hi < lo or step < 1:
-            raise DatasetError(f"part {text!r}: empty mine range {item!r}")
-        n = len(counts) + (hi - lo) // step + 1  # counted before the range is listed
-        if n > MAX_PARTS:
-            raise DatasetError(f"part {text!r}: a dataset has at most {MAX_PARTS} configurations; "
-                               f"these mine counts make {n}")
-        counts.extend(range(lo, hi + 1, step))
-    return counts
+    try:
+        return parse_mine_counts(field, limit=MAX_PARTS)
+    except ValueError as e:
+        raise DatasetError(f"part {text!r}: {e}") from None
 
 
 def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy: str = "csp") -> list[Part]:

@@ -12,12 +12,15 @@ per job:
 - :mod:`~nnsweeper.evaluation.games`: playing a run of games (:class:`GameResults`);
 - :mod:`~nnsweeper.evaluation.stats`: the intervals, in closed form;
 - :mod:`~nnsweeper.evaluation.table`: :class:`EvalTable`, its files and
-  :func:`pack_outcomes` / :func:`unpack_outcomes`.
+  :func:`pack_outcomes` / :func:`unpack_outcomes`;
+- :mod:`~nnsweeper.evaluation.summary`: the answer per board (:func:`summarize`,
+  :func:`format_summary`): best solver and each solver's paired gap to a reference.
 """
 
 from .games import GameResults
 from .harness import MAX_GAMES, MAX_TABLE_ROWS, MAX_TRIALS, eval_solver_over_mines, evaluate, game_seeds
 from .stats import newcombe_interval, newcombe_paired_interval, wilson_interval
+from .summary import format_summary, summarize
 from .table import EvalTable, config_key, pack_outcomes, unpack_outcomes
 
 __all__ = [
@@ -29,10 +32,12 @@ __all__ = [
     "config_key",
     "eval_solver_over_mines",
     "evaluate",
+    "format_summary",
     "game_seeds",
     "newcombe_interval",
     "newcombe_paired_interval",
     "pack_outcomes",
+    "summarize",
     "unpack_outcomes",
     "wilson_interval",
 ]

@@ -3,11 +3,20 @@
 :func:`play_games` plays one solver on one :class:`Board` for a run of seeds (a
 chunk of an evaluation) and returns a :class:`GameResults`: one numpy array per
 figure, one entry per game, in seed order.
+
+A solver's one-time set-up (a neural solver loading its model, torch imports
+included) is done before any game's clock starts, by the solver's ``prepare()``
+(:func:`prepare_solver`), and reported apart from the games' times
+(:attr:`GameResults.setup_seconds`). Worker processes do it as they start
+(:class:`SolverSetup`), before they take a task. The game engine's own first-use
+imports are done before the first clock too (one throwaway move per process).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import numbers
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +27,7 @@ import numpy as np
 from nnsweeper.errors import check_int
 from nnsweeper.game import MinesweeperEnv
 
-__all__ = ["Board", "GameResults", "play_games"]
+__all__ = ["Board", "GameResults", "SolverSetup", "play_games", "prepare_solver"]
 
 
 @dataclass(frozen=True)
@@ -52,15 +61,24 @@ class GameResults:
     cleared : ndarray of float64
         Share of the safe cells revealed when the game ended.
     seconds : ndarray of float64
-        Time the game took.
+        Time the game took, set-up excluded; for games played in lockstep, the
+        per-game time of lockstep play: own work plus a share of each batched model
+        call (see :meth:`~nnsweeper.solvers.NeuralSolver.play_many`).
     model_calls, model_picks, model_safe : ndarray of int32
         Times a neural model was asked, cells opened on its say-so, and those of them
         that were safe; 0 for solvers without a model.
+    setup_seconds : float, default 0.0
+        Seconds of one-time set-up (loading a model, its imports included) that the
+        processes which played these games spent for the solver and reported with
+        them (:func:`prepare_solver`); in none of the games' ``seconds``. A process
+        reports its set-up with the first games it plays, so runs played later in
+        the same process report 0.
 
     Notes
     -----
     The arrays hold 37 bytes a game. They are numpy arrays, hence writable:
-    :meth:`put` fills a run made by :meth:`empty` chunk by chunk.
+    :meth:`put` fills a run made by :meth:`empty` chunk by chunk (``setup_seconds``
+    is not written by it).
     """
 
     won: np.ndarray
@@ -70,6 +88,7 @@ class GameResults:
     model_calls: np.ndarray
     model_picks: np.ndarray
     model_safe: np.ndarray
+    setup_seconds: float = 0.0
 
     #: Field names with their dtypes, in order.
     FIELDS: ClassVar[tuple[tuple[str, type], ...]] = (
@@ -90,6 +109,11 @@ class GameResults:
             elif len(a) != games:
                 raise ValueError(f"every field must hold one entry per game: won holds {games}, "
                                  f"{name} holds {len(a)}")
+        setup = self.setup_seconds
+        if (isinstance(setup, bool) or not isinstance(setup, numbers.Real) or math.isnan(setup)
+                or setup < 0):
+            raise ValueError(f"setup_seconds must be a non-negative number; got {setup!r}")
+        object.__setattr__(self, "setup_seconds", float(setup))
 
     @classmethod
     def empty(cls, games: int) -> GameResults:
@@ -99,13 +123,14 @@ class GameResults:
 
     @classmethod
     def concatenate(cls, parts: Iterable[GameResults]) -> GameResults:
-        """The results of consecutive runs of games, one after the other."""
+        """The results of consecutive runs of games, one after the other (their set-up times added)."""
         parts = list(parts)
         bad = [type(p).__name__ for p in parts if not isinstance(p, GameResults)]
         if bad:
             raise TypeError(f"parts must be GameResults; got {bad[0]}")
         return cls(*(np.concatenate([getattr(p, name) for p in parts]) if parts else np.zeros(0, dtype)
-                     for name, dtype in cls.FIELDS))
+                     for name, dtype in cls.FIELDS),
+                   setup_seconds=sum(p.setup_seconds for p in parts))
 
     def __len__(self) -> int:
         return len(self.won)
@@ -141,6 +166,106 @@ def batched(solver) -> bool:
     return callable(getattr(solver, "play_many", None))
 
 
+#: Whether this process has made the throwaway move of :func:`_ready_engine`.
+_ENGINE_READY = False
+
+
+def _ready_engine() -> None:
+    """Make one throwaway move, once per process, before any game's clock starts.
+
+    The engine imports what it needs on its first move (about a third of a second),
+    which would otherwise land in the time of the first game a process plays.
+    """
+    global _ENGINE_READY
+    if not _ENGINE_READY:
+        env = MinesweeperEnv(rows=2, cols=2, mines=1, seed=0, first_click="safe")
+        env.reset()
+        env.step(0)
+        _ENGINE_READY = True
+
+
+#: Seconds of set-up that :class:`SolverSetup` spent in this process, per solver
+#: (:func:`_setup_key`), that no :func:`prepare_solver` has reported yet.
+_SET_UP_AT_START: dict[tuple, float] = {}
+
+
+def _setup_key(solver) -> tuple:
+    """What tells a solver's set-up from another's: its type and how it prints."""
+    return (type(solver).__module__, type(solver).__qualname__, repr(solver))
+
+
+def prepare_solver(solver) -> float:
+    """Do a solver's one-time set-up in this process; the seconds of set-up to report.
+
+    Solvers with a ``prepare()`` method (the neural solvers: loading the model) have
+    it called; it returns the seconds of set-up this process spent for the solver
+    and did not report yet (a model loaded earlier in the process included), or
+    None for the time the call took. Set-up that :class:`SolverSetup` did when this
+    worker process started is added, once. Other solvers need no set-up: 0.0.
+    """
+    prepare = getattr(solver, "prepare", None)
+    if not callable(prepare):
+        return 0.0
+    t0 = time.perf_counter()
+    reported = prepare()
+    seconds = time.perf_counter() - t0 if reported is None else float(reported)
+    if _SET_UP_AT_START:
+        seconds += _SET_UP_AT_START.pop(_setup_key(solver), 0.0)
+    return seconds
+
+
+class SolverSetup:
+    """The set-up of a run's solvers, done in each worker process as it starts.
+
+    Called once in every new worker process before it takes a task (the initializer
+    of :func:`nnsweeper.parallel.imap`'s workers), it runs ``prepare()`` of every
+    solver that has one, so that a worker loads each model (and imports torch) once,
+    before it plays. The time is kept and reported later, with the worker's first
+    :func:`play_games` of each solver (:func:`prepare_solver`).
+
+    Parameters
+    ----------
+    solvers : iterable
+        The run's solvers; those without a ``prepare()`` method are left out.
+
+    Notes
+    -----
+    An error is not raised here (a worker whose initializer fails breaks the whole
+    pool with no useful message): the first game's own ``prepare()`` raises it where
+    the caller sees it. Two set-ups are equal when they hold solvers of the same
+    types that print the same, so a later run with such solvers reuses the workers
+    (and the models they loaded).
+    """
+
+    def __init__(self, solvers: Iterable):
+        self.solvers = tuple(s for s in solvers if callable(getattr(s, "prepare", None)))
+
+    def __bool__(self) -> bool:
+        return bool(self.solvers)
+
+    def _key(self) -> tuple:
+        return tuple(_setup_key(s) for s in self.solvers)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SolverSetup) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"SolverSetup({', '.join(repr(s) for s in self.solvers)})"
+
+    def __call__(self) -> None:
+        _ready_engine()
+        for solver in self.solvers:
+            try:
+                seconds = prepare_solver(solver)
+            except Exception:  # raised again by the first game's prepare(), see Notes
+                continue
+            key = _setup_key(solver)
+            _SET_UP_AT_START[key] = _SET_UP_AT_START.get(key, 0.0) + seconds
+
+
 def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record: bool) -> GameResults:
     """Play one game per seed.
 
@@ -163,8 +288,13 @@ def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record
     Returns
     -------
     GameResults
-        One entry per seed, in seed order.
+        One entry per seed, in seed order, and the solver's set-up time
+        (:func:`prepare_solver`, done before any game's clock starts) as
+        ``setup_seconds``.
     """
+    setup = prepare_solver(solver)
+    _ready_engine()
+
     def env_of(sd):
         return MinesweeperEnv(
             rows=board.rows, cols=board.cols, mines=board.mines, seed=int(sd),
@@ -177,7 +307,7 @@ def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record
         records = solver.play_many([env_of(sd) for sd in seeds], [np.random.default_rng(sd) for sd in seeds])
         for k, rec in enumerate(records):
             out.set_game(k, *_game_row(rec, rec.seconds))
-        return out
+        return dataclasses.replace(out, setup_seconds=setup)
     for k, sd in enumerate(seeds):
         env = env_of(sd)
         rng = np.random.default_rng(sd)
@@ -190,7 +320,7 @@ def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record
             seconds = time.perf_counter() - t0
             # The env is ours, so the share cleared is known even for plain callables.
             out.set_game(k, won, math.nan, env.revealed_safe / env.safe_cells, seconds)
-    return out
+    return dataclasses.replace(out, setup_seconds=setup)
 
 
 def _game_row(rec, seconds: float) -> tuple:

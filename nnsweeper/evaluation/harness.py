@@ -16,10 +16,15 @@ Games are played in chunks (:func:`~nnsweeper.evaluation.games.play_games`) thro
 :func:`nnsweeper.parallel.imap`; each configuration's results come back as a
 :class:`~nnsweeper.evaluation.games.GameResults` and are summarised into a table row
 before the next configuration is played.
+
+Times per game leave out the solvers' one-time set-up (a neural solver loading its
+model): every process that plays does it before its games' clocks start, worker
+processes as they start, and each row reports it apart, as ``setup_seconds``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import itertools
 import math
@@ -36,7 +41,7 @@ from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Rules
 from nnsweeper.parallel import check_n_jobs, effective_jobs, imap
 from nnsweeper.seeds import check_seed_overlap
 
-from .games import Board, GameResults, batched, play_games
+from .games import Board, GameResults, SolverSetup, batched, play_games
 from .stats import wilson_interval
 from .table import EvalTable, pack_outcomes
 
@@ -264,7 +269,8 @@ def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool)
 
     Yields each job's games (:class:`GameResults` in seed order) in job order, as
     soon as the last of them is played, so that only the job being played is held
-    in memory. Chunks are generated as the workers take them, never listed.
+    in memory; their ``setup_seconds`` add up what the job's chunks reported. Chunks
+    are generated as the workers take them, never listed.
     """
     from tqdm.auto import tqdm
 
@@ -283,16 +289,19 @@ def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool)
             yield solver, board, first_click, seeds[a:b], record
 
     with tqdm(total=total, disable=not progress, unit="game", desc="games") as bar:
-        # One worker: played here, in this process.
-        done = imap(play_games, calls(), 1 if workers == 1 else n_jobs)
-        games = None
+        # One worker: played here, in this process. Worker processes set the solvers
+        # up (load their models) before their first task.
+        setup = SolverSetup({id(solver): solver for solver, _, _ in jobs}.values())
+        done = imap(play_games, calls(), 1 if workers == 1 else n_jobs, worker_setup=setup or None)
+        games, setup_seconds = None, 0.0
         for (_, a, b), chunk in zip(_chunks(jobs, trials, size, big), done, strict=True):
             if a == 0:  # chunks come in job order, each job's in seed order
-                games = GameResults.empty(trials)
+                games, setup_seconds = GameResults.empty(trials), 0.0
             games.put(a, chunk)
+            setup_seconds += chunk.setup_seconds
             bar.update(b - a)
             if b == trials:
-                yield games
+                yield dataclasses.replace(games, setup_seconds=setup_seconds)
                 games = None
 
 
@@ -418,6 +427,10 @@ def evaluate(
         One row per solver and configuration, in the order given; see
         :attr:`EvalTable.COLUMNS`. Each row also holds ``base_seed`` and ``outcomes``,
         every game's result in seed order (see :func:`~nnsweeper.evaluation.pack_outcomes`).
+        Times per game (``mean_seconds``, ``median_seconds``) leave out the solvers'
+        set-up (loading a model), which ``setup_seconds`` reports: every process that
+        plays sets each model up once, before its games' clocks start, and the time
+        goes to the first row that process played with that model.
     """
     named = _resolve_solvers(solvers)
     trials = _check_trials(trials)
@@ -503,6 +516,7 @@ def _summarise(name: str, board: Board, first_click: str, record: bool, games: G
         "mean_cleared_lost": float(games.cleared[lost].mean()) if lost.any() else math.nan,
         "mean_seconds": mean_seconds,
         "median_seconds": median_seconds,
+        "setup_seconds": games.setup_seconds,
         "model_calls": model_calls,
         "model_safe_rate": model_safe_rate,
         "outcomes": pack_outcomes(won),

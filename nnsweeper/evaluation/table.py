@@ -112,10 +112,18 @@ class EvalTable:
         ``density``, ``first_click``, ``games``, ``wins``, ``win_rate``, ``ci_low`` and
         ``ci_high`` (95% Wilson interval of the win rate), ``mean_guesses`` (guesses per
         game, first click excluded), ``mean_cleared_lost`` (mean share of safe cells
-        revealed in lost games), ``mean_seconds`` and ``median_seconds`` per game,
+        revealed in lost games), ``mean_seconds`` and ``median_seconds`` per game
+        (for solvers that play in lockstep, the per-game time of lockstep play: own
+        work plus a share of each batched model call), ``setup_seconds`` (one-time
+        set-up, in none of the games' times: seconds spent loading models, imports
+        included, by the processes that played the row, summed over them; each
+        process loads a model once, before its games' clocks start, and reports it
+        with the first row it plays with that model, so the other rows show 0),
         ``model_calls`` (times per game a neural model was asked) and
         ``model_safe_rate`` (share of the cells opened on the model's say-so that
         were safe); the last two are NaN for solvers without a model.
+        ``setup_seconds``, ``model_calls`` and ``model_safe_rate`` are NaN in tables
+        written before they existed.
     EXTRAS : tuple of str
         Row fields kept in the JSON file but not in the CSV file or the printed
         table: ``base_seed`` (int, the seed of the games' seeds, :func:`~nnsweeper.evaluation.game_seeds`)
@@ -128,11 +136,11 @@ class EvalTable:
     COLUMNS = (
         "solver", "board", "rows", "cols", "mines", "density", "first_click", "games",
         "wins", "win_rate", "ci_low", "ci_high", "mean_guesses", "mean_cleared_lost",
-        "mean_seconds", "median_seconds", "model_calls", "model_safe_rate",
+        "mean_seconds", "median_seconds", "setup_seconds", "model_calls", "model_safe_rate",
     )
     EXTRAS = ("base_seed", "outcomes")
     #: Columns that tables written before they existed lack (read as NaN).
-    _LATER = ("model_calls", "model_safe_rate")
+    _LATER = ("setup_seconds", "model_calls", "model_safe_rate")
 
     def __init__(self, rows, metadata=None):
         self.rows = [{**dict.fromkeys(self._LATER, math.nan), **dict.fromkeys(self.EXTRAS), **dict(r)}
@@ -267,6 +275,25 @@ class EvalTable:
         return out
 
     # ------------------------------------------------------------------ text
+    def setup_by_solver(self) -> dict[str, float]:
+        """Set-up time per solver: its rows' ``setup_seconds`` summed, for solvers that had any.
+
+        Returns
+        -------
+        dict of str to float
+            Seconds the processes that played spent setting each solver up (loading
+            its model), summed over them, in table order; solvers with none (or
+            with rows from tables written before the column existed) are left out.
+            A model that several solvers play is loaded once per process and counted
+            for the solver that used it first.
+        """
+        out: dict[str, float] = {}
+        for r in self.rows:
+            s = r["setup_seconds"]
+            if s is not None and not _is_nan(s) and s > 0:
+                out[r["solver"]] = out.get(r["solver"], 0.0) + float(s)
+        return out
+
     def __str__(self) -> str:
         headers = ("solver", "board", "mines", "density", "games", "wins", "win rate",
                    "95% CI", "guesses", "cleared|lost", "ms mean", "ms median", "model calls",
@@ -294,7 +321,13 @@ class EvalTable:
                      for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
             return "  ".join(parts).rstrip()
 
-        return "\n".join([line(headers), *(line(b) for b in body)])
+        lines = [line(headers), *(line(b) for b in body)]
+        setup = self.setup_by_solver()
+        if setup:
+            # Set-up is not in any game's time: said once, per solver, under the table.
+            lines.append("model load, not in ms per game (summed over the processes that played): "
+                         + ", ".join(f"{name} {s:.1f} s" for name, s in setup.items()))
+        return "\n".join(lines)
 
     # ----------------------------------------------------------------- files
     def to_csv(self, path) -> Path:

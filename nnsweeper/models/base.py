@@ -34,7 +34,7 @@ from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, Nnsweepe
 from nnsweeper.models.registry import ARCHITECTURES, register_architecture
 from nnsweeper.observation import Observation, Observations, check_alone
 
-__all__ = ["MineModel", "ModelConfig", "ModelError", "resolve_device"]
+__all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "resolve_device"]
 
 
 class ModelError(NnsweeperError):
@@ -254,26 +254,28 @@ def _observations(boards: list, totals: list, flags: list) -> list[Observation]:
     return out
 
 
-def board_batches(grids: list, totals: list, flags: list, batch_size: int, build_batch):
-    """Model inputs for many boards: boards of one shape together, ``batch_size`` at a time.
+def board_batches(observations: list, batch_size: int, build_batch):
+    """Model inputs for many checked boards: boards of one shape together, ``batch_size`` at a time.
 
-    ``grids`` are the boards: :class:`~nnsweeper.observation.Observation` objects (as
-    :meth:`MineModel.predict_proba` passes them; ``totals`` and ``flags`` are then not
-    read, and nothing is checked again) or raw grids with their ``totals`` and
-    ``flags``, checked first, naming the board at fault (:func:`board_error`).
+    Parameters
+    ----------
+    observations : list of Observation
+        The boards, as :meth:`MineModel.predict_observations` receives them.
+    batch_size : int
+        Most boards per chunk.
+    build_batch : callable
+        ``build_batch(batch)`` makes the model's input from a chunk's
+        :class:`~nnsweeper.observation.Observations`:
+        :func:`~nnsweeper.features.encode_grids`, or a function that passes it on to
+        :func:`~nnsweeper.features.build_graph_batch`.
 
-    Yields ``(indices, grids (k, r, c) int8, flags (k, r, c) bool,
-    build_batch(batch))`` for chunks of boards of one shape, in order of first
-    appearance, where ``batch`` is the chunk's
-    :class:`~nnsweeper.observation.Observations` (so ``build_batch`` is
-    :func:`~nnsweeper.features.encode_grids`, or a function that passes it on to
-    :func:`~nnsweeper.features.build_graph_batch`). The boards are checked before
-    they are batched, so a chunk is never refused for one board.
+    Yields
+    ------
+    (indices, grids, flags, inputs)
+        The chunk's places in ``observations``, its grids (k, r, c) int8 and flags
+        (k, r, c) bool, and ``build_batch``'s result; chunks of one shape in order of
+        first appearance.
     """
-    if all(isinstance(g, Observation) for g in grids):
-        observations = grids
-    else:
-        observations = _observations(grids, totals, flags)
     groups: dict[tuple, list[int]] = {}
     for b, obs in enumerate(observations):
         groups.setdefault(obs.shape, []).append(b)
@@ -307,7 +309,7 @@ class MineModel(torch.nn.Module):
     Subclasses set :attr:`arch` and :attr:`Config` (a frozen dataclass derived from
     :class:`ModelConfig`: the keys, their defaults and rules), call
     ``super().__init__(config)`` and implement :meth:`outputs`, :meth:`make_loader`
-    and :meth:`_predict_boards`.
+    and :meth:`predict_observations`.
 
     Parameters
     ----------
@@ -497,15 +499,26 @@ class MineModel(torch.nn.Module):
         """
         raise NotImplementedError(f"{type(self).__name__} does not say how to load its training batches")
 
-    def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
-        """Per-board probabilities of checked boards.
+    def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
+        """Per-board probabilities of checked boards: what an architecture implements.
 
-        ``grids`` is a list of :class:`~nnsweeper.observation.Observation` (checked
-        once, by :meth:`predict_proba`); ``totals`` and ``flags`` hold their mine counts
-        and flags, for code that reads them apart. :func:`board_batches` batches them.
+        Parameters
+        ----------
+        observations : list of Observation
+            Boards checked once by :meth:`predict_proba` (each carries its grid, flags
+            and total mines); :func:`board_batches` batches them.
+        batch_size : int
+            Most boards per forward pass.
 
-        Called by :meth:`predict_proba` in eval mode under ``torch.inference_mode()``;
-        returns one float64 (rows, cols) array per board, in order.
+        Returns
+        -------
+        list of ndarray of float64
+            One (rows, cols) array per board, in order: P(mine) at covered unflagged
+            cells, exactly 0 at revealed cells and 1 at flags.
+
+        Notes
+        -----
+        :meth:`predict_proba` calls it in eval mode under ``torch.inference_mode()``.
         """
         raise NotImplementedError
 
@@ -565,8 +578,7 @@ class MineModel(torch.nn.Module):
         try:
             self.eval()
             with torch.inference_mode():
-                out = self._predict_boards(observations, [o.total_mines for o in observations],
-                                           [o.flags for o in observations], batch_size)
+                out = self.predict_observations(observations, batch_size)
         finally:
             for m, mode in modes:
                 m.training = mode

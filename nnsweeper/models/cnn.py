@@ -198,9 +198,9 @@ class MineCNN(MineModel):
 
         return grid_loader(root, split, **options)
 
-    def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
-        out: list[np.ndarray] = [np.empty(0)] * len(grids)
-        for chunk, _, _, x in board_batches(grids, totals, flags, batch_size, features.encode_grids):
+    def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
+        out: list[np.ndarray] = [np.empty(0)] * len(observations)
+        for chunk, _, _, x in board_batches(observations, batch_size, features.encode_grids):
             probs = torch.sigmoid(self(torch.from_numpy(x).to(self.device)).double()).cpu().numpy()
             # The encoding's own masks: exact 0 at revealed cells, 1 at flags.
             p = np.where(x[:, _COVERED] > 0, probs, 0.0)

@@ -254,11 +254,11 @@ class MineGNN(MineModel):
         return graph_loader(root, split, cell_edges=self.settings.cell_edges, **options)
 
     # ----------------------------------------------------------------- prediction
-    def _predict_boards(self, grids: list, totals: list, flags: list, batch_size: int) -> list[np.ndarray]:
+    def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
         edges = {"cell_edges": self.settings.cell_edges}
-        out: list[np.ndarray] = [np.empty(0)] * len(grids)
+        out: list[np.ndarray] = [np.empty(0)] * len(observations)
         for chunk, g, f, batch in board_batches(
-            grids, totals, flags, batch_size, lambda boards: features.build_graph_batch(boards, **edges)
+            observations, batch_size, lambda boards: features.build_graph_batch(boards, **edges)
         ):
             cell_logits, interior_logits = self(batch)
             cell_p = torch.sigmoid(cell_logits.double()).cpu().numpy()

@@ -9,12 +9,17 @@ of a played game come from :func:`nnsweeper.solvers.replay.game_frames`.
 
 One module per figure kind: :mod:`~nnsweeper.plots.winrate` (win rates and their
 differences), :mod:`~nnsweeper.plots.reliability`, :mod:`~nnsweeper.plots.boards`
-(P(mine) boards) and :mod:`~nnsweeper.plots.animation` (GIFs).
+(P(mine) boards) and :mod:`~nnsweeper.plots.animation` (GIFs). Every figure draws a
+solver or model in the colour and marker of its name, from
+:mod:`~nnsweeper.plots.palette` (:func:`solver_style`, :func:`solver_color`): fixed
+for the solvers that ship with nnsweeper, derived from the name for any other, and
+never dependent on the other solvers of a figure.
 """
 
 from nnsweeper.plots._common import save_figure
 from nnsweeper.plots.animation import animate_game
 from nnsweeper.plots.boards import plot_probability_boards
+from nnsweeper.plots.palette import solver_color, solver_style
 from nnsweeper.plots.reliability import plot_reliability
 from nnsweeper.plots.winrate import plot_evaluation, plot_win_rate, plot_win_rate_difference
 
@@ -26,4 +31,6 @@ __all__ = [
     "plot_reliability",
     "plot_probability_boards",
     "animate_game",
+    "solver_style",
+    "solver_color",
 ]

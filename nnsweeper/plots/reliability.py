@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from nnsweeper.plots._common import new_axes
+from nnsweeper.plots.palette import solver_style
 
 __all__ = ["plot_reliability"]
+
+_EXACT_COLOR = "0.25"  # the exact engine's curve when the models share it
+_EXACT_MARKER = "h"  # none of the shipped solvers' markers
 
 
 def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_exact=True, title=None):
@@ -17,6 +21,8 @@ def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_e
     non-empty bins, with a marker per bin whose area grows with the bin's share of the
     cells, so sparsely filled bins are easy to discount. The dotted diagonal is perfect
     calibration; the exact engine's curve on the same cells is drawn dashed beside it.
+    Each model has the colour and marker of its name (:func:`~nnsweeper.plots.solver_style`),
+    as in every figure: ``"gnn"`` is drawn like the ``gnn`` solver.
 
     Parameters
     ----------
@@ -29,7 +35,7 @@ def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_e
     bins : int, default=15
         Bins for rows given as a PredictionSet (curves keep their own bins).
     label : str, default="model"
-        Legend name of a single model.
+        Legend name of a single model (its colour and marker come from it).
     show_exact : bool, default=True
         Also draw the exact probabilities' curve. Models scored on the same cells share
         one exact curve, labelled ``"exact"``; otherwise each model gets its own,
@@ -79,17 +85,17 @@ def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_e
         ax = new_axes((5.2, 5.2))
 
     ax.plot([0, 1], [0, 1], linestyle=":", color="0.5", linewidth=1, label="_diagonal")
-    colors = {}
+    styles = {name: solver_style(str(name)) for name in curves}
     for name, curve in curves.items():
-        (line,) = _reliability_line(ax, curve, "", label=str(name), marker="o")
-        colors[name] = line.get_color()
+        _reliability_line(ax, curve, "", label=str(name), **styles[name])
 
     if show_exact:
         exact = _distinct_exact_curves(curves)
         for name, curve in exact.items():
             one = len(exact) == 1
             _reliability_line(ax, curve, "_exact", label="exact" if one else f"exact ({name})",
-                              marker="s", linestyle="--", color="0.25" if one else colors[name])
+                              marker=_EXACT_MARKER, linestyle="--",
+                              color=_EXACT_COLOR if one else styles[name]["color"])
 
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)

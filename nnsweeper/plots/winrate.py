@@ -14,6 +14,7 @@ import numpy as np
 
 from nnsweeper.evaluation import config_key
 from nnsweeper.plots._common import new_axes, new_figure
+from nnsweeper.plots.palette import solver_style
 
 __all__ = ["plot_evaluation", "plot_win_rate", "plot_win_rate_difference"]
 
@@ -24,27 +25,11 @@ _X_AXES = {
 }
 
 
-# Solver styles: colours from the Okabe-Ito palette (distinguishable with the common
-# colour-vision deficiencies), a marker each, and the reference solver in black.
-_SOLVER_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#7F7F7F",
-                  "#8C510A")
-_SOLVER_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-_REFERENCE_COLOR = "black"
 _SPLIT_STYLES = ("-", "--", ":", "-.")  # board sizes or first-click rules of one solver
 _LEGENDS = ("inside", "outside", None)
-
-
-def _solver_styles(solvers, reference=None) -> dict[str, dict]:
-    """A colour and a marker per solver, in table order; ``reference`` in black."""
-    styles, k = {}, 0
-    for name in solvers:
-        if name == reference:
-            styles[name] = {"color": _REFERENCE_COLOR, "marker": "o"}
-            continue
-        styles[name] = {"color": _SOLVER_COLORS[k % len(_SOLVER_COLORS)],
-                        "marker": _SOLVER_MARKERS[k % len(_SOLVER_MARKERS)]}
-        k += 1
-    return styles
+_MAX_BANDS = 3  # more difference lines than this get dodged interval bars instead of bands
+_DODGE = {"board": 0.6, "mines": 0.7, "density": 0.7}  # share of one x step the bars of a position take
+_CROWDED = 40  # more interval bars than this in one axes are drawn thinner, without caps
 
 
 def _check_plot_args(table, x, legend) -> None:
@@ -68,9 +53,7 @@ def _grouped(rows, split_sizes: bool, split_rules: bool) -> dict[tuple, list[dic
     """Rows grouped into lines: by board size and by first-click rule where those split."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        key = ((r["rows"], r["cols"]) if split_sizes else None,
-               r["first_click"] if split_rules else None)
-        groups.setdefault(key, []).append(r)
+        groups.setdefault(_split_key(r, split_sizes, split_rules), []).append(r)
     return groups
 
 
@@ -84,17 +67,80 @@ def _line_data(rows, x, boards, columns, scale=1.0):
     return xs[order], [scale * np.array([r[c] for r in rows], dtype=float)[order] for c in columns]
 
 
-def _draw_lines(ax, lines, styles, x, boards, columns, scale=1.0) -> None:
-    """One line per solver and split with its interval as a band; ``columns`` = (value, low, high)."""
-    alpha = _band_alpha(sum(len(groups) for _, groups in lines))
+def _group_keys(rows, split_sizes: bool, split_rules: bool) -> list[tuple]:
+    """The (solver, split) of every line ``rows`` make, in row order."""
+    keys = {}
+    for r in rows:
+        keys[(r["solver"], *_split_key(r, split_sizes, split_rules))] = None
+    return list(keys)
+
+
+def _x_step(table, x) -> float:
+    """The room of one x position for the points moved sideways there.
+
+    1 for a board; otherwise the smallest distance between two positions of the table,
+    but at most a twentieth of their span, so that points moved sideways stay close to
+    their own position on a sparse axis (one mine for a single position).
+    """
+    if x == "board":
+        return 1.0
+    xs = np.unique([float(r[x]) for r in table])
+    if len(xs) > 1:
+        return float(min(np.min(np.diff(xs)), (xs[-1] - xs[0]) / 20))
+    # One position: one mine more, whatever the axis shows.
+    r = next(iter(table))
+    return 1.0 if x == "mines" else 1.0 / (r["rows"] * r["cols"])
+
+
+def _draw_lines(ax, lines, x, boards, columns, *, slots, step, scale=1.0, bands=True, emphasis=None):
+    """One line per solver and split with its interval; ``columns`` = (value, low, high).
+
+    The interval is a band under the line where ``bands`` is true and the line has
+    several points; otherwise it is a vertical bar at each point (never a lone dot
+    without its interval), with short caps at its ends unless the bars are crowded,
+    and the points move sideways by the line's place in ``slots`` (the keys of every
+    line the figure may draw, so that the lines of one solver stay in one place in
+    several panels) within ``_DODGE[x]`` of ``step``. ``emphasis`` names a solver
+    drawn with a thicker line.
+    """
+    band_alpha = _band_alpha(sum(len(groups) for _, groups in lines))
+    offsets = _dodge_offsets(len(slots), _DODGE[x] * step)
+    bar_points = sum(len(rows) for _, groups in lines for rows in groups.values()
+                     if not (bands and len(rows) > 1))
+    crowded = bar_points > _CROWDED
     for solver, groups in lines:
-        style = styles[solver]
-        for k, ((size, rule), rows) in enumerate(groups.items()):
+        style = solver_style(solver)
+        for k, (split, rows) in enumerate(groups.items()):
             xs, (value, low, high) = _line_data(rows, x, boards, columns, scale=scale)
-            ax.plot(xs, value, marker=style["marker"], markersize=4, color=style["color"],
-                    linestyle=_SPLIT_STYLES[k % len(_SPLIT_STYLES)], linewidth=1.4,
-                    label=_line_label(solver, size, rule))
-            ax.fill_between(xs, low, high, color=style["color"], alpha=alpha, linewidth=0)
+            label = _line_label(solver, *split)
+            band = bands and len(rows) > 1
+            thin = crowded and not band
+            if not band:
+                xs = xs + offsets[slots.index((solver, *split))]
+            width = 0.7 if thin else 1.4
+            ax.plot(xs, value, marker=style["marker"], markersize=4 if thin else 5, color=style["color"],
+                    linestyle=_SPLIT_STYLES[k % len(_SPLIT_STYLES)],
+                    linewidth=width + 0.5 if solver == emphasis else width,
+                    alpha=0.6 if thin else 1.0, label=label)
+            if band:
+                ax.fill_between(xs, low, high, color=style["color"], alpha=band_alpha, linewidth=0,
+                                gid="band", label=f"_{label} interval")
+                continue
+            ax.vlines(xs, low, high, color=style["color"], linewidth=1.0 if thin else 1.3,
+                      gid="bars", label=f"_{label} interval")
+            if not thin:
+                ax.scatter(np.concatenate([xs, xs]), np.concatenate([low, high]), s=30, marker="_",
+                           color=style["color"], linewidths=1.3, gid="caps", label=f"_{label} caps")
+
+
+def _dodge_offsets(n: int, width: float) -> np.ndarray:
+    """``n`` sideways offsets centred on zero, one ``width / n`` from the next."""
+    return (np.arange(max(n, 1)) - (n - 1) / 2) * width / max(n, 1)
+
+
+def _split_key(row, split_sizes: bool, split_rules: bool) -> tuple:
+    return ((row["rows"], row["cols"]) if split_sizes else None,
+            row["first_click"] if split_rules else None)
 
 
 def _line_label(solver, size, rule) -> str:
@@ -106,10 +152,16 @@ def _line_label(solver, size, rule) -> str:
     return label
 
 
-def _finish_x(ax, x, boards) -> None:
+def _finish_x(ax, table, x, boards, step) -> None:
     if x == "board":
         ax.set_xticks(range(len(boards)), [_board_label(*b) for b in boards])
         ax.set_xlim(-0.5, len(boards) - 0.5)
+    else:
+        xs = {float(r[x]) for r in table}
+        if len(xs) == 1:  # one position: its value as the only tick, room for the bars
+            (only,) = xs
+            ax.set_xticks([only])
+            ax.set_xlim(only - step, only + step)
     ax.set_xlabel(_X_AXES[x][1])
     ax.grid(True, alpha=0.3)
 
@@ -153,11 +205,15 @@ def _legend(ax, legend) -> None:
 
 
 def plot_win_rate(table, ax=None, *, x="mines", legend="inside", reference=None):
-    """Draw win rate per solver with its 95% Wilson interval as a band.
+    """Draw win rate per solver with its 95% Wilson interval.
 
-    Each solver gets its own colour and marker (in table order; see ``reference``);
-    when a solver's rows span several board sizes (with ``x="mines"``) or first-click
-    rules, each gets its own line style.
+    Each solver has the colour and marker of its name (:func:`~nnsweeper.plots.solver_style`),
+    the same in every figure whatever the other solvers of the table; when a solver's
+    rows span several board sizes (with ``x="mines"``) or first-click rules, each gets
+    its own line style. The interval is a band under a line of several points on the
+    ``"mines"`` and ``"density"`` axes, and a vertical bar at each point otherwise (a
+    solver with one point, and every solver with ``x="board"``, where the solvers
+    are moved a little sideways, in table order, so that their bars do not overlap).
 
     Parameters
     ----------
@@ -173,8 +229,9 @@ def plot_win_rate(table, ax=None, *, x="mines", legend="inside", reference=None)
         Legend in the axes' emptiest corner, to the right of the axes (clear of the
         data, for many solvers), or none.
     reference : str, optional
-        A solver drawn in black, as in :func:`plot_win_rate_difference` where it is
-        the zero line; the others keep the colours they have there.
+        A solver drawn with a thicker line, as the reference of
+        :func:`plot_win_rate_difference` (its zero line, in the solver's colour);
+        colours and markers do not depend on it.
 
     Returns
     -------
@@ -186,12 +243,14 @@ def plot_win_rate(table, ax=None, *, x="mines", legend="inside", reference=None)
 
     # A board is its name and configuration: "10x10" may come with several mine counts.
     boards, split_sizes, split_rules = _splits(table, x)
-    styles = _solver_styles(table.solvers, reference)
     lines = [(solver, _grouped([r for r in table if r["solver"] == solver], split_sizes, split_rules))
              for solver in table.solvers]
-    _draw_lines(ax, lines, styles, x, boards, ("win_rate", "ci_low", "ci_high"))
+    step = _x_step(table, x)
+    _draw_lines(ax, lines, x, boards, ("win_rate", "ci_low", "ci_high"),
+                slots=_group_keys(table, split_sizes, split_rules), step=step,
+                bands=x != "board", emphasis=reference)
 
-    _finish_x(ax, x, boards)
+    _finish_x(ax, table, x, boards, step)
     ax.set_ylabel("win rate (95% Wilson interval)")
     ax.set_ylim(-0.02, 1.02)
     _legend(ax, legend)
@@ -201,15 +260,19 @@ def plot_win_rate(table, ax=None, *, x="mines", legend="inside", reference=None)
 def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, legend="inside", ylim=None):
     """Draw each solver's win rate minus the reference solver's, with its 95% interval.
 
-    One line (with a band for the interval) per solver other than ``reference``, in
-    percentage points, over the configurations both played, from
-    :meth:`~nnsweeper.evaluation.EvalTable.difference`: the interval is paired
-    (Newcombe's score method for paired proportions) where both rows hold the
-    outcomes of the same games, and Newcombe's hybrid score interval for independent
-    samples otherwise (the y label says "paired" when every interval is). A black
-    line marks zero (no difference from the reference).
-    Colours and markers are those :func:`plot_win_rate` gives with the same
-    ``reference``.
+    One line per solver other than ``reference``, in percentage points, over the
+    configurations both played, from :meth:`~nnsweeper.evaluation.EvalTable.difference`:
+    the interval is paired (Newcombe's score method for paired proportions) where both
+    rows hold the outcomes of the same games, and Newcombe's hybrid score interval for
+    independent samples otherwise (the y label says "paired" when every interval is).
+    A line in the reference's colour marks zero (no difference from the reference).
+    Colours and markers are those of the solvers' names, as in every figure
+    (:func:`~nnsweeper.plots.solver_style`).
+
+    Up to three lines of several points on the ``"mines"`` or ``"density"`` axis
+    show their intervals as bands; with more lines, with ``x="board"`` and for a
+    line of one point, every point gets a vertical bar for its interval, the solvers
+    moved a little sideways (in table order) so that the bars stay apart.
 
     Parameters
     ----------
@@ -228,8 +291,8 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
         leaves out (does not draw) solvers whose differences are far larger than all
         the others' (their intervals reach more than three times as far from zero as
         the next solver's), so that small differences stay readable next to one very
-        weak solver; a pair sets the range. Solvers with a point or band outside the
-        range are named, with their range, in a note in the upper left corner.
+        weak solver; a pair sets the range. Solvers with a point or interval outside
+        the range are named, with their range, in a note in the upper left corner.
 
     Returns
     -------
@@ -260,8 +323,7 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
         ax = new_axes((6.4, 3.6))
 
     boards, split_sizes, split_rules = _splits(table, x)
-    styles = _solver_styles(table.solvers, reference)
-    ax.axhline(0.0, color=_REFERENCE_COLOR, linewidth=1.2, zorder=1.5, label="_zero")
+    ax.axhline(0.0, color=solver_style(reference)["color"], linewidth=1.2, zorder=1.5, label="_zero")
     differences = {solver: table.difference(solver, reference) for solver in drawn}
     paired = all(d["paired"] for rows in differences.values() for d in rows)
     extents = {solver: (100 * min(d["ci_low"] for d in rows), 100 * max(d["ci_high"] for d in rows))
@@ -271,7 +333,16 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
         ylim, omitted = _zoomed_ylim(extents)
     lines = [(solver, _grouped(rows, split_sizes, split_rules)) for solver, rows in differences.items()
              if solver not in omitted]
-    _draw_lines(ax, lines, styles, x, boards, ("difference", "ci_low", "ci_high"), scale=100.0)
+    # Bars of one solver sit where plot_win_rate puts them on the board axis (the
+    # panels of plot_evaluation share it); elsewhere only the lines drawn share the room.
+    if x == "board":
+        slots = _group_keys(table, split_sizes, split_rules)
+    else:
+        slots = _group_keys([d for _, groups in lines for rows in groups.values() for d in rows],
+                            split_sizes, split_rules)
+    step = _x_step(table, x)
+    _draw_lines(ax, lines, x, boards, ("difference", "ci_low", "ci_high"), slots=slots, step=step,
+                scale=100.0, bands=x != "board" and sum(len(g) for _, g in lines) <= _MAX_BANDS)
 
     if ylim is not None:
         ax.set_ylim(*ylim)
@@ -283,7 +354,7 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
                     fontsize="small", color="0.25", gid="off-scale",
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.5})
 
-    _finish_x(ax, x, boards)
+    _finish_x(ax, table, x, boards, step)
     interval = "paired 95% CI" if paired else "95% CI"
     ax.set_ylabel(f"win rate \N{MINUS SIGN} {reference}\n(percentage points, {interval})")
     _legend(ax, legend)
@@ -298,8 +369,8 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
     :func:`plot_win_rate_difference` below (with ``ylim="auto"``: a solver far weaker
     than all the others is left off its scale and named there, the top panel showing
     it); otherwise the win-rate panel alone. One
-    legend, to the right of the top panel, names every solver (the reference in black,
-    as the zero line below).
+    legend, to the right of the top panel, names every solver; the reference keeps
+    its colour and marker (drawn thicker above, the colour of the zero line below).
 
     Parameters
     ----------

@@ -63,8 +63,11 @@ class GameRecord:
     cleared : float
         Share of the safe cells revealed when the game ended.
     seconds : float
-        Wall time of the game (for games played in a batch, the batch's time over
-        its games).
+        Time the game took: its wall time when played alone. For games played in
+        lockstep (:meth:`NeuralSolver.play_many <nnsweeper.solvers.NeuralSolver.play_many>`)
+        it is the per-game time of lockstep play: own work plus a share of each
+        batched model call (a call over B boards charges each game 1/B of its time).
+        Loading a model is never part of it.
     model_calls : int
         Times a neural model was asked for probabilities (0 for solvers without one).
     model_picks : int

@@ -18,13 +18,22 @@ for and receives them back, so the same code plays one game
 which sends every board waiting for the model in one batch). Both give the same
 games: a decision never depends on a difference between probabilities smaller than
 the solver's ``tolerance``, far above the float noise of batching.
+
+Each game of a lockstep batch is timed on its own: its own work (the time spent
+advancing its generator) plus a share of every batched model call it took part in
+(a call over B boards charges each of them 1/B of its time), so per-game times differ
+as the games do and add up to the batch's time. Loading a model is set-up, outside
+every game's time: :meth:`NeuralSolver.prepare` does it, once per process for every
+solver playing the same model, and reports how long it took.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -38,6 +47,55 @@ from nnsweeper.solvers.base import GameRecord, Solver, Turns
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
 __all__ = ["NeuralSolver", "ModelRequest", "pool_interior", "neural_solver_class"]
+
+#: The clock of game times and load times.
+_clock = time.perf_counter
+
+#: Models loaded by name or path in this process (least recently used first), by
+#: :func:`_model_key`: the solvers that play the same model share one copy, and a
+#: solver sent to a worker process finds it there on every task after the first.
+_LOADED: OrderedDict[tuple, object] = OrderedDict()
+#: Most models kept in :data:`_LOADED`.
+_KEEP_LOADED = 4
+#: Seconds this process spent loading each model (its imports included) that no
+#: :meth:`NeuralSolver.prepare` has reported yet.
+_UNREPORTED: dict[tuple, float] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _model_key(source: str, device, arch) -> tuple:
+    """What identifies a model loaded by name or path.
+
+    A checkpoint file by its resolved path, modification time and size (a file
+    written again is loaded again), a bundled name by itself; then the device and
+    the architecture asked for.
+    """
+    try:
+        st = os.stat(source)
+    except OSError:
+        where: tuple = (source,)
+    else:
+        where = (os.path.realpath(source), st.st_mtime_ns, st.st_size)
+    return (*where, str(device), arch)
+
+
+def _shared_model(source: str, device, arch) -> tuple[tuple, object]:
+    """The model of ``source`` loaded once in this process, with its key in :data:`_LOADED`."""
+    key = _model_key(source, device, arch)
+    with _LOAD_LOCK:
+        model = _LOADED.get(key)
+        if model is not None:
+            _LOADED.move_to_end(key)
+            return key, model
+        t0 = _clock()
+        from nnsweeper.models import load_model  # the first one imports torch
+
+        model = load_model(source, device=device, arch=arch)
+        _UNREPORTED[key] = _UNREPORTED.get(key, 0.0) + (_clock() - t0)
+        _LOADED[key] = model
+        while len(_LOADED) > _KEEP_LOADED:
+            _LOADED.popitem(last=False)
+        return key, model
 
 
 @dataclass(frozen=True)
@@ -104,6 +162,8 @@ class NeuralSolver(Solver):
         carry no real preference, and batching changes them by about 1e-7.
     device : str, default "cpu"
         Where a model loaded by name or path runs ("cpu", "cuda", "auto").
+        Solvers with the same model name or path, device and architecture share one
+        loaded copy per process (the solvers never change it).
     pool_interior : bool, default True
         Give every interior cell (covered, unflagged, with no revealed neighbour) the
         mean of the model's probabilities for them: such cells are exchangeable given
@@ -175,12 +235,36 @@ class NeuralSolver(Solver):
 
     @property
     def model(self):
-        """The model (loaded on first use)."""
+        """The model (loaded on first use, once per process for a name or path)."""
         if self._model is None:
-            from nnsweeper.models import load_model
-
-            self._model = load_model(self.model_source, device=self.device, arch=self.arch)
+            _, self._model = _shared_model(self.model_source, self.device, self.arch)
         return self._model
+
+    def prepare(self) -> float:
+        """Load the model now, so that no game's clock runs while it loads.
+
+        The evaluation harness calls it in every process that plays, before the
+        games' clocks start. A model given by name or path is loaded once per process
+        and shared by the solvers that play it (a solver sent to a worker process is
+        a copy without its model: it finds the model the worker loaded before).
+
+        Returns
+        -------
+        float
+            Seconds this process spent loading this solver's model (the imports of the
+            first load included) that no earlier call reported: the load time on the
+            first call in a process, 0.0 afterwards, and 0.0 for a model given as an
+            object.
+        """
+        if not isinstance(self.model_source, str):
+            return 0.0
+        if self._model is None:
+            key, self._model = _shared_model(self.model_source, self.device, self.arch)
+        else:
+            key = _model_key(self.model_source, self.device, self.arch)
+            if _LOADED.get(key) is not self._model:  # a model put in place by hand
+                return 0.0
+        return _UNREPORTED.pop(key, 0.0)
 
     @property
     def training_seeds(self) -> dict | None:
@@ -219,21 +303,28 @@ class NeuralSolver(Solver):
         -------
         list of GameRecord
             In env order; the same records as playing each game with :meth:`play`.
+            Each record's ``seconds`` is the game's own time in lockstep play: the
+            time spent advancing that game, plus a share of each batched model call
+            it took part in (a call over B boards charges each of them 1/B of its
+            time). Over all games they add up to the time of this call, but for the
+            loading of the model (see :meth:`prepare`) and the bookkeeping between
+            steps.
         """
         envs, rngs = list(envs), list(rngs)
         if len(envs) != len(rngs):
             raise ValueError(f"give one rng per env; got {len(envs)} envs and {len(rngs)} rngs")
-        t0 = time.perf_counter()
+        model = self.model  # loaded (if it is not yet) before any game's clock runs
         games = [self._game(env, rng, None if on_decision is None else partial(on_decision, k))
                  for k, (env, rng) in enumerate(zip(envs, rngs, strict=True))]
         records: list[GameRecord | None] = [None] * len(games)
+        seconds = [0.0] * len(games)
         waiting = {}
         for k, game in enumerate(games):
-            self._advance(k, game, None, waiting, records)
+            self._advance(k, game, None, waiting, records, seconds)
         while waiting:
             keys = list(waiting)
             requests = [waiting.pop(k) for k in keys]
-            model = self.model
+            t0 = _clock()
             if _reads_observations(model):
                 probs = model.predict_proba([r.observation for r in requests], batch_size=self.batch_size)
             else:
@@ -241,19 +332,23 @@ class NeuralSolver(Solver):
                     [r.grid for r in requests], [r.total_mines for r in requests],
                     flags=[r.flags for r in requests], batch_size=self.batch_size,
                 )
+            share = (_clock() - t0) / len(keys)
             for k, p in zip(keys, probs, strict=True):
-                self._advance(k, games[k], p, waiting, records)
-        seconds = (time.perf_counter() - t0) / max(len(games), 1)
-        for rec in records:
-            rec.seconds = seconds
+                seconds[k] += share
+                self._advance(k, games[k], p, waiting, records, seconds)
+        for rec, t in zip(records, seconds, strict=True):
+            rec.seconds = t
         return records
 
     @staticmethod
-    def _advance(k: int, game: Generator, answer, waiting: dict, records: list) -> None:
+    def _advance(k: int, game: Generator, answer, waiting: dict, records: list, seconds: list) -> None:
+        """Run game ``k`` up to its next model request (or its end), adding the time to ``seconds[k]``."""
+        t0 = _clock()
         try:
             waiting[k] = game.send(answer)
         except StopIteration as stop:
             records[k] = stop.value
+        seconds[k] += _clock() - t0
 
     def _game(self, env, rng, on_decision=None) -> Generator[ModelRequest, np.ndarray, GameRecord]:
         """One game; yields the boards it needs probabilities for, returns the record."""

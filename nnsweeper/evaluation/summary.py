@@ -1,0 +1,284 @@
+"""The answer of a comparison in a few lines: per board, the best solver and each solver's gap.
+
+:func:`summarize` groups an :class:`~nnsweeper.evaluation.EvalTable`'s rows by board
+(size or preset and first-click rule; the mine counts of one size form one group) and
+gives, per solver, its win rate over all the group's games, its gap to a reference
+solver with a 95% interval (paired when both played the same games, see
+:meth:`~nnsweeper.evaluation.EvalTable.difference`), its largest gap at one
+configuration, and how many configurations lie within a few percentage points of the
+reference. :func:`format_summary` prints it; ``nnsweeper eval`` and ``compare`` end
+with it.
+
+The pooled gap of a group is the difference of win rates over all its games. Its
+paired interval is Newcombe's over the pooled pairs of games: the games of different
+configurations are independent pairs, so pooling them is sound, and with the same
+number of games per configuration the pooled gap is the mean of the configurations'
+gaps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .stats import newcombe_interval, newcombe_paired_interval
+
+__all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "format_summary", "summarize"]
+
+#: Percentage-point distances from the reference that the summary counts configurations within.
+THRESHOLDS = (1.0, 3.0, 5.0)
+
+
+@dataclass(frozen=True)
+class SolverSummary:
+    """One solver on one board (all its configurations pooled).
+
+    Attributes
+    ----------
+    solver : str
+    configurations, games, wins : int
+        Over the board's configurations that the solver played.
+    win_rate : float
+        ``wins / games``.
+    gap, gap_low, gap_high : float or None
+        Win rate minus the reference's over the configurations both played, with its
+        95% interval; None for the reference itself or without one.
+    paired : bool
+        Whether every configuration's games were the reference's games.
+    worst : dict or None
+        The configuration with the largest gap below the reference (a row of
+        :meth:`~nnsweeper.evaluation.EvalTable.difference`); None as for ``gap``.
+    within : tuple of int
+        Configurations whose gap is no more than each of :data:`THRESHOLDS` points below
+        the reference.
+    below, above : int
+        Configurations whose interval lies wholly below (above) zero.
+    """
+
+    solver: str
+    configurations: int
+    games: int
+    wins: int
+    win_rate: float
+    gap: float | None = None
+    gap_low: float | None = None
+    gap_high: float | None = None
+    paired: bool = False
+    worst: dict | None = None
+    within: tuple[int, ...] = ()
+    below: int = 0
+    above: int = 0
+
+
+@dataclass(frozen=True)
+class BoardSummary:
+    """One board of a table: its solvers from the most wins down, and the verdict.
+
+    Attributes
+    ----------
+    board : str
+        ``RxC`` or a preset's name, with the first-click rule.
+    configurations : list of str
+        The board's configurations, in table order (``"20 mines"``, ``"expert 16x30/99"``).
+    games : list of int
+        The distinct numbers of games per configuration.
+    reference : str or None
+        The solver the gaps are measured from (None when it is not on this board).
+    solvers : list of SolverSummary
+        Highest pooled win rate first (ties in table order).
+    """
+
+    board: str
+    configurations: list[str]
+    games: list[int]
+    reference: str | None
+    solvers: list[SolverSummary]
+
+    @property
+    def best(self) -> SolverSummary:
+        """The solver with the most wins over the board's games."""
+        return self.solvers[0]
+
+    def verdict(self) -> str:
+        """One sentence: who wins most games, and whether the interval says it is better."""
+        best = self.best
+        ref = next((s for s in self.solvers if s.solver == self.reference), None)
+        if len(self.solvers) == 1:
+            return f"{best.solver} won {best.wins} of {best.games} games."
+        if ref is None:
+            return f"{best.solver} wins the most games ({100 * best.win_rate:.1f}%)."
+        others = [s for s in self.solvers if s.gap is not None]
+        if best.solver == ref.solver:
+            closest = max(others, key=lambda s: s.gap)
+            if closest.gap == 0 or closest.gap_high >= 0:
+                return (f"{ref.solver} and {closest.solver} cannot be told apart "
+                        f"({closest.solver} {_pp(closest.gap)}, 95% interval {_ci(closest)}); "
+                        "more games would settle it.")
+            return (f"{ref.solver} wins the most games; the closest, {closest.solver}, is "
+                    f"{-100 * closest.gap:.1f} points behind (95% interval {_ci(closest)}).")
+        if best.gap_low > 0:
+            return (f"{best.solver} beats {ref.solver} by {100 * best.gap:.1f} points "
+                    f"(95% interval {_ci(best)}).")
+        return (f"{best.solver} wins {100 * best.gap:.1f} points more than {ref.solver}, but the 95% "
+                f"interval ({_ci(best)}) includes 0: not shown to be better.")
+
+
+def summarize(table, reference: str = "csp") -> list[BoardSummary]:
+    """Each board's solvers and their gaps to ``reference``.
+
+    Parameters
+    ----------
+    table : EvalTable
+    reference : str, default="csp"
+        The solver the others are measured from; a board without it gets win rates
+        only.
+
+    Returns
+    -------
+    list of BoardSummary
+        One per board, in table order.
+    """
+    if len(table) == 0:
+        raise ValueError("the table has no rows to summarise")
+    groups: dict[tuple, list[dict]] = {}
+    for r in table:
+        groups.setdefault((_board_name(r), r["first_click"]), []).append(r)
+    out = []
+    for (board, rule), rows in groups.items():
+        solvers = list(dict.fromkeys(r["solver"] for r in rows))
+        ref = reference if reference in solvers and len(solvers) > 1 else None
+        configs = list(dict.fromkeys(_config_name(r) for r in rows))
+        per_solver = [_solver_summary(table, s, ref, rows) for s in solvers]
+        per_solver.sort(key=lambda s: -s.win_rate)  # stable: ties keep table order
+        out.append(BoardSummary(
+            board=f"{board}, {rule} first click", configurations=configs,
+            games=sorted({r["games"] for r in rows}), reference=ref, solvers=per_solver,
+        ))
+    return out
+
+
+def format_summary(table, reference: str = "csp") -> str:
+    """The summary of :func:`summarize` as text, one block per board, then the time per game."""
+    blocks = [_format_board(b) for b in summarize(table, reference)]
+    timing = _timing_line(table)
+    return "\n\n".join(blocks) + (f"\n\n{timing}" if timing else "")
+
+
+def _timing_line(table) -> str:
+    """Mean time per game of each solver over all its games, and its model load apart."""
+    parts = []
+    for name in table.solvers:
+        rows = [r for r in table.select(solver=name) if r["mean_seconds"] == r["mean_seconds"]]  # not NaN
+        games = sum(r["games"] for r in rows)
+        if games:
+            parts.append(f"{name} {1000 * sum(r['mean_seconds'] * r['games'] for r in rows) / games:.1f}")
+    if not parts:
+        return ""
+    line = "ms per game: " + ", ".join(parts)
+    setup = table.setup_by_solver()
+    if setup:
+        line += "; model load, not in them: " + ", ".join(f"{n} {s:.1f} s" for n, s in setup.items())
+    return line
+
+
+# ------------------------------------------------------------------ internals
+def _board_name(r: dict) -> str:
+    size = f"{r['rows']}x{r['cols']}"
+    return size if r["board"] == size else f"{r['board']} {size}"
+
+
+def _config_name(r: dict) -> str:
+    size = f"{r['rows']}x{r['cols']}"
+    return f"{r['mines']} mines" if r["board"] == size else f"{r['board']} {size}/{r['mines']}"
+
+
+def _solver_summary(table, solver: str, reference: str | None, rows: list[dict]) -> SolverSummary:
+    mine = [r for r in rows if r["solver"] == solver]
+    games, wins = sum(r["games"] for r in mine), sum(r["wins"] for r in mine)
+    base = dict(solver=solver, configurations=len(mine), games=games, wins=wins, win_rate=wins / games)
+    if reference is None or solver == reference:
+        return SolverSummary(**base)
+    keys = {(r["board"], r["rows"], r["cols"], r["mines"], r["first_click"]) for r in mine}
+    diffs = [d for d in table.difference(solver, reference)
+             if (d["board"], d["rows"], d["cols"], d["mines"], d["first_click"]) in keys]
+    paired = all(d["paired"] for d in diffs)
+    n1 = sum(d["games"] for d in diffs)
+    n2 = sum(d["reference_games"] for d in diffs)
+    w1 = sum(round(d["win_rate"] * d["games"]) for d in diffs)
+    w2 = sum(round(d["reference_win_rate"] * d["reference_games"]) for d in diffs)
+    if paired:
+        first, second = sum(d["solver_only"] for d in diffs), sum(d["reference_only"] for d in diffs)
+        both = w1 - first
+        low, high = newcombe_paired_interval(both, first, second, n1 - both - first - second)
+    else:
+        low, high = newcombe_interval(w1, n1, w2, n2)
+    return SolverSummary(
+        **base, gap=w1 / n1 - w2 / n2, gap_low=low, gap_high=high, paired=paired,
+        worst=min(diffs, key=lambda d: d["difference"]),
+        within=tuple(sum(_behind(d) <= Fraction(t) / 100 for d in diffs) for t in THRESHOLDS),
+        below=sum(d["ci_high"] < 0 for d in diffs), above=sum(d["ci_low"] > 0 for d in diffs),
+    )
+
+
+def _behind(d: dict) -> Fraction:
+    # Exactly, from the counts: how far the solver's win rate lies below the reference's.
+    return (Fraction(round(d["reference_win_rate"] * d["reference_games"]), d["reference_games"])
+            - Fraction(round(d["win_rate"] * d["games"]), d["games"]))
+
+
+def _pp(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _ci(s) -> str:
+    return f"{_pp(s.gap_low)} to {_pp(s.gap_high)}"
+
+
+def _format_board(b: BoardSummary) -> str:
+    n = len(b.configurations)
+    games = "/".join(map(str, b.games))
+    board, rule = b.board.rsplit(", ", 1)
+    if n == 1:
+        config = b.configurations[0]
+        where = config if " " in board else f"{board}/{config.removesuffix(' mines')}"
+        head = f"{where}, {rule}, {games} games"
+    else:
+        first, last = b.configurations[0], b.configurations[-1]
+        if first.endswith(" mines") and last.endswith(" mines"):
+            span = f"{first.removesuffix(' mines')} to {last} ({n} counts)"
+        else:
+            span = f"{n} configurations ({first} to {last})"
+        head = f"{board}, {rule}, {span}, {games} games each"
+    many = n > 1
+    ref = b.reference
+    headers = ["solver", "win rate"]
+    if ref is not None:
+        headers.append(f"gap to {ref} (95% CI)")
+        if many:
+            headers += ["worst gap", "within " + "/".join(f"{t:g}" for t in THRESHOLDS) + " pp",
+                        "CI below 0"]
+    rows = []
+    for s in b.solvers:
+        cells = [s.solver, f"{100 * s.win_rate:.1f}%"]
+        if ref is not None:
+            if s.gap is None:
+                cells += ["reference"] + (["", "", ""] if many else [])
+            else:
+                cells.append(f"{_pp(s.gap)} ({_ci(s)})")
+                if many:
+                    w = s.worst
+                    cells += [f"{100 * w['difference']:+.1f} at {_config_name(w)}",
+                              "/".join(map(str, s.within)) + f" of {s.configurations}",
+                              f"{s.below} of {s.configurations}"]
+        rows.append(cells)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    paired = ref is not None and all(s.paired for s in b.solvers if s.gap is not None)
+    note = (" (gaps in percentage points; paired intervals: the same games)" if paired
+            else " (gaps in percentage points; unpaired intervals)" if ref is not None else "")
+    return "\n".join([head + note, "  " + line(headers), *("  " + line(r) for r in rows),
+                      "  " + b.verdict()])

@@ -1,0 +1,136 @@
+"""Every command of the README and of docs/api.md runs as written, on tiny sizes.
+
+The commands are parsed from the documents themselves (``eval/figures.py``'s parser,
+the one ``make figures`` times them with), so editing one in the README edits the
+test. Sizes are shrunk (games, trials, jobs, epochs, batches, a tiny network) and the
+commands run in order in a temporary copy of what they read, so that each one can
+use what the one before it wrote, as a newcomer following the README would.
+"""
+
+import importlib.util
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nnsweeper.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "api.md"
+
+
+def _load_figures():
+    spec = importlib.util.spec_from_file_location("figures", ROOT / "eval" / "figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+figures = _load_figures()
+
+#: Option values replaced by tiny ones.
+_TINY_OPTIONS = {"--trials": "2", "--games": "1", "--jobs": "1"}
+#: Appended to every ``nnsweeper train``: one epoch of a one-round, 8-wide network.
+_TINY_TRAIN = ["train.epochs=1", "train.threads=1", "train.device=cpu", "train.in_memory=false",
+               "model.hidden=8", "model.layers=1"]
+
+
+def _all_commands() -> list[tuple[str, str]]:
+    out = []
+    for path in (figures.README, DOCS):
+        for heading, commands in figures.bash_blocks(path.read_text(encoding="utf-8")):
+            out += [(f"{path.name} {heading}", c) for c in commands]
+    return out
+
+
+def shrink(words: list[str]) -> list[str]:
+    """The command with tiny sizes."""
+    out = list(words)
+    for k, w in enumerate(out[:-1]):
+        if w in _TINY_OPTIONS:
+            out[k + 1] = _TINY_OPTIONS[w]
+    if out[:2] == ["nnsweeper", "generate"] and "--games" in out:
+        out[out.index("--games") + 1] = "10"  # the fewest per configuration that fill every split
+    if out[:2] == ["nnsweeper", "train"]:
+        out += _TINY_TRAIN
+    if out[:2] == ["nnsweeper", "evaluate-model"]:
+        out += ["--max-batches", "1"]
+    return out
+
+
+def test_shrink_keeps_the_command_and_makes_it_small():
+    words = shlex.split("nnsweeper eval --solvers csp --trials 1000 --jobs 2 --out sweep")
+    assert shrink(words) == shlex.split("nnsweeper eval --solvers csp --trials 2 --jobs 1 --out sweep")
+    assert shrink(["nnsweeper", "train", "--config", "x.toml"])[-6:] == _TINY_TRAIN
+
+
+def test_the_parser_finds_the_quick_commands():
+    quick = figures.readme_commands()
+    assert quick and all(c.startswith("nnsweeper ") for c in quick)
+    assert any(c.startswith("nnsweeper analyze examples/board.txt") for c in quick)
+
+
+def test_quick_commands_never_write_into_the_committed_results():
+    for command in figures.readme_commands():
+        words = shlex.split(command)
+        for k, w in enumerate(words[:-1]):
+            if w == "--out":
+                assert not words[k + 1].startswith("eval/results"), command
+
+
+def test_every_make_target_the_documents_name_exists():
+    targets = set(re.findall(r"^([a-z][\w-]*):", (ROOT / "Makefile").read_text(), re.M))
+    named = {shlex.split(c)[1] for _, c in _all_commands() if c.startswith("make ")}
+    assert named and named <= targets, named - targets
+
+
+def test_every_command_runs_as_written_on_tiny_sizes(tmp_path, monkeypatch, capsys):
+    for name in ("eval/results", "examples", "train"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-r", str(ROOT / name), str(tmp_path / name)], check=True)
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for where, command in _all_commands():
+        words = shlex.split(command)
+        if words[0] == "make":  # set-up and development: the fresh-clone CI runs them
+            continue
+        if words[0] == "jupyter":
+            # The notebooks themselves run in tests/test_notebooks.py; here: the tool exists.
+            assert (Path(sys.executable).parent / f"jupyter-{words[1]}").exists(), command
+            assert (ROOT / words[-1]).exists(), command
+            continue
+        assert words[0] == "nnsweeper", f"{where}: {command} (a command the test does not know how to run)"
+        code = main(shrink(words)[1:])
+        out = capsys.readouterr()
+        assert code == 0, f"{where}: {command}\n{out.err}"
+        ran += 1
+    assert ran >= 10
+    # What the quick start promises: a summary naming the reference, and the files.
+    assert Path("sweep.json").exists() and Path("sweep.png").exists()
+    table = json.loads(Path("mine.json").read_text())
+    assert {r["solver"] for r in table["rows"]} >= {"mygnn", "hybrid-mygnn"}
+
+
+@pytest.mark.parametrize("path", [figures.README, DOCS], ids=["README", "api"])
+def test_every_python_block_runs(path, tmp_path):
+    text = path.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    assert blocks
+    for code in blocks:
+        code = re.sub(r"trials=\d+", "trials=4", code)
+        code = code.replace("n_jobs=2", "n_jobs=1")
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, f"{path.name}:\n{code}\n{done.stderr[-3000:]}"
+
+
+def test_the_timings_block_is_the_one_timings_json_makes():
+    doc = json.loads(figures.TIMINGS.read_text())
+    assert figures.readme_block() == figures.timings_markdown(doc)
+    timed = [e["command"] for e in doc["commands"]]
+    assert "make compare" in timed
+    assert set(figures.readme_commands()) <= set(timed)  # every quick command has its time

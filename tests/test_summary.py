@@ -1,0 +1,85 @@
+"""The summary per board: pooled paired gaps, counts within thresholds, the verdict."""
+
+import numpy as np
+import pytest
+
+from nnsweeper.evaluation import EvalTable, newcombe_interval, newcombe_paired_interval, pack_outcomes
+from nnsweeper.evaluation.summary import format_summary, summarize
+
+
+def _row(solver, mines, won, *, board="10x10", rows=10, cols=10, base_seed=0):
+    won = np.asarray(won, dtype=bool)
+    n, w = len(won), int(won.sum())
+    return {"solver": solver, "board": board, "rows": rows, "cols": cols, "mines": mines,
+            "density": mines / (rows * cols), "first_click": "safe", "games": n, "wins": w,
+            "win_rate": w / n, "ci_low": 0.0, "ci_high": 1.0, "mean_guesses": 1.0,
+            "mean_cleared_lost": 0.5, "mean_seconds": 0.002, "median_seconds": 0.001,
+            "model_calls": float("nan"), "model_safe_rate": float("nan"),
+            "base_seed": base_seed, "outcomes": pack_outcomes(won)}
+
+
+def _table(rows):
+    # ci_low/ci_high of the difference come from the outcomes, not from these rows.
+    return EvalTable(rows)
+
+
+A10 = [1] * 8 + [0] * 2   # 8 of 10
+B10 = [1] * 6 + [0] * 4   # 6 of 10, a subset of A10's wins
+A20 = [1] * 5 + [0] * 5   # 5 of 10
+B20 = [0] * 5 + [1] * 5   # 5 of 10, none shared
+
+
+def test_pooled_gap_is_the_paired_interval_over_all_games():
+    table = _table([_row("csp", 10, A10), _row("csp", 20, A20), _row("x", 10, B10), _row("x", 20, B20)])
+    (board,) = summarize(table)
+    assert board.board == "10x10, safe first click" and board.configurations == ["10 mines", "20 mines"]
+    assert [s.solver for s in board.solvers] == ["csp", "x"]  # 13/20 before 11/20
+    x = board.solvers[1]
+    assert (x.games, x.wins, x.win_rate) == (20, 11, 0.55)
+    assert x.gap == pytest.approx(11 / 20 - 13 / 20) and x.paired
+    # Pooled pairs: both won 6 + 0, only x 0 + 5, only csp 2 + 5, neither 2 + 0.
+    assert (x.gap_low, x.gap_high) == newcombe_paired_interval(6, 5, 7, 2)
+    assert x.worst["mines"] == 10 and x.worst["difference"] == pytest.approx(-0.2)
+    # Gaps of -20 and 0 points: within 1, 3 and 5 points once each.
+    assert x.within == (1, 1, 1)
+    assert board.solvers[0].gap is None  # the reference
+
+
+def test_unpaired_rows_use_the_unpaired_interval():
+    table = _table([_row("csp", 10, A10, base_seed=0), _row("x", 10, B10, base_seed=1)])
+    x = summarize(table)[0].solvers[1]
+    assert not x.paired and (x.gap_low, x.gap_high) == newcombe_interval(6, 10, 8, 10)
+
+
+def test_boards_are_summarised_apart_and_without_a_reference():
+    table = _table([_row("csp", 10, A10, board="beginner", rows=9, cols=9),
+                    _row("x", 10, B10, board="beginner", rows=9, cols=9),
+                    _row("x", 99, B20, board="expert", rows=16, cols=30)])
+    beginner, expert = summarize(table)
+    assert beginner.reference == "csp" and expert.reference is None  # x alone on expert
+    assert expert.verdict() == "x won 5 of 10 games."
+    text = format_summary(table)
+    assert text.startswith("beginner 9x9/10, safe first click, 10 games")
+    assert "expert 16x30/99, safe first click, 10 games" in text
+    assert text.splitlines()[-1] == "ms per game: csp 2.0, x 2.0"
+
+
+@pytest.mark.parametrize(
+    ("x_won", "verdict"),
+    [
+        ([1] * 100, "x beats csp by 60.0 points"),  # every game, against 40 of them
+        # Few wins in common with csp's: the paired interval is wide.
+        ([0] * 40 + [1] * 45 + [0] * 15, "x wins 5.0 points more than csp, but the 95% interval"),
+        ([0] * 40 + [1] * 35 + [0] * 25, "csp and x cannot be told apart"),
+        ([0] * 100, "csp wins the most games; the closest, x, is 40.0 points behind"),
+    ],
+)
+def test_the_verdict_follows_the_interval(x_won, verdict):
+    csp = [1] * 40 + [0] * 60
+    table = _table([_row("csp", 10, csp), _row("x", 10, x_won)])
+    assert summarize(table)[0].verdict().startswith(verdict)
+
+
+def test_an_empty_table_is_refused():
+    with pytest.raises(ValueError, match="no rows"):
+        summarize(EvalTable([]))
