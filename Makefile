@@ -12,7 +12,7 @@
 #                              (TRIALS games per mine count, written to EVAL_OUT.*)
 #   make figures               redraw every committed figure from its table, the gallery
 #                              (docs/gallery), and measure the README's quoted timings
-#                              again (eval/results/timings.json and the README's block)
+#                              again (eval/timings.json and the README's block)
 #   make compare               the main job: nnsweeper compare (logic, neural and hybrid
 #                              solvers on 10x10 boards with 5..30 mines), written to
 #                              COMPARE_OUT.*

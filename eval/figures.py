@@ -8,7 +8,7 @@
    quick-start block, both notebooks (``jupyter execute``) and
    ``benchmarks/bench_solvers.py`` at full size in a temporary folder (a copy of the
    files they read, so nothing committed is overwritten), timing each; writes
-   ``eval/results/timings.json`` with the machine they ran on, and the README's
+   ``eval/timings.json`` with the machine they ran on, and the README's
    timings block from it.
 
 ::
@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RESULTS = ROOT / "eval" / "results"
-TIMINGS = RESULTS / "timings.json"
+TIMINGS = ROOT / "eval" / "timings.json"
 BEGIN = "<!-- timings: begin (written by make figures) -->"
 END = "<!-- timings: end -->"
 #: The README heading whose first bash block is the quick start's commands.
@@ -106,8 +106,6 @@ def redraw_results() -> list[Path]:
 
     written = []
     for table in sorted(RESULTS.glob("*.json")):
-        if table == TIMINGS:
-            continue
         png = table.with_suffix(".png")
         if png.exists():
             if nnsweeper(["plot", str(table), "--out", str(png)]) != 0:
@@ -199,7 +197,7 @@ def _duration(seconds: float) -> str:
 
 
 def timings_markdown(doc: dict) -> str:
-    """The README's timings block, from ``eval/results/timings.json``."""
+    """The README's timings block, from ``eval/timings.json``."""
     m = doc["machine"]
     memory = f", {m['memory_gib']:g} GiB" if m.get("memory_gib") else ""
     gpu = "a GPU" if m["gpu"] else "no GPU"

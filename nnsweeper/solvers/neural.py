@@ -313,7 +313,7 @@ class NeuralSolver(Solver):
         envs, rngs = list(envs), list(rngs)
         if len(envs) != len(rngs):
             raise ValueError(f"give one rng per env; got {len(envs)} envs and {len(rngs)} rngs")
-        model = self.model  # loaded (if it is not yet) before any game's clock runs
+        _ = self.model  # loaded (if it is not yet) before any game's clock runs
         games = [self._game(env, rng, None if on_decision is None else partial(on_decision, k))
                  for k, (env, rng) in enumerate(zip(envs, rngs, strict=True))]
         records: list[GameRecord | None] = [None] * len(games)
@@ -325,13 +325,7 @@ class NeuralSolver(Solver):
             keys = list(waiting)
             requests = [waiting.pop(k) for k in keys]
             t0 = _clock()
-            if _reads_observations(model):
-                probs = model.predict_proba([r.observation for r in requests], batch_size=self.batch_size)
-            else:
-                probs = model.predict_proba(
-                    [r.grid for r in requests], [r.total_mines for r in requests],
-                    flags=[r.flags for r in requests], batch_size=self.batch_size,
-                )
+            probs = self.predict_requests(requests)
             share = (_clock() - t0) / len(keys)
             for k, p in zip(keys, probs, strict=True):
                 seconds[k] += share
@@ -339,6 +333,30 @@ class NeuralSolver(Solver):
         for rec, t in zip(records, seconds, strict=True):
             rec.seconds = t
         return records
+
+    def predict_requests(self, requests: Sequence[ModelRequest]) -> list[np.ndarray]:
+        """The model's P(mine) maps for the boards of ``requests``, in one batched call.
+
+        What :meth:`turn_steps` waits for: one (rows, cols) array per request, in order.
+        """
+        model = self.model
+        if _reads_observations(model):
+            return list(model.predict_proba([r.observation for r in requests], batch_size=self.batch_size))
+        return list(model.predict_proba(
+            [r.grid for r in requests], [r.total_mines for r in requests],
+            flags=[r.flags for r in requests], batch_size=self.batch_size,
+        ))
+
+    def turn_steps(self, game: Turns, flags: np.ndarray, rng) -> Generator[ModelRequest, np.ndarray, bool]:
+        """One turn as a generator: it yields a :class:`ModelRequest` whenever it needs the
+        model and is sent the answer (a map of :meth:`predict_requests`); it returns
+        whether it made a move or placed a flag, as :meth:`Solver.turn` does.
+
+        The hybrid solver starts with the certain moves and asks only when it must
+        guess; the pure one asks every turn.
+        """
+        step = self._hybrid_turn if self.hybrid else self._pure_turn
+        return (yield from step(game, flags, rng))
 
     @staticmethod
     def _advance(k: int, game: Generator, answer, waiting: dict, records: list, seconds: list) -> None:
@@ -353,10 +371,9 @@ class NeuralSolver(Solver):
     def _game(self, env, rng, on_decision=None) -> Generator[ModelRequest, np.ndarray, GameRecord]:
         """One game; yields the boards it needs probabilities for, returns the record."""
         game, flags = self.begin(env, rng)
-        step = self._hybrid_turn if self.hybrid else self._pure_turn
         while not game.done:
             before = game.position(flags) if on_decision is not None else None
-            if not (yield from step(game, flags, rng)):
+            if not (yield from self.turn_steps(game, flags, rng)):
                 break
             if before is not None:
                 on_decision(game.decision(before))

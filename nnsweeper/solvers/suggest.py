@@ -26,7 +26,7 @@ from nnsweeper.grid import neighbours
 from nnsweeper.observation import Observation
 from nnsweeper.probability import MAX_STATES, BoardAnalysis, analyze
 from nnsweeper.solvers.base import GameRecord, Move, Solver, Turns, first_click_cell
-from nnsweeper.solvers.neural import NeuralSolver, _reads_observations, pool_interior
+from nnsweeper.solvers.neural import NeuralSolver, pool_interior
 from nnsweeper.solvers.single_point import SinglePointSolver
 
 __all__ = ["PositionEnv", "Suggestion", "format_suggestions", "load_solvers", "suggest_move"]
@@ -364,29 +364,19 @@ def _one_turn(solver: Solver, game: Turns, flags: np.ndarray, rng, answers: list
     """One turn of ``solver``; a neural solver's model is asked as in a game."""
     if not isinstance(solver, NeuralSolver):
         return solver.turn(game, flags, rng)
-    step = solver._hybrid_turn if solver.hybrid else solver._pure_turn
-    turn = step(game, flags, rng)
+    turn = solver.turn_steps(game, flags, rng)
     answer = None
     while True:
         try:
             request = turn.send(answer)
         except StopIteration as stop:
             return stop.value
-        answer = _predict(solver, request)
+        answer = solver.predict_requests([request])[0]
         # What the solver ranks by: the model's answer, interior cells pooled.
         seen = np.array(answer, dtype=float)
         if solver.pool_interior:
             seen = pool_interior(seen, request.grid, request.flags)
         answers.append(seen)
-
-
-def _predict(solver: NeuralSolver, request) -> np.ndarray:
-    """The model's probabilities for one board, asked as :meth:`NeuralSolver.play_many` asks."""
-    model = solver.model
-    if _reads_observations(model):
-        return model.predict_proba([request.observation], batch_size=solver.batch_size)[0]
-    return model.predict_proba([request.grid], [request.total_mines], flags=[request.flags],
-                               batch_size=solver.batch_size)[0]
 
 
 def _p(p: float) -> str:
