@@ -92,36 +92,36 @@ def test_csp_guess_is_the_lowest_exact_probability():
     s = suggest_move("csp", obs)
     assert (s.cell, s.kind, s.probability) == ((2, 2), "guess", 0.2)
     # And on the guesses of real games.
-    csp = get_solver("csp")
     checked = 0
-    for seed in range(6):
+    for seed, d in _csp_decisions(6):
+        if d.guessed:
+            s = suggest_move("csp", ns.Observation(d.grid, 10, d.flags), seed)
+            p = analyze(d.grid, 10, d.flags).probabilities
+            assert s.kind == "guess"
+            assert s.probability == p[s.cell] == p[(d.grid < 0) & ~d.flags].min()
+            checked += 1
+    assert checked > 0
+
+
+def _csp_decisions(games: int):
+    """(seed, decision) of every decision csp makes in the first beginner games."""
+    csp = get_solver("csp")
+    for seed in range(games):
         decisions = []
         csp.play(MinesweeperEnv(9, 9, 10, seed=seed), np.random.default_rng(seed),
                  on_decision=decisions.append)
-        for d in decisions:
-            if d.guessed:
-                s = suggest_move(csp, ns.Observation(d.grid, 10, d.flags), seed)
-                p = analyze(d.grid, 10, d.flags).probabilities
-                assert s.kind == "guess"
-                assert s.probability == p[s.cell] == p[(d.grid < 0) & ~d.flags].min()
-                checked += 1
-    assert checked > 0
+        yield from ((seed, d) for d in decisions)
 
 
 def test_certain_moves_match_the_solver_in_a_real_game():
     # Local and engine moves do not depend on the rng: the suggestion is the cell
     # the solver revealed first in the game.
-    csp = get_solver("csp")
     checked = 0
-    for seed in range(4):
-        decisions = []
-        csp.play(MinesweeperEnv(9, 9, 10, seed=seed), np.random.default_rng(seed),
-                 on_decision=decisions.append)
-        for d in decisions:
-            if d.moves and d.moves[0].kind in ("local", "engine"):
-                s = suggest_move(csp, ns.Observation(d.grid, 10, d.flags))
-                assert (s.cell, s.kind) == (d.moves[0].cell, d.moves[0].kind)
-                checked += 1
+    for _, d in _csp_decisions(4):
+        if d.moves and d.moves[0].kind in ("local", "engine"):
+            s = suggest_move("csp", ns.Observation(d.grid, 10, d.flags))
+            assert (s.cell, s.kind) == (d.moves[0].cell, d.moves[0].kind)
+            checked += 1
     assert checked > 10
 
 
