@@ -32,6 +32,11 @@ number of epochs. The change is recorded in ``resume.pt`` and the checkpoints
 Several processes (``torchrun --nproc_per_node N -m nnsweeper train ...``) train
 one model with ``DistributedDataParallel`` (gloo on CPU, NCCL on GPUs): each rank
 takes every N-th batch; rank 0 validates and writes the files.
+
+This module is longer than most: a run's life (start, resume, interruption, the files
+of an epoch's end) is one state machine, and its checks and messages sit beside the
+steps they guard; the config lives in :mod:`nnsweeper.training_config`, the models and
+their loaders in :mod:`nnsweeper.models`.
 """
 
 from __future__ import annotations
