@@ -180,6 +180,43 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     """
     obs = as_observation(grid, total_mines, flags)
     max_states = check_int("max_states", max_states, 1, InvalidBoardError)
+    board = _reduce(obs)
+    g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
+    revealed, unknown = g != -1, (g == -1) & ~flags
+    mine, free, mines_left, front = board.mine, board.free, board.mines_left, board.front
+    n_interior = int(free.sum()) - int(front.sum())
+    comps = _components(board.is_con, board.need, front) if front.any() else []
+    prob = np.zeros(g.shape, dtype=np.float64)
+    prob[mine] = 1.0
+    solved = [_solve_component(c, mines_left, max_states) for c in comps]
+    interior_p, count = _combine(solved, n_interior, mines_left, prob)
+    if n_interior:
+        prob[free & ~front] = interior_p
+    return BoardAnalysis(
+        probabilities=prob,
+        frontier=unknown & dilate(revealed),
+        interior_probability=interior_p if n_interior else None,
+        mines_left=total_mines - int(flags.sum()),
+        n_components=len(comps),
+        unknown=unknown,
+        _count=count,
+    )
+
+
+@dataclass
+class _Reduced:
+    """A board after the single-point rules: what is left to count."""
+
+    mine: np.ndarray  # flags and the mines the rules force
+    free: np.ndarray  # covered cells the rules leave open
+    need: np.ndarray  # mines each revealed number still needs among the free cells
+    is_con: np.ndarray  # revealed numbers with free neighbours
+    front: np.ndarray  # free cells next to such a number
+    mines_left: int  # mines among the free cells
+
+
+def _reduce(obs) -> _Reduced:
+    """Settle what the single-point rules settle (the same in every layout); check the rest fits."""
     g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
     covered = g == -1
     revealed = ~covered
@@ -213,25 +250,8 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     mines_left = total_mines - int(mine.sum())
     _check_room(mines_left, int(free.sum()), total_mines)
 
-    prob = np.zeros(g.shape, dtype=np.float64)
-    prob[mine] = 1.0
     is_con = revealed & (free_nb > 0)
-    front = free & (neighbour_sum(is_con) > 0)
-    n_interior = int(free.sum()) - int(front.sum())
-    comps = _components(is_con, need, front) if front.any() else []
-    solved = [_solve_component(c, mines_left, max_states) for c in comps]
-    interior_p, count = _combine(solved, n_interior, mines_left, prob)
-    if n_interior:
-        prob[free & ~front] = interior_p
-    return BoardAnalysis(
-        probabilities=prob,
-        frontier=unknown & dilate(revealed),
-        interior_probability=interior_p if n_interior else None,
-        mines_left=total_mines - int(flags.sum()),
-        n_components=len(comps),
-        unknown=unknown,
-        _count=count,
-    )
+    return _Reduced(mine, free, need, is_con, free & (neighbour_sum(is_con) > 0), mines_left)
 
 
 def _check_room(mines_left: int, cells: int, total_mines: int) -> None:
@@ -384,6 +404,10 @@ class _Solution:
     m_lo: int
     layouts: np.ndarray
     tallies: Callable[[np.ndarray], list]
+    #: ``sample(m, below)``: the mines of each box in one layout with ``m`` mines, drawn
+    #: uniformly among them (``below(n)`` draws an integer in ``[0, n)``); counted in
+    #: plain integers only (:func:`_count_small`), else None.
+    sample: Callable | None = None
 
 
 def _no_layout(comp: _Component, x: int, mines_left: int):
@@ -461,7 +485,37 @@ def _count_small(comp: _Component, plan: list[_Step], mines_left: int, most: int
             beta = back
         return out
 
-    return _Solution(comp, m_lo, layouts, tallies)
+    into: list[dict] = []  # per box, built on first use: transitions by destination state
+
+    def sample(m, below):
+        if not into:
+            for _, moves in history:
+                by_dst: dict[int, list] = {}
+                for src, j, d in moves:
+                    by_dst.setdefault(d, []).append((src, j))
+                into.append(by_dst)
+        d = final.index(m)
+        box_mines = [0] * len(plan)
+        for step, (before, _), by_dst in zip(reversed(plan), reversed(history), reversed(into), strict=True):
+            comb = _COMB_ROWS[step.size]
+            options = by_dst[d]
+            # A transition's share of the layouts that reach d: its source's layouts times
+            # the ways to place its mines in this box.
+            d, j = options[_pick([before[src] * comb[j] for src, j in options], below)]
+            box_mines[step.box] = j
+        return box_mines
+
+    return _Solution(comp, m_lo, layouts, tallies, sample)
+
+
+def _pick(weights: list[int], below) -> int:
+    """An index drawn with probability proportional to its (integer) weight, exactly."""
+    r = below(sum(weights))
+    for k, w in enumerate(weights):
+        if r < w:
+            return k
+        r -= w
+    raise AssertionError("weights exhausted")  # unreachable: r < sum(weights)
 
 
 def _as_int(a: np.ndarray) -> np.ndarray:

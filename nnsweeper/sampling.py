@@ -1,0 +1,189 @@
+"""Mine layouts drawn exactly uniformly among those consistent with what a player sees.
+
+:func:`sample_layouts` draws from the same exact count as the probability engine
+(:mod:`nnsweeper.probability`): the cells the single-point rules settle are fixed;
+the mines left are split between the frontier components and the interior with
+probability proportional to the number of layouts of each split (exact integers);
+each component's layout is drawn box by box backwards through the engine's dynamic
+program (each transition weighted by the layouts that reach it); and the mines of a
+box, and of the interior, go to a uniformly drawn subset of its cells. Every layout
+consistent with the board is therefore equally likely, up to the uniformity of the
+generator's bits: integer draws are exact for any size (no floating point), so the
+samples for a seed are the same on every machine.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
+from nnsweeper.observation import as_observation
+from nnsweeper.probability import (
+    MAX_STATES,
+    _components,
+    _count_small,
+    _interior_weights,
+    _pick,
+    _plan,
+    _reduce,
+)
+
+__all__ = ["MAX_SAMPLE_CELLS", "sample_layouts"]
+
+#: Most booleans one call returns (``n * rows * cols``): 128 MiB.
+MAX_SAMPLE_CELLS = 1 << 27
+
+
+def sample_layouts(grid, total_mines=None, n: int = 1, rng=None, flags=None, *,
+                   max_states: int = MAX_STATES) -> np.ndarray:
+    """``n`` mine layouts drawn exactly uniformly among those consistent with the board.
+
+    Parameters
+    ----------
+    grid : Observation or array_like of int, shape (rows, cols)
+        What the player sees: -1 covered, 0..8 revealed (an Observation carries its
+        own mine count and flags).
+    total_mines : int
+        Mines on the board, flagged ones included (omitted for an Observation).
+    n : int, default 1
+        Layouts to draw.
+    rng : numpy.random.Generator or int
+        The randomness (a seed is turned into ``np.random.default_rng(seed)``);
+        required, so that a caller's seed decides every draw.
+    flags : array_like of bool, optional
+        Covered cells known to be mines (trusted, as by the engine).
+    max_states : int, default :data:`~nnsweeper.probability.MAX_STATES`
+        Most partial solutions one frontier component may hold while it is counted.
+
+    Returns
+    -------
+    ndarray of bool, shape (n, rows, cols)
+        True at the mines of each layout. Flagged cells are mines in every layout,
+        revealed cells in none.
+
+    Raises
+    ------
+    InvalidBoardError, InconsistentBoardError
+        A malformed board, or one no layout fits.
+    EngineLimitError
+        A frontier component with more than ``max_states`` partial solutions.
+    ValueError
+        ``n`` not a positive integer, more than :data:`MAX_SAMPLE_CELLS` cells in
+        all, or ``rng`` neither a Generator nor a seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grid = np.array([[1, -1], [-1, -1]])
+    >>> layouts = sample_layouts(grid, 1, 4, np.random.default_rng(0))
+    >>> layouts.shape, bool(layouts[:, 0, 0].any()), layouts.sum(axis=(1, 2)).tolist()
+    ((4, 2, 2), False, [1, 1, 1, 1])
+    """
+    obs = as_observation(grid, total_mines, flags)
+    max_states = check_int("max_states", max_states, 1, InvalidBoardError)
+    n = _check_n(n, obs.grid.size)
+    below = _below(_check_rng(rng))
+    board = _reduce(obs)
+    front, free, mines_left = board.front, board.free, board.mines_left
+    interior = np.flatnonzero((free & ~front).ravel())
+    solved = []
+    for comp in _components(board.is_con, board.need, front) if front.any() else []:
+        sol = _count_small(comp, _plan(comp), mines_left, max_states)
+        if sol is None:
+            raise EngineLimitError(
+                f"a frontier component needs more than max_states={max_states} partial solutions at one "
+                f"box; sample_layouts counts it exactly or not at all (raise max_states to allow more)"
+            )
+        solved.append(sol)
+
+    # Layouts per split: prefix[c] counts the first c components' layouts per total
+    # (index from the sum of their fewest mines); times the interior's ways per total.
+    lo = sum(s.m_lo for s in solved)
+    hi = lo + sum(s.layouts.size - 1 for s in solved)
+    weights, _ = _interior_weights(interior.size, mines_left, lo, hi)
+    prefix = [np.ones(1, dtype=object)]
+    for s in solved:
+        prefix.append(np.convolve(prefix[-1], s.layouts))
+    by_total = (prefix[-1] * weights).tolist()
+    if not any(by_total):
+        raise InconsistentBoardError(
+            f"no layout of the frontier leaves a number of interior mines between 0 and "
+            f"{interior.size} out of the {mines_left} mines left"
+        )
+    layouts = [s.layouts.tolist() for s in solved]
+    prefixes = [p.tolist() for p in prefix]
+
+    out = np.zeros((n, obs.grid.size), dtype=bool)
+    out[:, board.mine.ravel()] = True
+    for k in range(n):
+        rest = _pick(by_total, below)  # the frontier's mines, less lo
+        row = out[k]
+        row[interior[_subset(interior.size, mines_left - lo - rest, below)]] = True
+        for c in range(len(solved) - 1, -1, -1):
+            before, mine = prefixes[c], layouts[c]
+            # Mines of component c (index i) with the first c components holding rest - i.
+            options = [i for i in range(len(mine)) if 0 <= rest - i < len(before)]
+            i = options[_pick([mine[i] * before[rest - i] for i in options], below)]
+            rest -= i
+            sol = solved[c]
+            for cells, j in zip(sol.comp.cells, sol.sample(sol.m_lo + i, below), strict=True):
+                if j:
+                    row[cells[_subset(cells.size, j, below)]] = True
+    return out.reshape(n, *obs.grid.shape)
+
+
+def _check_n(n, cells: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n must be a positive integer (the layouts to draw); got {n!r}")
+    if int(n) * cells > MAX_SAMPLE_CELLS:
+        raise ValueError(
+            f"n={n} layouts of {cells} cells make {int(n) * cells} booleans, more than MAX_SAMPLE_CELLS="
+            f"{MAX_SAMPLE_CELLS}; draw them in batches of at most {MAX_SAMPLE_CELLS // cells}"
+        )
+    return int(n)
+
+
+def _check_rng(rng) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    raise ValueError(
+        f"rng must be a numpy Generator or a seed (an integer of at least 0), such as "
+        f"np.random.default_rng(0); got {rng!r}"
+    )
+
+
+_CHUNK = 62  # bits per draw of the generator, kept below int64's 63
+
+
+def _below(rng: np.random.Generator):
+    """``below(m)``: an integer drawn uniformly from ``[0, m)``, exactly, for any Python int ``m``."""
+
+    def below(m: int) -> int:
+        if m <= 1 << _CHUNK:
+            return int(rng.integers(m))
+        bits = m.bit_length()
+        chunks = -(-bits // _CHUNK)
+        while True:  # rejection: each try succeeds with probability above 1/2
+            r = 0
+            for _ in range(chunks):
+                r = (r << _CHUNK) | int(rng.integers(1 << _CHUNK))
+            r >>= chunks * _CHUNK - bits
+            if r < m:
+                return r
+
+    return below
+
+
+def _subset(size: int, k: int, below) -> np.ndarray:
+    """``k`` distinct positions of ``range(size)``, each subset equally likely (a partial shuffle)."""
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    perm = list(range(size))
+    for t in range(k):
+        u = t + below(size - t)
+        perm[t], perm[u] = perm[u], perm[t]
+    return np.asarray(perm[:k], dtype=np.int64)
