@@ -1,4 +1,9 @@
-"""Mine layouts drawn exactly uniformly among those consistent with what a player sees.
+"""Beyond the marginals: layouts drawn exactly uniformly, and what a cell would show.
+
+:func:`outcome_distribution` gives, for a covered cell, the exact probability that it
+is safe and shows each number 0..8: the layouts consistent with the board in which
+the cell shows ``v`` are exactly those of the board with the cell revealed as ``v``,
+so each probability is a ratio of two of the engine's exact layout counts.
 
 :func:`sample_layouts` draws from the same exact count as the probability engine
 (:mod:`nnsweeper.probability`): the cells the single-point rules settle are fixed;
@@ -15,11 +20,12 @@ samples for a seed are the same on every machine.
 from __future__ import annotations
 
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
-from nnsweeper.observation import as_observation
+from nnsweeper.observation import Observation, as_observation
 from nnsweeper.probability import (
     MAX_STATES,
     _components,
@@ -28,9 +34,10 @@ from nnsweeper.probability import (
     _pick,
     _plan,
     _reduce,
+    analyze,
 )
 
-__all__ = ["MAX_SAMPLE_CELLS", "sample_layouts"]
+__all__ = ["MAX_SAMPLE_CELLS", "outcome_distribution", "sample_layouts"]
 
 #: Most booleans one call returns (``n * rows * cols``): 128 MiB.
 MAX_SAMPLE_CELLS = 1 << 27
@@ -187,3 +194,66 @@ def _subset(size: int, k: int, below) -> np.ndarray:
         u = t + below(size - t)
         perm[t], perm[u] = perm[u], perm[t]
     return np.asarray(perm[:k], dtype=np.int64)
+
+
+def outcome_distribution(grid, total_mines=None, cell=None, flags=None, *, exact: bool = False,
+                         max_states: int = MAX_STATES):
+    """P(the cell is safe and shows v) for v = 0..8, exactly.
+
+    Parameters
+    ----------
+    grid : Observation or array_like of int, shape (rows, cols)
+        What the player sees (-1 covered, 0..8 revealed).
+    total_mines : int
+        Mines on the board, flagged ones included (omitted for an Observation).
+    cell : (int, int)
+        A covered, unflagged cell.
+    flags : array_like of bool, optional
+        Covered cells known to be mines.
+    exact : bool, default False
+        Return :class:`fractions.Fraction` values instead of floats.
+    max_states : int
+        As for :func:`~nnsweeper.probability.analyze`.
+
+    Returns
+    -------
+    ndarray of float64, shape (9,), or list of Fraction
+        Entry ``v``: the share of the consistent layouts in which ``cell`` is safe and
+        has ``v`` mines among its neighbours. They sum to ``1 - P(mine at cell)``;
+        floats are each ratio rounded once, the same on every machine.
+
+    Raises
+    ------
+    ValueError
+        ``cell`` not a covered, unflagged cell of the board.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grid = np.array([[1, -1], [-1, -1]])   # one mine among the three covered cells
+    >>> outcome_distribution(grid, 1, (1, 1), exact=True)[:3]
+    [Fraction(0, 1), Fraction(2, 3), Fraction(0, 1)]
+    """
+    obs = as_observation(grid, total_mines, flags)
+    rows, cols = obs.shape
+    try:
+        i, j = (int(v) for v in cell)
+    except (TypeError, ValueError):
+        raise ValueError(f"cell must be a (row, col) pair; got {cell!r}") from None
+    if not (0 <= i < rows and 0 <= j < cols) or obs.grid[i, j] != -1 or obs.flags[i, j]:
+        raise ValueError(
+            f"cell must be a covered, unflagged cell of the {rows}x{cols} board; got {cell!r}"
+        )
+    total = analyze(obs, max_states=max_states).layouts
+    shares = []
+    for v in range(9):
+        shown = obs.grid.copy()
+        shown[i, j] = v
+        try:
+            count = analyze(Observation.of(shown, obs.total_mines, obs.flags), max_states=max_states).layouts
+        except InconsistentBoardError:
+            count = 0  # no layout shows v there
+        shares.append(Fraction(count, total))
+    if exact:
+        return shares
+    return np.array([float(f) for f in shares])

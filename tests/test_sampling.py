@@ -130,3 +130,34 @@ def test_bad_arguments_are_refused_by_name():
         ns.sample_layouts(_grid("1.. ... ..."), 9, 1, 0)
     with pytest.raises(EngineLimitError, match="max_states=1"):
         ns.sample_layouts(_grid("1.1 ... ..."), 2, 1, 0, max_states=1)
+
+
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_outcome_distribution_equals_brute_force(name):
+    from fractions import Fraction
+
+    grid, mines, flags = BOARDS[name]()
+    truth = consistent_layouts(grid, mines, flags)
+    fl = np.zeros(grid.shape, dtype=bool) if flags is None else flags
+    p = ns.analyze(grid, mines, flags).probabilities
+    rows, cols = grid.shape
+    for i, j in np.argwhere((grid == -1) & ~fl):
+        want = [0] * 9
+        for layout in truth:
+            if i * cols + j in layout:
+                continue
+            shown = sum((a * cols + b) in layout for a in range(max(i - 1, 0), min(i + 2, rows))
+                        for b in range(max(j - 1, 0), min(j + 2, cols)))
+            want[shown] += 1
+        got = ns.outcome_distribution(grid, mines, (i, j), flags, exact=True)
+        assert got == [Fraction(w, len(truth)) for w in want]
+        # The floats are the fractions rounded once, and they leave P(mine) exactly.
+        assert ns.outcome_distribution(grid, mines, (i, j), flags).tolist() == [float(f) for f in got]
+        assert float(1 - sum(got)) == p[i, j]
+
+
+def test_outcome_distribution_refuses_cells_that_show_nothing():
+    grid = _grid("1.. ... ...")
+    for cell, words in (((0, 0), "covered, unflagged"), ((5, 0), "covered, unflagged"), ("a", "pair")):
+        with pytest.raises(ValueError, match=words):
+            ns.outcome_distribution(grid, 2, cell)
