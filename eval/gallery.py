@@ -34,16 +34,6 @@ GAME = (10, 10, 20)  # the animated game's board and mine count
 GAME_SOLVER = "hybrid-gnn"
 
 
-def _figure():
-    """A bare figure on the Agg canvas (no pyplot); the plotting functions size it."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure()
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def _table(name: str):
     from nnsweeper.evaluation import EvalTable
 
@@ -58,24 +48,14 @@ def _subset(table, solvers):
     return EvalTable(rows, {**table.metadata, "solvers": list(solvers)})
 
 
-def _title(table, x: str) -> str:
-    """Where the games were played, the first-click rule and the games per point."""
-    key = (lambda r: r["board"]) if x == "board" else (lambda r: f"{r['rows']}x{r['cols']}")
-    where = ", ".join(dict.fromkeys(key(r) for r in table))
-    rules = "/".join(dict.fromkeys(r["first_click"] for r in table))
-    games = sorted({r["games"] for r in table})
-    count = str(games[0]) if len(games) == 1 else f"{games[0]}-{games[-1]}"
-    return f"{where}, {rules} first click, {count} games per point"
-
-
 def _evaluation(name: str, *, x: str, reference: str = "csp", solvers=None, note: str = ""):
-    from nnsweeper.plots import plot_evaluation
+    from nnsweeper.plots import agg_figure, evaluation_title, plot_evaluation
 
     table = _table(name)
     if solvers is not None:
         table = _subset(table, solvers)
-    title = _title(table, x) + (f"\n{note}" if note else "")
-    return plot_evaluation(table, _figure(), x=x, reference=reference, title=title)
+    title = evaluation_title(table, x) + (f"\n{note}" if note else "")
+    return plot_evaluation(table, agg_figure(), x=x, reference=reference, title=title)
 
 
 def _positions():
@@ -99,7 +79,7 @@ def _model_figures(out: Path) -> list[tuple[Path, str]]:
     """The reliability diagram and the P(mine) boards of the bundled cnn and gnn models."""
     from nnsweeper.metrics import PredictionAccumulator
     from nnsweeper.models import load_model
-    from nnsweeper.plots import plot_probability_boards, plot_reliability, save_figure
+    from nnsweeper.plots import agg_figure, plot_probability_boards, plot_reliability, save_figure
 
     positions = _positions()
     grids = np.stack([p["grid"] for p in positions])
@@ -114,7 +94,7 @@ def _model_figures(out: Path) -> list[tuple[Path, str]]:
         predicted[name] = load_model(name).predict_proba(grids, totals, flags=flags)
 
     written = []
-    fig = _figure()
+    fig = agg_figure()
     fig.set_size_inches(9.6, 4.6)
     axes = fig.subplots(1, 2)
     cells = {}
@@ -138,7 +118,7 @@ def _model_figures(out: Path) -> list[tuple[Path, str]]:
     maps = {"exact engine": exact[example], "cnn": predicted["cnn"][example],
             "gnn": predicted["gnn"][example]}
     fig = plot_probability_boards(pos["grid"], maps, flags=pos["flags"], mines=pos["truth"],
-                                  fig=_figure(),
+                                  fig=agg_figure(),
                                   title=f"10x10, {pos['mines']} mines: exact and predicted P(mine)")
     written.append((save_figure(fig, out / "probability_boards.png", dpi=DPI),
                     "P(mine) boards of one 10x10 position where csp had to guess: the exact "
@@ -149,7 +129,7 @@ def _model_figures(out: Path) -> list[tuple[Path, str]]:
 def _game_frame(out: Path) -> tuple[Path, str]:
     """One frame (a guess) of the animation of a game, drawn as animate_game draws it."""
     from nnsweeper import MinesweeperEnv, game_seeds, get_solver
-    from nnsweeper.plots import animate_game, save_figure
+    from nnsweeper.plots import agg_figure, animate_game, save_figure
     from nnsweeper.solvers.replay import game_frames
 
     rows, cols, mines = GAME
@@ -168,7 +148,7 @@ def _game_frame(out: Path) -> tuple[Path, str]:
     frame = late[0]
     title = (f"{GAME_SOLVER}, {rows}x{cols}, {mines} mines, seed {seed}\n"
              "colour: gnn P(mine); P in the label: exact risk")
-    fig = _figure()
+    fig = agg_figure()
     with tempfile.TemporaryDirectory() as tmp:
         # animate_game leaves the figure holding its last (here: only) frame.
         animate_game([frame], Path(tmp) / "frame.gif", title=title, dpi=DPI, fig=fig)

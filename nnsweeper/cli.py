@@ -459,19 +459,19 @@ def _fractions(text: str) -> tuple[float, ...]:
 def _cmd_evaluate_model(args, argv) -> int:
     from nnsweeper.metrics import format_metrics, to_json
     from nnsweeper.models import load_model
-    from nnsweeper.plots import plot_reliability, save_figure
+    from nnsweeper.plots import agg_figure, plot_reliability, save_figure
     from nnsweeper.training import evaluate_model
 
     out = _out_prefix(args.out)
     model = load_model(args.model, device=args.device)
     result, preds = evaluate_model(model, args.data, args.split, batch_size=args.batch_size,
-                                   max_batches=args.max_batches, progress=not args.quiet, name=args.model,
-                                   notify=lambda note: print(f"{PROG}: note: {note}", file=sys.stderr))
+                                   max_batches=args.max_batches, progress=not args.quiet,
+                                   name=args.model, notify=_note)
     result["model"] = {"name": args.model, "arch": model.arch, "config": model.config}
     result["data"] = {"path": args.data, "split": args.split}
     result["command"] = shlex.join([PROG, *argv])
     to_json(result, out.with_name(out.name + ".json"))
-    fig = _figure((9.6, 4.4))
+    fig = agg_figure((9.6, 4.4))
     axes = fig.subplots(1, 2)
     for ax, frontier, name in ((axes[0], True, "frontier cells"), (axes[1], False, "interior cells")):
         part = preds.select(frontier=frontier)
@@ -482,6 +482,11 @@ def _cmd_evaluate_model(args, argv) -> int:
     if not args.quiet:
         print(f"wrote {out.with_name(out.name + '.json')} and {out.with_name(out.name + '.png')}")
     return 0
+
+
+def _note(note: str) -> None:
+    """A notice on stderr, ``nnsweeper: note: ...`` (the work goes on)."""
+    print(f"{PROG}: note: {note}", file=sys.stderr)
 
 
 def _model_label(model: str) -> str:
@@ -496,8 +501,7 @@ def _cmd_train(args, argv) -> int:
     from nnsweeper.training import load_config, train
 
     config = load_config(args.config, args.overrides)
-    result = train(config, resume=args.resume, progress=not args.quiet,
-                   notify=lambda note: print(f"{PROG}: note: {note}", file=sys.stderr))
+    result = train(config, resume=args.resume, progress=not args.quiet, notify=_note)
     if result.already_finished:
         print(result.already_finished)
     elif not args.quiet and result.history:
@@ -556,11 +560,7 @@ def _cmd_eval(args, argv) -> int:
             raise ValueError(f"{which} sets the board; do not combine it with {', '.join(given)}")
         from nnsweeper.game import PRESETS
 
-        if args.board:
-            boards = [b for spec in args.board for b in spec]
-        else:
-            names = list(PRESETS) if args.preset == "classic" else [args.preset]
-            boards = [(n, *PRESETS[n]) for n in names]
+        boards = [b for spec in args.board or [_boards(args.preset)] for b in spec]  # --preset: one spec
         table = evaluate(solvers, boards=[name if name in PRESETS else (r, c, m) for name, r, c, m in boards],
                          **common)
         sizes = {(r, c) for name, r, c, _ in boards if name not in PRESETS}
@@ -576,7 +576,7 @@ def _cmd_eval(args, argv) -> int:
     paths = [out.with_name(out.name + s) for s in _OUT_SUFFIXES]
     table.to_csv(paths[0])
     table.to_json(paths[1])
-    _save_plot(table, paths[2], x=x, title=_table_title(table, x))
+    _save_plot(table, paths[2], x=x)
     print(format_summary(table))
     if args.table:
         print("\n" + str(table))
@@ -676,21 +676,11 @@ def _model_options(name: str, models: dict, device: str) -> dict:
     return {"model": arch, "device": device}
 
 
-def _figure(size: tuple[float, float]):
-    # A bare Figure on the Agg canvas: no pyplot, no global backend, no display needed.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def _save_plot(table, path: Path, *, x: str, reference: str = "csp") -> None:
+    from nnsweeper.plots import agg_figure, evaluation_title, plot_evaluation, save_figure
 
-    fig = Figure(figsize=size)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _save_plot(table, path: Path, *, x: str, title: str, reference: str = "csp") -> None:
-    from nnsweeper.plots import plot_evaluation, save_figure
-
-    fig = _figure((6.4, 4.2))  # plot_evaluation sizes it for one or two panels
-    plot_evaluation(table, fig, x=x, reference=reference, title=title)
+    fig = agg_figure((6.4, 4.2))  # plot_evaluation sizes it for one or two panels
+    plot_evaluation(table, fig, x=x, reference=reference, title=evaluation_title(table, x))
     save_figure(fig, path)
 
 
@@ -732,32 +722,11 @@ def _cmd_plot(args, argv) -> int:
             f"got {reference!r}"
         )
     out = Path(args.out) if args.out is not None else Path(args.table[0]).with_suffix(".png")
-    x = _table_axis(table)
-    _save_plot(table, out, x=x, title=_table_title(table, x), reference=reference or "csp")
+    from nnsweeper.plots import evaluation_axis
+
+    _save_plot(table, out, x=evaluation_axis(table), reference=reference or "csp")
     print(f"wrote {out}")
     return 0
-
-
-def _table_axis(table) -> str:
-    """The x axis eval used for a table: boards side by side for presets, else mine count."""
-    arguments = table.metadata.get("arguments")
-    if isinstance(arguments, dict) and "boards" in arguments:
-        return "board"
-    sizes = {(r["rows"], r["cols"]) for r in table}
-    named = any(r["board"] != f"{r['rows']}x{r['cols']}" for r in table)
-    return "board" if named or len(sizes) > 1 else "mines"
-
-
-def _table_title(table, x: str) -> str:
-    """The title eval gives a table's figure, read from its rows."""
-    if x == "board":
-        where = ", ".join(dict.fromkeys(r["board"] for r in table))
-    else:
-        where = ", ".join(dict.fromkeys(f"{r['rows']}x{r['cols']}" for r in table))
-    rules = "/".join(dict.fromkeys(r["first_click"] for r in table))
-    games = sorted({r["games"] for r in table})
-    count = str(games[0]) if len(games) == 1 else f"{games[0]}-{games[-1]}"
-    return f"{where}, {rules} first click, {count} games per point"
 
 
 def _cmd_analyze(args, argv) -> int:

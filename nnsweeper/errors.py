@@ -21,6 +21,7 @@ __all__ = [
     "ChecksumError",
     "SeedOverlapError",
     "check_int",
+    "check_rng",
 ]
 
 
@@ -85,3 +86,22 @@ def check_unit(name: str, value, *, open_low: bool = False, open_high: bool = Fa
         interval = ("(" if open_low else "[") + "0, 1" + (")" if open_high else "]")
         raise error(f"{name} must be a number in {interval}; got {value!r}")
     return float(value)
+
+
+def check_rng(rng, *, default_seed: int | None = None):
+    """``rng`` as a numpy Generator: a Generator as it is, a seed (an integer of at least
+    0) through ``np.random.default_rng``, and None through ``default_seed`` when one is
+    given; anything else is a ValueError naming what is accepted."""
+    import numpy as np
+
+    if rng is None and default_seed is not None:
+        return np.random.default_rng(default_seed)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    if default_seed is not None:
+        accepted = "a numpy Generator, a seed (an integer of at least 0) or None"
+    else:
+        accepted = "a numpy Generator or a seed (an integer of at least 0), such as np.random.default_rng(0)"
+    raise ValueError(f"rng must be {accepted}; got {rng!r}")

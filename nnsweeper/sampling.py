@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
+from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int, check_rng
 from nnsweeper.observation import Observation, as_observation
 from nnsweeper.probability import (
     MAX_STATES,
@@ -91,7 +91,7 @@ def sample_layouts(grid, total_mines=None, n: int = 1, rng=None, flags=None, *,
     obs = as_observation(grid, total_mines, flags)
     max_states = check_int("max_states", max_states, 1, InvalidBoardError)
     n = _check_n(n, obs.grid.size)
-    below = _below(_check_rng(rng))
+    below = _below(check_rng(rng))
     board = _reduce(obs)
     front, free, mines_left = board.front, board.free, board.mines_left
     interior = np.flatnonzero((free & ~front).ravel())
@@ -150,17 +150,6 @@ def _check_n(n, cells: int) -> int:
             f"{MAX_SAMPLE_CELLS}; draw them in batches of at most {MAX_SAMPLE_CELLS // cells}"
         )
     return int(n)
-
-
-def _check_rng(rng) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise ValueError(
-        f"rng must be a numpy Generator or a seed (an integer of at least 0), such as "
-        f"np.random.default_rng(0); got {rng!r}"
-    )
 
 
 _CHUNK = 62  # bits per draw of the generator, kept below int64's 63

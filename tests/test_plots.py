@@ -637,7 +637,25 @@ def test_public_names():
     import nnsweeper.plots as plots
 
     assert sorted(plots.__all__) == sorted([
-        "animate_game", "plot_evaluation", "plot_probability_boards", "plot_reliability",
-        "plot_win_rate", "plot_win_rate_difference", "save_figure", "solver_color", "solver_style",
+        "agg_figure", "animate_game", "evaluation_axis", "evaluation_title", "plot_evaluation",
+        "plot_probability_boards", "plot_reliability", "plot_win_rate", "plot_win_rate_difference",
+        "save_figure", "solver_color", "solver_style",
     ])
     assert all(callable(getattr(plots, name)) for name in plots.__all__)
+
+
+def test_evaluation_axis_and_title_read_the_table():
+    from pathlib import Path
+
+    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.plots import agg_figure, evaluation_axis, evaluation_title
+
+    results = Path(__file__).resolve().parents[1] / "eval" / "results"
+    sweep = EvalTable.from_json(results / "sweep_10x10.json")
+    classic = EvalTable.from_json(results / "compare_classic.json")
+    assert evaluation_axis(sweep) == "mines" and evaluation_axis(classic) == "board"
+    assert evaluation_title(sweep, "mines") == "10x10, safe first click, 1000 games per point"
+    assert evaluation_title(classic, "board") == ("beginner, intermediate, expert, safe first click, "
+                                                  "2000 games per point")
+    fig = agg_figure((3, 2))
+    assert tuple(fig.get_size_inches()) == (3, 2) and type(fig.canvas).__name__ == "FigureCanvasAgg"

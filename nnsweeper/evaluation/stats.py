@@ -162,10 +162,7 @@ def newcombe_interval(wins1, games1, wins2, games2, *, confidence=0.95) -> tuple
     p1, p2 = c["wins1"] / c["games1"], c["wins2"] / c["games2"]
     l1, u1 = _wilson(c["wins1"], c["games1"], z)
     l2, u2 = _wilson(c["wins2"], c["games2"], z)
-    d = p1 - p2
-    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
-    return max(low, -1.0), min(high, 1.0)
+    return _newcombe(p1, (l1, u1), p2, (l2, u2), 0.0)
 
 
 def newcombe_paired_interval(both, first_only, second_only, neither, *,
@@ -218,6 +215,14 @@ def newcombe_paired_interval(both, first_only, second_only, neither, *,
         assoc = a * d - b * cc
         corrected = max(assoc - n / 2, 0.0) if assoc > 0 else float(assoc)
         phi = corrected / math.sqrt(margins)
+    return _newcombe(p1, (l1, u1), p2, (l2, u2), phi)
+
+
+def _newcombe(p1: float, ci1: tuple[float, float], p2: float, ci2: tuple[float, float],
+              phi: float) -> tuple[float, float]:
+    """Newcombe's interval for ``p1 - p2`` from each rate's Wilson interval and their
+    correlation ``phi`` (0 for independent samples), clipped to [-1, 1]."""
+    (l1, u1), (l2, u2) = ci1, ci2
     diff = p1 - p2
     below = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
     above = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2

@@ -204,8 +204,8 @@ def _solver_summary(table, solver: str, reference: str | None, rows: list[dict])
     paired = all(d["paired"] for d in diffs)
     n1 = sum(d["games"] for d in diffs)
     n2 = sum(d["reference_games"] for d in diffs)
-    w1 = sum(round(d["win_rate"] * d["games"]) for d in diffs)
-    w2 = sum(round(d["reference_win_rate"] * d["reference_games"]) for d in diffs)
+    w1 = sum(d["wins"] for d in diffs)
+    w2 = sum(d["reference_wins"] for d in diffs)
     if paired:
         first, second = sum(d["solver_only"] for d in diffs), sum(d["reference_only"] for d in diffs)
         both = w1 - first
@@ -222,8 +222,7 @@ def _solver_summary(table, solver: str, reference: str | None, rows: list[dict])
 
 def _behind(d: dict) -> Fraction:
     # Exactly, from the counts: how far the solver's win rate lies below the reference's.
-    return (Fraction(round(d["reference_win_rate"] * d["reference_games"]), d["reference_games"])
-            - Fraction(round(d["win_rate"] * d["games"]), d["games"]))
+    return Fraction(d["reference_wins"], d["reference_games"]) - Fraction(d["wins"], d["games"])
 
 
 def _pp(x: float) -> str:

@@ -221,9 +221,9 @@ class EvalTable:
             One dict per configuration (board, size, mine count and first-click rule)
             that both solvers played, in the order of ``solver``'s rows, with the keys
             ``board``, ``rows``, ``cols``, ``mines``, ``density``, ``first_click``,
-            ``solver``, ``reference``, ``games`` and ``reference_games``, ``win_rate``
-            and ``reference_win_rate``, ``difference`` (solver minus reference, a
-            proportion), ``ci_low`` and ``ci_high`` (its 95% interval), ``paired``
+            ``solver``, ``reference``, ``games`` and ``reference_games``, ``wins`` and
+            ``reference_wins``, ``win_rate`` and ``reference_win_rate``, ``difference``
+            (solver minus reference, a proportion), ``ci_low`` and ``ci_high`` (its 95% interval), ``paired``
             (bool), ``method`` and, for paired rows, ``solver_only`` and
             ``reference_only`` (games only one of them won; None otherwise).
 
@@ -440,6 +440,7 @@ def _difference_row(r: dict, ref: dict, solver: str, reference: str) -> dict:
         "density": r["density"], "first_click": r["first_click"],
         "solver": solver, "reference": reference,
         "games": r["games"], "reference_games": ref["games"],
+        "wins": r["wins"], "reference_wins": ref["wins"],
         "win_rate": r["wins"] / r["games"], "reference_win_rate": ref["wins"] / ref["games"],
         "difference": r["wins"] / r["games"] - ref["wins"] / ref["games"],
         "ci_low": low, "ci_high": high,

@@ -16,17 +16,26 @@ for the solvers that ship with nnsweeper, derived from the name for any other, a
 never dependent on the other solvers of a figure.
 """
 
-from nnsweeper.plots._common import save_figure
+from nnsweeper.plots._common import agg_figure, save_figure
 from nnsweeper.plots.animation import animate_game
 from nnsweeper.plots.boards import plot_probability_boards
 from nnsweeper.plots.palette import solver_color, solver_style
 from nnsweeper.plots.reliability import plot_reliability
-from nnsweeper.plots.winrate import plot_evaluation, plot_win_rate, plot_win_rate_difference
+from nnsweeper.plots.winrate import (
+    evaluation_axis,
+    evaluation_title,
+    plot_evaluation,
+    plot_win_rate,
+    plot_win_rate_difference,
+)
 
 __all__ = [
     "plot_win_rate",
     "plot_win_rate_difference",
     "plot_evaluation",
+    "evaluation_axis",
+    "evaluation_title",
+    "agg_figure",
     "save_figure",
     "plot_reliability",
     "plot_probability_boards",

@@ -10,6 +10,7 @@ import numpy as np
 from nnsweeper.fileio import atomic_path
 
 __all__ = [
+    "agg_figure",
     "check_board",
     "check_empty_figure",
     "check_probabilities",
@@ -37,6 +38,29 @@ def new_figure(figsize=None):
     import matplotlib.pyplot as plt
 
     return plt.figure(figsize=figsize)
+
+
+def agg_figure(figsize=None):
+    """A bare figure on the Agg canvas: no pyplot, no global backend, no display needed.
+
+    What the command line and the scripts draw on before :func:`save_figure`; the
+    plotting functions that fill a figure size it themselves where they need to.
+
+    Parameters
+    ----------
+    figsize : (float, float), optional
+        Width and height in inches; matplotlib's default when omitted.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def new_axes(figsize):

@@ -16,7 +16,8 @@ from nnsweeper.evaluation import config_key
 from nnsweeper.plots._common import new_axes, new_figure
 from nnsweeper.plots.palette import solver_style
 
-__all__ = ["plot_evaluation", "plot_win_rate", "plot_win_rate_difference"]
+__all__ = ["evaluation_axis", "evaluation_title", "plot_evaluation", "plot_win_rate",
+           "plot_win_rate_difference"]
 
 _X_AXES = {
     "mines": ("mines", "mines"),
@@ -419,3 +420,27 @@ def _board_key(row) -> tuple[str, int, int, int]:
 def _board_label(name: str, rows: int, cols: int, mines: int) -> str:
     config = f"{rows}x{cols}/{mines}"
     return config if name == f"{rows}x{cols}" else f"{name}\n{config}"
+
+
+def evaluation_axis(table) -> str:
+    """The x axis ``nnsweeper eval`` uses for a table: ``"board"`` for presets or several
+    board sizes side by side, else ``"mines"``."""
+    arguments = table.metadata.get("arguments")
+    if isinstance(arguments, dict) and "boards" in arguments:
+        return "board"
+    sizes = {(r["rows"], r["cols"]) for r in table}
+    named = any(r["board"] != f"{r['rows']}x{r['cols']}" for r in table)
+    return "board" if named or len(sizes) > 1 else "mines"
+
+
+def evaluation_title(table, x: str) -> str:
+    """The title ``nnsweeper eval`` gives a table's figure: where the games were played,
+    the first-click rule and the games per point, read from its rows."""
+    if x == "board":
+        where = ", ".join(dict.fromkeys(r["board"] for r in table))
+    else:
+        where = ", ".join(dict.fromkeys(f"{r['rows']}x{r['cols']}" for r in table))
+    rules = "/".join(dict.fromkeys(r["first_click"] for r in table))
+    games = sorted({r["games"] for r in table})
+    count = str(games[0]) if len(games) == 1 else f"{games[0]}-{games[-1]}"
+    return f"{where}, {rules} first click, {count} games per point"

@@ -16,12 +16,11 @@ the probability the solver itself went by, and a reason in words.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from nnsweeper.errors import EngineLimitError, InvalidBoardError, NnsweeperError
+from nnsweeper.errors import EngineLimitError, InvalidBoardError, NnsweeperError, check_rng
 from nnsweeper.grid import neighbours
 from nnsweeper.observation import Observation
 from nnsweeper.probability import MAX_STATES, BoardAnalysis, analyze
@@ -211,7 +210,7 @@ def suggest_move(solver, observation, rng=None, *, analysis: BoardAnalysis | Non
             f"Observation.of(grid, total_mines, flags); got {type(observation).__name__}"
         )
     obs = observation
-    rng = _as_rng(rng)
+    rng = check_rng(rng, default_seed=0)
     name = str(getattr(solver, "name", type(solver).__name__))
     if analysis is None:
         try:
@@ -348,16 +347,6 @@ def _as_solver(solver) -> Solver:
         raise ValueError(f"solver {type(solver).__name__} plays no turns (it implements no turn()); "
                          "suggest_move needs a Solver subclass with one")
     return solver
-
-
-def _as_rng(rng) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng(0)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise ValueError(f"rng must be a numpy Generator, a seed (an integer of at least 0) or None; got {rng!r}")
 
 
 def _one_turn(solver: Solver, game: Turns, flags: np.ndarray, rng, answers: list) -> bool:
