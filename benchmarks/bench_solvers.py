@@ -1,8 +1,8 @@
-"""Games per second of each solver on the classic boards.
+"""Win rate and time per game of each solver on the classic boards.
 
 Plays the same games (seeds from ``--seed``) for every solver, one process, safe
-first click, first click in the corner, and prints games per second with the mean
-and median time per game::
+first click, first click in the corner, and prints the win rate with its 95%
+interval, games per second, and the median, mean and longest time per game::
 
     python benchmarks/bench_solvers.py
     python benchmarks/bench_solvers.py --games 100 --solvers csp --presets expert
@@ -27,9 +27,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100,
                         help="games per solver and preset (default: 100)")
-    parser.add_argument("--solvers", type=_names, default=["single_point", "csp"],
+    parser.add_argument("--solvers", type=_names, default=["single_point", "csp", "search"],
                         help=f"comma-separated, from {', '.join(SOLVERS)} "
-                        "(default: single_point,csp)")
+                        "(default: single_point,csp,search)")
     parser.add_argument("--presets", type=_names, default=list(PRESETS),
                         help=f"comma-separated, from {', '.join(PRESETS)} (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="base seed of the games (default: 0)")
@@ -46,11 +46,13 @@ def main(argv=None) -> int:
     table = evaluate(solvers, boards=args.presets, trials=args.games, base_seed=args.seed)
     wall = time.perf_counter() - t0
 
-    header = ("solver", "preset", "games", "win rate", "games/s", "median ms", "mean ms")
+    header = ("solver", "preset", "games", "win rate", "95% interval", "games/s", "median ms", "mean ms",
+              "max ms")
     body = [
         (r["solver"], f"{r['board']} {r['rows']}x{r['cols']}/{r['mines']}", str(r["games"]),
-         f"{r['win_rate']:.3f}", f"{1 / r['mean_seconds']:.1f}",
-         f"{1000 * r['median_seconds']:.2f}", f"{1000 * r['mean_seconds']:.2f}")
+         f"{r['win_rate']:.3f}", f"{r['ci_low']:.3f}-{r['ci_high']:.3f}", f"{1 / r['mean_seconds']:.1f}",
+         f"{1000 * r['median_seconds']:.2f}", f"{1000 * r['mean_seconds']:.2f}",
+         f"{1000 * r['max_seconds']:.0f}")
         for r in table
     ]
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]

@@ -21,7 +21,7 @@ from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, fo
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
 from nnsweeper.observation import Observation, Observations
 from nnsweeper.probability import BoardAnalysis, analyze, mine_probabilities
-from nnsweeper.sampling import outcome_distribution, sample_layouts
+from nnsweeper.sampling import enumerate_layouts, outcome_distribution, sample_layouts
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
 from nnsweeper.solvers.suggest import Suggestion, suggest_move
 
@@ -66,6 +66,7 @@ __all__ = [
     "format_probabilities",
     "load_model",
     "mine_probabilities",
+    "enumerate_layouts",
     "outcome_distribution",
     "sample_layouts",
     "parse_board",

@@ -408,6 +408,9 @@ class _Solution:
     #: uniformly among them (``below(n)`` draws an integer in ``[0, n)``); counted in
     #: plain integers only (:func:`_count_small`), else None.
     sample: Callable | None = None
+    #: ``each(m)``: every way to give the boxes ``m`` mines in all (one list of mines per
+    #: box each); counted in plain integers only, else None.
+    each: Callable | None = None
 
 
 def _no_layout(comp: _Component, x: int, mines_left: int):
@@ -487,13 +490,30 @@ def _count_small(comp: _Component, plan: list[_Step], mines_left: int, most: int
 
     into: list[dict] = []  # per box, built on first use: transitions by destination state
 
-    def sample(m, below):
+    def incoming():
         if not into:
             for _, moves in history:
                 by_dst: dict[int, list] = {}
                 for src, j, d in moves:
                     by_dst.setdefault(d, []).append((src, j))
                 into.append(by_dst)
+        return into
+
+    def each(m):
+        # Backwards from the final state with m mines: every path is one assignment.
+        paths = [(final.index(m), [])] if m in final else []
+        for by_dst in reversed(incoming()):
+            paths = [(src, [j, *mines]) for d, mines in paths for src, j in by_dst[d]]
+        out = []
+        for _, mines in paths:  # in plan order; by box
+            box_mines = [0] * len(plan)
+            for step, j in zip(plan, mines, strict=True):
+                box_mines[step.box] = j
+            out.append(box_mines)
+        return out
+
+    def sample(m, below):
+        incoming()
         d = final.index(m)
         box_mines = [0] * len(plan)
         for step, (before, _), by_dst in zip(reversed(plan), reversed(history), reversed(into), strict=True):
@@ -505,7 +525,7 @@ def _count_small(comp: _Component, plan: list[_Step], mines_left: int, most: int
             box_mines[step.box] = j
         return box_mines
 
-    return _Solution(comp, m_lo, layouts, tallies, sample)
+    return _Solution(comp, m_lo, layouts, tallies, sample, each)
 
 
 def _pick(weights: list[int], below) -> int:

@@ -19,6 +19,7 @@ samples for a seed are the same on every machine.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from fractions import Fraction
 
@@ -37,7 +38,7 @@ from nnsweeper.probability import (
     analyze,
 )
 
-__all__ = ["MAX_SAMPLE_CELLS", "outcome_distribution", "sample_layouts"]
+__all__ = ["MAX_SAMPLE_CELLS", "enumerate_layouts", "outcome_distribution", "sample_layouts"]
 
 #: Most booleans one call returns (``n * rows * cols``): 128 MiB.
 MAX_SAMPLE_CELLS = 1 << 27
@@ -139,6 +140,90 @@ def sample_layouts(grid, total_mines=None, n: int = 1, rng=None, flags=None, *,
                 if j:
                     row[cells[_subset(cells.size, j, below)]] = True
     return out.reshape(n, *obs.grid.shape)
+
+
+def enumerate_layouts(grid, total_mines=None, flags=None, *, limit: int = 100_000,
+                      max_states: int = MAX_STATES) -> np.ndarray:
+    """Every mine layout consistent with the board, each once, in a fixed order.
+
+    The layouts are those the engine counts (:attr:`BoardAnalysis.layouts
+    <nnsweeper.probability.BoardAnalysis.layouts>`): built from each frontier
+    component's dynamic program (every path through it, every placement of a box's
+    mines among its cells) and every placement of the remaining mines in the interior.
+
+    Parameters
+    ----------
+    grid, total_mines, flags
+        The board, as for :func:`sample_layouts`.
+    limit : int, default 100000
+        Most layouts to return; a board with more is refused before any is built.
+    max_states : int
+        As for :func:`~nnsweeper.probability.analyze`.
+
+    Returns
+    -------
+    ndarray of bool, shape (layouts, rows, cols)
+
+    Raises
+    ------
+    ValueError
+        More than ``limit`` layouts, or more than :data:`MAX_SAMPLE_CELLS` booleans.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> enumerate_layouts(np.array([[1, -1], [-1, -1]]), 1).sum(axis=0).tolist()
+    [[0, 1], [1, 1]]
+    """
+    obs = as_observation(grid, total_mines, flags)
+    limit = check_int("limit", limit, 1)
+    count = analyze(obs, max_states=max_states).layouts
+    if count > limit:
+        raise ValueError(f"the board has {count:,} consistent layouts, more than limit={limit:,}; "
+                         f"raise limit or draw a sample with sample_layouts")
+    _check_n(count, obs.grid.size)
+    board = _reduce(obs)
+    front, free, mines_left = board.front, board.free, board.mines_left
+    interior = np.flatnonzero((free & ~front).ravel())
+    # Per component and mine count: the flat indices of the mines of each of its layouts.
+    options = []
+    for comp in _components(board.is_con, board.need, front) if front.any() else []:
+        sol = _count_small(comp, _plan(comp), mines_left, max_states)
+        if sol is None:
+            raise EngineLimitError(f"a frontier component needs more than max_states={max_states} partial "
+                                   f"solutions at one box")
+        by_m = {}
+        for i in range(sol.layouts.size):
+            m = sol.m_lo + i
+            by_m[m] = [
+                np.concatenate([np.zeros(0, np.int64)] + list(chosen))
+                for mines in sol.each(m)
+                for chosen in itertools.product(*(
+                    [cells[list(c)] for c in itertools.combinations(range(cells.size), j)]
+                    for cells, j in zip(comp.cells, mines, strict=True)))
+            ]
+        options.append(by_m)
+    out = []
+    base = np.zeros(obs.grid.size, dtype=bool)
+    base[board.mine.ravel()] = True
+
+    def place(c: int, left: int, chosen: list) -> None:
+        if c == len(options):
+            if left <= interior.size:
+                for pick in itertools.combinations(interior.tolist(), left):
+                    row = base.copy()
+                    for cells in chosen:
+                        row[cells] = True
+                    row[list(pick)] = True
+                    out.append(row)
+            return
+        for m, layouts in sorted(options[c].items()):
+            if m <= left:
+                for cells in layouts:
+                    place(c + 1, left - m, [*chosen, cells])
+
+    place(0, mines_left, [])
+    return np.array(out, dtype=bool).reshape(len(out), *obs.grid.shape)
 
 
 def _check_n(n, cells: int) -> int:

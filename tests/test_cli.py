@@ -333,7 +333,7 @@ def test_compare_plays_every_solver_with_given_models(tmp_path, capsys, tiny_che
     assert code == 0
     out, _ = capsys.readouterr()
     table = EvalTable.from_json(prefix.with_suffix(".json"))
-    assert table.solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
+    assert table.solvers == ["single_point", "csp", "search", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
     assert [r["mines"] for r in table.select(solver="gnn")] == [3, 4]
     assert all(r["games"] == 4 for r in table)
     assert table.metadata["arguments"]["held_out_from"] == [f"{n}: training data" for n in
@@ -347,7 +347,7 @@ def test_compare_defaults(capsys):
 
     args = build_parser().parse_args(["compare"])
     assert args.solvers is None  # the default list, then the solvers of each named --model
-    assert args.default_solvers == ["single_point", "csp", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
+    assert args.default_solvers == ["single_point", "csp", "search", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
     assert args.default_mines == list(range(5, 31)) and args.mines is None
     assert args.out == "compare" and args.model == [] and args.jobs == -1
 

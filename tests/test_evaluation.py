@@ -208,6 +208,7 @@ def test_plain_callable_reports_wins_time_and_share_cleared():
         assert math.isnan(row["mean_guesses"])  # a plain callable has no move record
         assert 0.0 <= row["mean_cleared_lost"] < 1.0
         assert row["mean_seconds"] > 0 and row["median_seconds"] > 0
+        assert row["max_seconds"] >= max(row["mean_seconds"], row["median_seconds"])
         assert row["board"] == "5x5" and row["first_click"] == "safe"
     assert table.column("density").tolist() == [1 / 25, 4 / 25]
 

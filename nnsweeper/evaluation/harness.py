@@ -516,6 +516,7 @@ def _summarise(name: str, board: Board, first_click: str, record: bool, games: G
         "mean_cleared_lost": float(games.cleared[lost].mean()) if lost.any() else math.nan,
         "mean_seconds": mean_seconds,
         "median_seconds": median_seconds,
+        "max_seconds": float(games.seconds.max()),
         "setup_seconds": games.setup_seconds,
         "model_calls": model_calls,
         "model_safe_rate": model_safe_rate,

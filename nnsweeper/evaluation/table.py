@@ -112,8 +112,8 @@ class EvalTable:
         ``density``, ``first_click``, ``games``, ``wins``, ``win_rate``, ``ci_low`` and
         ``ci_high`` (95% Wilson interval of the win rate), ``mean_guesses`` (guesses per
         game, first click excluded), ``mean_cleared_lost`` (mean share of safe cells
-        revealed in lost games), ``mean_seconds`` and ``median_seconds`` per game
-        (for solvers that play in lockstep, the per-game time of lockstep play: own
+        revealed in lost games), ``mean_seconds``, ``median_seconds`` and
+        ``max_seconds`` per game (for solvers that play in lockstep, the per-game time of lockstep play: own
         work plus a share of each batched model call), ``setup_seconds`` (one-time
         set-up, in none of the games' times: seconds spent loading models, imports
         included, by the processes that played the row, summed over them; each
@@ -122,8 +122,8 @@ class EvalTable:
         ``model_calls`` (times per game a neural model was asked) and
         ``model_safe_rate`` (share of the cells opened on the model's say-so that
         were safe); the last two are NaN for solvers without a model.
-        ``setup_seconds``, ``model_calls`` and ``model_safe_rate`` are NaN in tables
-        written before they existed.
+        ``max_seconds``, ``setup_seconds``, ``model_calls`` and ``model_safe_rate`` are
+        NaN in tables written before they existed.
     EXTRAS : tuple of str
         Row fields kept in the JSON file but not in the CSV file or the printed
         table: ``base_seed`` (int, the seed of the games' seeds, :func:`~nnsweeper.evaluation.game_seeds`)
@@ -136,11 +136,12 @@ class EvalTable:
     COLUMNS = (
         "solver", "board", "rows", "cols", "mines", "density", "first_click", "games",
         "wins", "win_rate", "ci_low", "ci_high", "mean_guesses", "mean_cleared_lost",
-        "mean_seconds", "median_seconds", "setup_seconds", "model_calls", "model_safe_rate",
+        "mean_seconds", "median_seconds", "max_seconds", "setup_seconds", "model_calls",
+        "model_safe_rate",
     )
     EXTRAS = ("base_seed", "outcomes")
     #: Columns that tables written before they existed lack (read as NaN).
-    _LATER = ("setup_seconds", "model_calls", "model_safe_rate")
+    _LATER = ("max_seconds", "setup_seconds", "model_calls", "model_safe_rate")
 
     def __init__(self, rows, metadata=None):
         self.rows = [{**dict.fromkeys(self._LATER, math.nan), **dict.fromkeys(self.EXTRAS), **dict(r)}

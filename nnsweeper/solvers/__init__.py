@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from nnsweeper.solvers.base import (
+    GUESS_KINDS,
     MOVE_KINDS,
     STARTS,
     Decision,
@@ -26,14 +27,17 @@ from nnsweeper.solvers.base import (
 from nnsweeper.solvers.csp import CSPSolver
 from nnsweeper.solvers.neural import ModelRequest, NeuralSolver, neural_solver_class
 from nnsweeper.solvers.ranking import TIE_BREAKS, prob_zero, rank_cells
+from nnsweeper.solvers.search import Candidate, SearchChoice, SearchSolver, forced_guess
 from nnsweeper.solvers.single_point import SinglePointSolver
 
 __all__ = [
+    "GUESS_KINDS",
     "MOVE_KINDS",
     "SOLVERS",
     "STARTS",
     "TIE_BREAKS",
     "CSPSolver",
+    "Candidate",
     "CNNSolver",
     "Decision",
     "GNNSolver",
@@ -43,11 +47,14 @@ __all__ = [
     "ModelRequest",
     "Move",
     "NeuralSolver",
+    "SearchChoice",
+    "SearchSolver",
     "SinglePointSolver",
     "Solver",
     "Turns",
     "compare_solvers",
     "first_click_cell",
+    "forced_guess",
     "get_solver",
     "local_rules",
     "prob_zero",
@@ -148,6 +155,7 @@ def get_solver(name: str, **options) -> Solver:
 
 register_solver("single_point", SinglePointSolver)
 register_solver("csp", CSPSolver)
+register_solver("search", SearchSolver)
 
 
 def _register_shipped_architectures() -> None:

@@ -27,13 +27,17 @@ from nnsweeper.observation import Observation
 from nnsweeper.probability import BoardAnalysis, analyze
 
 __all__ = ["Move", "GameRecord", "Decision", "Turns", "Solver", "local_rules", "first_click_cell",
-           "MOVE_KINDS", "STARTS"]
+           "GUESS_KINDS", "MOVE_KINDS", "STARTS"]
 
 #: Why a cell was revealed: the first click, a local single-point rule, a certainty
 #: from the exact engine, a guess (nothing was certain; for the pure neural solvers,
-#: nothing the model rated almost surely safe), or a cell a pure neural solver opened
-#: because its model rated it almost surely safe (``"model"``: nothing was proved).
-MOVE_KINDS = ("first", "local", "engine", "guess", "model")
+#: nothing the model rated almost surely safe), a cell a pure neural solver opened
+#: because its model rated it almost surely safe (``"model"``: nothing was proved),
+#: or one of the search solver's guesses: a forced guess (``"forced"``), a look-ahead
+#: guess (``"look-ahead"``) or a move of its exact endgame search (``"endgame"``).
+MOVE_KINDS = ("first", "local", "engine", "guess", "model", "forced", "look-ahead", "endgame")
+#: The kinds that are guesses: moves made when nothing was proved safe.
+GUESS_KINDS = ("guess", "forced", "look-ahead", "endgame")
 
 #: The words ``start`` accepts besides a ``(row, col)`` cell: the centre (the seed's
 #: choice), the top-left corner, or a uniformly random cell drawn from the game's ``rng``.
@@ -88,12 +92,12 @@ class GameRecord:
     @property
     def guesses(self) -> int:
         """Moves that were guesses (the first click is not one)."""
-        return sum(m.kind == "guess" for m in self.moves)
+        return sum(m.kind in GUESS_KINDS for m in self.moves)
 
     @property
     def guess_probabilities(self) -> list[float]:
         """The mine probability of every guess, in order."""
-        return [m.probability for m in self.moves if m.kind == "guess"]
+        return [m.probability for m in self.moves if m.kind in GUESS_KINDS]
 
     def count(self, kind: str) -> int:
         """Number of moves of one kind (see :data:`MOVE_KINDS`)."""
@@ -182,7 +186,7 @@ class Decision:
     @property
     def guessed(self) -> bool:
         """Whether the decision revealed a cell that was not proved safe."""
-        return any(m.kind == "guess" for m in self.moves)
+        return any(m.kind in GUESS_KINDS for m in self.moves)
 
 
 class Solver:

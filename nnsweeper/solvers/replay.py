@@ -17,7 +17,8 @@ __all__ = ["game_frames"]
 #: Move kinds that open cells proven safe; consecutive ones can share a frame.
 _CERTAIN_KINDS = ("local", "engine")
 _KIND_WORDS = {"first": "first click", "local": "local rule", "engine": "engine",
-               "guess": "guess", "model": "model"}
+               "guess": "guess", "model": "model", "forced": "forced guess",
+               "look-ahead": "look-ahead guess", "endgame": "endgame search"}
 
 
 def game_frames(solver, env, rng, probabilities=None, *, group_certain=True, final=True):

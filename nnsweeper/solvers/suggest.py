@@ -24,8 +24,9 @@ from nnsweeper.errors import EngineLimitError, InvalidBoardError, NnsweeperError
 from nnsweeper.grid import neighbours
 from nnsweeper.observation import Observation
 from nnsweeper.probability import MAX_STATES, BoardAnalysis, analyze
-from nnsweeper.solvers.base import GameRecord, Move, Solver, Turns, first_click_cell
+from nnsweeper.solvers.base import GUESS_KINDS, GameRecord, Move, Solver, Turns, first_click_cell
 from nnsweeper.solvers.neural import NeuralSolver, pool_interior
+from nnsweeper.solvers.search import SearchSolver
 from nnsweeper.solvers.single_point import SinglePointSolver
 
 __all__ = ["PositionEnv", "Suggestion", "format_suggestions", "load_solvers", "suggest_move"]
@@ -68,6 +69,10 @@ class Suggestion:
     reason : str
         The reason in words, e.g. ``"proven safe by the engine (P(mine) = 0 in every
         consistent layout)"``.
+    candidates : tuple of Candidate
+        For the search solver's look-ahead guess: every cell it scored, best first
+        (:class:`~nnsweeper.solvers.search.Candidate`: P(mine), the score, progress,
+        whether the cell is dead).
     """
 
     solver: str
@@ -78,6 +83,7 @@ class Suggestion:
     model_probability: float | None
     flags: tuple[tuple[int, int], ...]
     reason: str
+    candidates: tuple = ()
 
     @property
     def move(self) -> Move:
@@ -240,15 +246,22 @@ def suggest_move(solver, observation, rng=None, *, analysis: BoardAnalysis | Non
     game = _PositionTurns(env, analysis, flags, max_states)
     answers: list[np.ndarray] = []  # the model's answers, as the solver ranked them
     move = None
-    # A turn that only flags is followed by another; each one flags a new cell at least.
-    for _ in range(obs.grid.size + 1):
-        try:
-            went_on = _one_turn(solver, game, flags, rng, answers)
-        except _Revealed as revealed:
-            move = revealed.move
-            break
-        if not went_on:
-            return None
+    searching = isinstance(solver, SearchSolver)
+    if searching:  # every candidate scored in full, to be shown (the choice is the same)
+        solver._prune, solver.last_choice = False, None
+    try:
+        # A turn that only flags is followed by another; each one flags a new cell at least.
+        for _ in range(obs.grid.size + 1):
+            try:
+                went_on = _one_turn(solver, game, flags, rng, answers)
+            except _Revealed as revealed:
+                move = revealed.move
+                break
+            if not went_on:
+                return None
+    finally:
+        if searching:
+            solver._prune = True
     if move is None:
         raise RuntimeError(f"solver {name!r} neither revealed a cell nor stopped on this position")
 
@@ -258,7 +271,9 @@ def suggest_move(solver, observation, rng=None, *, analysis: BoardAnalysis | Non
     model_p = None if seen is None else float(seen[i, j])
     placed = tuple((int(x), int(y)) for x, y in np.argwhere(flags & ~obs.flags))
     reason = _reason(solver, move, exact, seen, obs, flags, analysis)
-    return Suggestion(name, (int(i), int(j)), move.kind, move.probability, exact, model_p, placed, reason)
+    choice = solver.last_choice if searching and move.kind in GUESS_KINDS else None
+    return Suggestion(name, (int(i), int(j)), move.kind, move.probability, exact, model_p, placed, reason,
+                      choice.candidates if choice is not None else ())
 
 
 def load_solvers(names=None) -> tuple[list[Solver], list[str]]:
@@ -330,7 +345,23 @@ def format_suggestions(suggestions) -> str:
             if s.flags:
                 reason += "; after flagging " + ", ".join(f"({x}, {y})" for x, y in s.flags)
         lines.append(f"  {name.ljust(width)}  {cell.ljust(cell_width)}  {reason}")
+        if s is not None and s.candidates:
+            lines.extend(_candidate_lines(s.candidates, " " * (width + 4)))
     return "\n".join(lines)
+
+
+def _candidate_lines(candidates, indent: str) -> list[str]:
+    """The search solver's look-ahead candidates as an aligned table, best first."""
+    rows = [("cell", "P(mine)", "P(survive 2)", "P(progress)", "")]
+    for c in candidates:
+        rows.append((f"({c.cell[0]}, {c.cell[1]})", f"{c.probability:.4f}", f"{c.score:.4f}",
+                     f"{c.progress:.4f}", "dead: shows one number in every layout" if c.dead else ""))
+    widths = [max(len(r[k]) for r in rows) for k in range(4)]
+    out = []
+    for r in rows:
+        text = "  ".join(r[k].ljust(widths[k]) if k == 0 else r[k].rjust(widths[k]) for k in range(4))
+        out.append(f"{indent}{text}  {r[4]}".rstrip())
+    return out
 
 
 def _as_solver(solver) -> Solver:
@@ -387,6 +418,21 @@ def _ties(solver, tied: int | None) -> str:
     return f", {words}" if tied is None else f" (shared by {tied} cells), {words}"
 
 
+def _search_reason(choice) -> str:
+    """Why the search solver guessed, from its :class:`~nnsweeper.solvers.search.SearchChoice`."""
+    p = _p(choice.probability)
+    if choice.kind == "endgame":
+        return (f"endgame search over all {choice.layouts:,} consistent layouts: best play from here wins "
+                f"with P = {_p(choice.win_probability)}; P(mine) = {p}")
+    if choice.kind == "forced":
+        x, y = choice.partner
+        return (f"forced guess: one mine between this cell and ({x}, {y}), which no other cell can ever "
+                f"tell apart; P(mine) = {p}")
+    best = choice.candidates[0]
+    return (f"look-ahead guess: P(mine) = {p}, P(it and the next decision are safe) = {_p(best.score)}, "
+            f"best of {len(choice.candidates)} candidates:")
+
+
 def _reason(solver: Solver, move: Move, exact, seen, obs: Observation, flags, analysis) -> str:
     """Why the solver made ``move``, in words (``seen``: the model's last answer, if any)."""
     i, j = move.cell
@@ -410,6 +456,8 @@ def _reason(solver: Solver, move: Move, exact, seen, obs: Observation, flags, an
         model_p = move.probability if seen is None else float(seen[i, j])
         return (f"model's P(mine) = {_p(model_p)} is below open_below = {_p(solver.open_below)}: "
                 f"opened without proof{exact_text}")
+    if isinstance(solver, SearchSolver) and solver.last_choice is not None:
+        return _search_reason(solver.last_choice)
     if move.kind != "guess":
         return f"{move.kind} move, P(mine) = {_p(move.probability)}{exact_text}"
     if isinstance(solver, NeuralSolver):

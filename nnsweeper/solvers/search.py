@@ -1,0 +1,345 @@
+"""The search solver: certain moves, exact endgames, forced guesses, look-ahead guesses.
+
+Each turn, in this order:
+
+1. **Certain moves**, as :class:`~nnsweeper.solvers.csp.CSPSolver` makes them: the
+   local single-point rules, else every cell the exact engine proves safe.
+2. **Endgame** (kind ``"endgame"``): when at most ``endgame`` mine layouts fit the
+   board, they are enumerated and the game tree is searched exactly
+   (:mod:`nnsweeper.solvers.endgame`); the move maximises the probability of winning
+   the whole game.
+3. **Forced guess** (kind ``"forced"``): two covered cells that hold exactly one mine
+   between them and that no other cell can ever tell apart (every cell next to one of
+   them and not the other is a known mine, or off the board) must be guessed sooner
+   or later at even odds, and nothing learnt elsewhere helps; the solver takes such a
+   guess at once.
+4. **Look-ahead guess** (kind ``"look-ahead"``): the cells nearly as safe as the
+   safest one (at least ``1 - margin`` times its chance of being safe, at most
+   ``candidates`` of them, a few of those away from the numbers) are scored
+   by the chance to survive this guess and the next decision: for every number ``v``
+   a candidate could show, the engine gives the exact share of layouts in which it is
+   safe and shows ``v`` and the board after it; the next decision is safe for sure
+   when that board has a cell proved safe, and otherwise as safe as its safest cell
+   (at ``depth`` 2, as good as its best look-ahead guess). A candidate that would
+   show the same number in every layout (a *dead* cell: revealing it teaches
+   nothing) is never played while a living candidate at least as safe exists. Ties
+   go to the candidate more likely to be followed by a certain move (progress), then
+   to the earlier one in the ``tie_break`` order.
+
+Every score is a ratio of the engine's exact layout counts, summed in exact
+fractions and rounded once, so the choices are the same on every machine; ``rng``
+only orders exact ties (``tie_break``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from nnsweeper.errors import InconsistentBoardError, check_int
+from nnsweeper.grid import dilate, neighbours
+from nnsweeper.observation import Observation
+from nnsweeper.probability import BoardAnalysis, analyze
+from nnsweeper.sampling import enumerate_layouts
+from nnsweeper.solvers.base import Solver
+from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
+from nnsweeper.solvers.ranking import check_tie_break, rank_cells
+
+__all__ = ["Candidate", "SearchChoice", "SearchSolver", "forced_guess"]
+
+# Added to a rounded probability's complement to bound the exact one from above.
+_SLACK = Fraction(1, 10**12)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One cell the look-ahead scored.
+
+    Attributes
+    ----------
+    cell : (int, int)
+    probability : float
+        P(mine) of the cell.
+    score : float
+        P(the cell is safe and the next decision is safe too), exactly rounded.
+    progress : float
+        P(the cell is safe and the board after it has a cell proved safe).
+    outcomes : tuple of float
+        P(safe and shows v) for v = 0..8.
+    dead : bool
+        The cell shows the same number in every layout where it is safe.
+    """
+
+    cell: tuple[int, int]
+    probability: float
+    score: float
+    progress: float
+    outcomes: tuple[float, ...]
+    dead: bool
+
+
+@dataclass(frozen=True)
+class SearchChoice:
+    """The search solver's guess on one position and why.
+
+    Attributes
+    ----------
+    cell : (int, int)
+    kind : {"endgame", "forced", "look-ahead"}
+    probability : float
+        P(mine) of the cell.
+    candidates : tuple of Candidate
+        The cells the look-ahead scored, best first (empty for the other kinds).
+    win_probability : float or None
+        For ``"endgame"``: P(winning the whole game) with best play from here, exactly
+        rounded.
+    layouts : int
+        Mine layouts consistent with the position.
+    partner : (int, int) or None
+        For ``"forced"``: the other cell of the pair.
+    """
+
+    cell: tuple[int, int]
+    kind: str
+    probability: float
+    candidates: tuple[Candidate, ...] = ()
+    win_probability: float | None = None
+    layouts: int = 0
+    partner: tuple[int, int] | None = None
+
+
+def _best_safety(a: BoardAnalysis) -> float:
+    """P(safe) of the safest covered cell that is not a known mine (1 when none is left)."""
+    rest = a.unknown & ~a.mines
+    return 1.0 - float(a.probabilities[rest].min()) if rest.any() else 1.0
+
+
+def forced_guess(grid: np.ndarray, mines: np.ndarray) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Two cells that must be guessed between at even odds, or None.
+
+    A revealed number that needs exactly one more mine among exactly two covered
+    cells ``p`` and ``q`` (``mines``: the covered cells known to be mines) puts one
+    mine in ``{p, q}`` in every layout. If every cell next to one of them and not the
+    other is a known mine (or off the board), no number that can ever be revealed
+    sees one without the other: swapping them maps the layouts onto each other, so
+    each is a mine with probability exactly 1/2 now and after any other move.
+
+    Returns the pair, the cell to click first (the one with more covered neighbours
+    that are not known mines: its number teaches the most), or None.
+    """
+    rows, cols = grid.shape
+    unknown = (grid < 0) & ~mines
+    for i, j in np.argwhere(grid >= 0):
+        nb = neighbours(i, j, rows, cols)
+        free = [(x, y) for x, y in nb if unknown[x, y]]
+        if len(free) != 2 or grid[i, j] - sum(bool(mines[x, y]) for x, y in nb) != 1:
+            continue
+        p, q = free
+        around_p = set(neighbours(*p, rows, cols)) - {q}
+        around_q = set(neighbours(*q, rows, cols)) - {p}
+        if all(mines[x, y] for x, y in around_p ^ around_q):
+            def living(cell):
+                return sum(bool(unknown[x, y]) for x, y in neighbours(*cell, rows, cols))
+            return (p, q) if living(p) >= living(q) else (q, p)
+    return None
+
+
+class SearchSolver(Solver):
+    """The strongest logic here: exact endgames, forced guesses first, look-ahead guesses.
+
+    See the module's description for each step.
+
+    Parameters
+    ----------
+    start : {"center", "corner", "random"} or (row, col), default="center"
+        Where the first click goes.
+    depth : {1, 2}, default=1
+        Decisions the look-ahead scores: 1, this guess and the next decision's safety;
+        2, the next decision as its own look-ahead (far slower).
+    candidates : int, default=8
+        Most cells the look-ahead scores.
+    margin : float, default=0.1
+        Cells whose chance of being safe is at least ``1 - margin`` times the safest
+        cell's are candidates.
+    interior : int, default=2
+        Interior cells (away from the numbers) are alike but for their neighbourhood:
+        the first ``interior`` of them in ``tie_break`` order, and the first
+        ``interior`` of those next to a frontier cell, stand for them.
+    endgame : int, default=1000
+        Search the game tree exactly when at most this many layouts fit the board;
+        0 turns the endgame search off.
+    node_limit : int, default=20000
+        Most positions one endgame search may expand before it gives up for the turn
+        (then the look-ahead decides; the search is tried again once the layouts have
+        halved).
+    forced : bool, default=True
+        Take forced guesses at once.
+    tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default="prob_zero"
+        The order of the candidates (see :class:`~nnsweeper.solvers.csp.CSPSolver`);
+        the last word on exact ties of the look-ahead.
+    """
+
+    name = "search"
+
+    def __init__(self, *, start="center", depth=1, candidates=8, margin=0.1, interior=2, endgame=1000,
+                 node_limit=20000, forced=True, tie_break="prob_zero"):
+        super().__init__(start=start)
+        self.depth = check_int("depth", depth, 1, maximum=2)
+        self.candidates = check_int("candidates", candidates, 1, ValueError)
+        if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1:
+            raise ValueError(f"margin must be a number in [0, 1); got {margin!r}")
+        self.margin = float(margin)
+        self.interior = check_int("interior", interior, 0, ValueError)
+        self.endgame = check_int("endgame", endgame, 0, ValueError)
+        self.node_limit = check_int("node_limit", node_limit, 1, ValueError)
+        if not isinstance(forced, bool):
+            raise ValueError(f"forced must be True or False; got {forced!r}")
+        self.forced = forced
+        self.tie_break = check_tie_break(tie_break)
+        self._tree: tuple | None = None  # (game, Endgame or None, layouts when it last gave up)
+        self._prune = True  # False: score every candidate in full (to show them all)
+        #: The :class:`SearchChoice` of the last guess this solver made.
+        self.last_choice: SearchChoice | None = None
+
+    def options(self) -> dict:
+        return {**super().options(), "depth": self.depth, "candidates": self.candidates,
+                "margin": self.margin, "interior": self.interior, "endgame": self.endgame,
+                "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break}
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        # One game's search tree and last choice stay with the process that played it.
+        state["_tree"] = state["last_choice"] = None
+        return state
+
+    def turn(self, game, flags, rng) -> bool:
+        a = self.certain_moves(game, flags)
+        if isinstance(a, bool):
+            return a
+        choice = self.last_choice = self.choose(game.observation(flags), a, rng, game=game)
+        game.reveal(*choice.cell, choice.kind, choice.probability)
+        return True
+
+    def choose(self, obs: Observation, a: BoardAnalysis, rng, *, game=None) -> SearchChoice:
+        """The guess on a position where nothing is certain (``a``: its analysis)."""
+        p = a.probabilities
+        if self.endgame and a.layouts <= self.endgame:
+            found = self._endgame_move(obs, a, game)
+            if found is not None:
+                (i, j), wins, n = found
+                return SearchChoice((i, j), "endgame", float(p[i, j]), (), wins / n, a.layouts)
+        if self.forced:
+            pair = forced_guess(obs.grid, obs.flags | a.mines)
+            if pair is not None:
+                i, j = pair[0]
+                return SearchChoice((i, j), "forced", float(p[i, j]), (), None, a.layouts, pair[1])
+        cands = self.score_candidates(obs, a, rng, prune=self._prune)
+        best = cands[0]
+        return SearchChoice(best.cell, "look-ahead", best.probability, cands, None, a.layouts)
+
+    # ------------------------------------------------------------------ look-ahead
+    def score_candidates(self, obs: Observation, a: BoardAnalysis, rng, depth=None, *,
+                         prune: bool = True) -> tuple[Candidate, ...]:
+        """The look-ahead's candidates, best first (the first is the guess).
+
+        With ``prune``, a candidate is dropped as soon as it cannot beat the best score
+        found so far (a score is at most the candidate's chance of being safe, and the
+        numbers not looked at yet add at most their share of it); the guess is the
+        same, and only the candidates that could have been it are returned.
+        """
+        depth = self.depth if depth is None else depth
+        p = a.probabilities
+        open_ = a.unknown & ~a.mines & ~obs.flags
+        ranked = rank_cells(p, open_, obs.grid, rng, self.tie_break, 1e-12)
+        safety = 1.0 - p[ranked[:, 0], ranked[:, 1]]
+        near = ranked[safety >= (1.0 - self.margin) * safety[0]]
+        # Interior cells are alike but for their neighbourhood: the first few in
+        # tie-break order (likeliest to open an area), and the first few of those next
+        # to the frontier (whose numbers may settle it), stand for them.
+        inner = ~a.frontier[near[:, 0], near[:, 1]]
+        touching = inner & dilate(a.frontier)[near[:, 0], near[:, 1]]
+        keep = (~inner | (np.cumsum(inner) <= self.interior)
+                | (touching & (np.cumsum(touching) <= self.interior)))
+        picked = near[keep][: self.candidates]
+        if not picked.size:
+            picked = ranked[:1]
+        scored, best = [], None
+        for i, j in picked.tolist():
+            found = self._score(obs, a, (i, j), depth, rng, best if prune else None)
+            if found is not None:
+                scored.append(((i, j), *found))
+                best = found[0] if best is None else max(best, found[0])
+        scored.sort(key=lambda x: (-x[1], -x[2]))  # stable: earlier in tie-break order first
+        out = tuple(Candidate(cell, float(p[cell]), float(score), float(progress),
+                              tuple(float(x) for x in outcomes), dead)
+                    for cell, score, progress, outcomes, dead in scored)
+        if out[0].dead:  # a dead cell only when no living one is at least as safe
+            if prune and len(picked) > 1:
+                return self.score_candidates(obs, a, rng, depth, prune=False)
+            living = [c for c in out if not c.dead and c.probability <= out[0].probability]
+            if living:
+                out = (living[0], *(c for c in out if c is not living[0]))
+        return out
+
+    def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None):
+        """(score, progress, outcomes, dead) of guessing ``cell``, in exact fractions.
+
+        None when ``bound`` is given and the score is certain to stay below it.
+        """
+        i, j = cell
+        g = obs.grid
+        rows, cols = g.shape
+        nb = neighbours(i, j, rows, cols)
+        known = sum(bool(obs.flags[x, y] or a.mines[x, y]) for x, y in nb)
+        free = sum(bool(g[x, y] < 0 and not obs.flags[x, y] and not a.mines[x, y]) for x, y in nb)
+        total = a.layouts
+        # Above the cell's chance of being safe (its probability is rounded once).
+        left = Fraction(1.0 - float(a.probabilities[i, j])) + _SLACK
+        if bound is not None and left < bound:
+            return None
+        score = Fraction(0)
+        progress = 0
+        counts = [0] * 9
+        for v in range(known, known + free + 1):
+            shown = np.array(g)  # a new array each time: an Observation freezes its grid
+            shown[i, j] = v
+            try:
+                a2 = analyze(Observation._trusted(shown, obs.total_mines, obs.flags))
+            except InconsistentBoardError:
+                continue
+            counts[v] = a2.layouts
+            if a2.safe.any():
+                nxt = Fraction(1)
+                progress += a2.layouts
+            elif depth > 1:
+                obs2 = Observation._trusted(shown, obs.total_mines, obs.flags | a2.mines)
+                nxt = Fraction(self.score_candidates(obs2, a2, rng, depth - 1)[0].score)
+            else:
+                nxt = Fraction(_best_safety(a2))
+            score += Fraction(a2.layouts, total) * nxt
+            left -= Fraction(a2.layouts, total)
+            if bound is not None and score + left < bound:
+                return None
+        outcomes = [Fraction(c, total) for c in counts]
+        dead = sum(c > 0 for c in counts) == 1
+        return score, Fraction(progress, total), outcomes, dead
+
+    # --------------------------------------------------------------------- endgame
+    def _endgame_move(self, obs: Observation, a: BoardAnalysis, game):
+        tree = self._tree
+        if tree is None or tree[0] is not game or game is None:
+            tree = (game, None, None)
+        _, search, gave_up = tree
+        if gave_up is not None and a.layouts > gave_up // 2:
+            return None
+        if search is None:
+            search = Endgame(enumerate_layouts(obs, limit=self.endgame), obs.grid, self.node_limit)
+        try:
+            found = search.best_move(obs.grid)
+        except SearchBudgetExceeded:
+            self._tree = (game, None, a.layouts) if game is not None else None
+            return None
+        self._tree = (game, search, None) if game is not None else None
+        return found

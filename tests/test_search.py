@@ -1,0 +1,246 @@
+"""The search solver: exact endgames against a brute-force game tree, forced guesses,
+dead cells, look-ahead scores against the public outcome distributions, whole games."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import nnsweeper as ns
+from nnsweeper.grid import neighbour_sum
+from nnsweeper.observation import Observation
+from nnsweeper.probability import analyze
+from nnsweeper.solvers import GUESS_KINDS, MOVE_KINDS, SearchSolver, forced_guess, get_solver
+from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
+
+
+def _layouts_by_brute_force(grid, mines, flags):
+    cells = np.flatnonzero((grid < 0).ravel())
+    out = []
+    for pick in itertools.combinations(cells.tolist(), mines):
+        lay = np.zeros(grid.size, dtype=bool)
+        lay[list(pick)] = True
+        lay = lay.reshape(grid.shape)
+        if (lay[flags] == 0).any():
+            continue
+        counts = neighbour_sum(lay)
+        if ((grid >= 0) & (counts != grid)).any():
+            continue
+        out.append(lay)
+    return out
+
+
+def _brute_win(layouts, revealed):
+    """P(win) with best play by plain recursion over every cell, as a Fraction."""
+    if len(layouts) == 1:
+        return Fraction(1)
+    shape = layouts[0].shape
+    counts = [neighbour_sum(x) for x in layouts]
+    best = Fraction(0)
+    for cell in itertools.product(range(shape[0]), range(shape[1])):
+        if cell in revealed:
+            continue
+        by_value: dict[int, list] = {}
+        for lay, cnt in zip(layouts, counts, strict=True):
+            if not lay[cell]:
+                by_value.setdefault(int(cnt[cell]), []).append(lay)
+        if not by_value:
+            continue
+        win = sum(Fraction(len(part), len(layouts)) * _brute_win(part, revealed | {cell})
+                  for part in by_value.values())
+        best = max(best, win)
+    return best
+
+
+def _random_position(rng, rows, cols, mines, reveal):
+    lay = np.zeros(rows * cols, dtype=bool)
+    lay[rng.choice(rows * cols, mines, replace=False)] = True
+    lay = lay.reshape(rows, cols)
+    grid = np.where(lay, -1, neighbour_sum(lay))
+    return np.where((rng.random((rows, cols)) < reveal) & ~lay, grid, -1), lay
+
+
+def test_enumerate_layouts_is_every_consistent_layout_once():
+    rng = np.random.default_rng(5)
+    for _ in range(150):
+        rows, cols = int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        mines = int(rng.integers(1, rows * cols // 2 + 1))
+        grid, lay = _random_position(rng, rows, cols, mines, 0.5)
+        flags = lay & (rng.random((rows, cols)) < 0.3)
+        got = ns.enumerate_layouts(grid, mines, flags)
+        want = _layouts_by_brute_force(grid, mines, flags)
+        assert len(got) == len(want) == analyze(grid, mines, flags).layouts
+        assert {x.tobytes() for x in got} == {x.tobytes() for x in want}
+    with pytest.raises(ValueError, match="more than limit=2"):
+        ns.enumerate_layouts(np.full((3, 3), -1), 2, limit=2)
+
+
+def test_endgame_search_equals_a_brute_force_game_tree():
+    rng = np.random.default_rng(11)
+    checked = 0
+    while checked < 25:
+        rows, cols = int(rng.integers(2, 4)), int(rng.integers(3, 5))
+        mines = int(rng.integers(1, 4))
+        grid, _ = _random_position(rng, rows, cols, mines, 0.45)
+        layouts = _layouts_by_brute_force(grid, mines, np.zeros_like(grid, dtype=bool))
+        if len(layouts) < 2 or len(layouts) > 40:
+            continue
+        search = Endgame(ns.enumerate_layouts(grid, mines), grid, node_limit=10**6)
+        revealed = {tuple(c) for c in np.argwhere(grid >= 0)}
+        want = _brute_win(layouts, revealed)
+        found = search.best_move(grid)
+        if found is None:  # a cell is safe everywhere and tells the layouts apart: no guess needed
+            assert any(not any(x[c] for x in layouts) for c in np.ndindex(grid.shape) if c not in revealed)
+            continue
+        cell, wins, n = found
+        assert n == len(layouts)
+        assert Fraction(wins, n) == want
+        # The chosen cell is worth exactly that, and no covered cell is worth more.
+        covered = [c for c in np.ndindex(grid.shape) if c not in revealed]
+        per_cell = search.win_counts(grid, covered)
+        assert per_cell[cell] == wins == max(per_cell.values())
+        checked += 1
+
+
+def test_endgame_search_gives_up_past_its_node_limit():
+    grid = np.full((4, 4), -1)
+    grid[0, 0] = 1
+    search = Endgame(ns.enumerate_layouts(grid, 3), grid, node_limit=3)
+    with pytest.raises(SearchBudgetExceeded, match="more than 3 positions"):
+        search.best_move(grid)
+
+
+def test_forced_guess_finds_an_isolated_fifty_fifty_and_nothing_else():
+    # The top-left pair holds one mine (the 1 at (1, 0) sees only them); everything
+    # that sees one and not the other is a known mine: a forced guess.
+    grid = np.array([
+        [-1, -1, -1, 2],
+        [1, 3, -1, 2],
+        [0, 1, 1, 1],
+    ])
+    mines = np.zeros(grid.shape, dtype=bool)
+    mines[0, 2] = mines[1, 2] = True
+    pair = forced_guess(grid, mines)
+    assert pair is not None and set(pair) == {(0, 0), (0, 1)}
+    p = ns.mine_probabilities(grid, 3, mines)
+    assert p[0, 0] == p[0, 1] == 0.5
+    # Without the known mine at (1, 2), a future number there could tell them apart.
+    mines[1, 2] = False
+    assert forced_guess(grid, mines) is None
+
+
+def _positions(solver, n, rows=9, cols=9, mines=10, start="corner"):
+    """Positions where the solver had to guess, from seeded games."""
+    out = []
+    for seed in range(n):
+        env = ns.MinesweeperEnv(rows, cols, mines, seed=500 + seed)
+        rng = np.random.default_rng(seed)
+
+        def keep(d):
+            if d.guessed:
+                out.append(Observation.of(d.grid, mines, d.flags | d.analysis.mines))
+        solver.play(env, rng, on_decision=keep)
+    return out
+
+
+def test_look_ahead_scores_are_the_exact_outcome_distributions():
+    solver = SearchSolver(start="corner", endgame=0, forced=False)
+    positions = _positions(solver, 12, 16, 16, 40)[:12]
+    assert positions
+    for obs in positions:
+        a = analyze(obs)
+        cands = solver.score_candidates(obs, a, np.random.default_rng(0))
+        for c in cands:
+            exact = ns.outcome_distribution(obs, cell=c.cell, exact=True)
+            assert c.outcomes == tuple(float(x) for x in exact)
+            assert c.dead == (sum(x > 0 for x in exact) == 1)
+            assert c.probability == a.probabilities[c.cell]
+            # The score: each outcome's share times the safety of the move after it.
+            score = Fraction(0)
+            for v, share in enumerate(exact):
+                if share:
+                    grid = np.array(obs.grid)
+                    grid[c.cell] = v
+                    after = analyze(grid, obs.total_mines, obs.flags)
+                    rest = after.unknown & (after.probabilities < 1)
+                    nxt = 1.0 if after.safe.any() or not rest.any() else 1 - after.probabilities[rest].min()
+                    score += share * Fraction(nxt)
+            assert c.score == float(score)
+        # Best first; a dead cell leads only when no living one is as safe.
+        best = cands[0]
+        if best.dead:
+            assert all(c.dead or c.probability > best.probability for c in cands)
+        else:
+            rest = [c for c in cands[1:] if not (c.dead and c.probability <= best.probability)]
+            assert all((c.score, c.progress) <= (best.score, best.progress) for c in rest)
+
+
+def test_search_plays_whole_games_deterministically_and_records_its_techniques():
+    solver = get_solver("search", start="corner")
+    kinds = set()
+    for seed in range(40):
+        env = ns.MinesweeperEnv(9, 9, 10, seed=900 + seed)
+        rec = solver.play(env, np.random.default_rng(seed))
+        again = solver.play(ns.MinesweeperEnv(9, 9, 10, seed=900 + seed), np.random.default_rng(seed))
+        assert [(m.cell, m.kind, m.probability) for m in rec.moves] == \
+            [(m.cell, m.kind, m.probability) for m in again.moves]
+        kinds |= {m.kind for m in rec.moves}
+        for m in rec.moves[1:]:
+            assert m.kind in MOVE_KINDS
+            if m.kind in ("local", "engine"):
+                assert m.probability == 0.0
+        if not rec.won:  # a game is lost on a guess only
+            assert rec.moves[-1].kind in GUESS_KINDS
+        assert rec.guesses == sum(m.kind in GUESS_KINDS for m in rec.moves)
+    assert {"look-ahead", "endgame"} <= kinds
+
+
+@pytest.mark.parametrize("options", [dict(depth=2, candidates=3), dict(endgame=0, forced=False)])
+def test_search_options_play_games(options):
+    solver = SearchSolver(start="corner", **options)
+    for seed in range(4):
+        rec = solver.play(ns.MinesweeperEnv(8, 8, 12, seed=seed), np.random.default_rng(seed))
+        assert rec.moves and 0 < rec.cleared <= 1
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(depth=3), "depth must be at most 2"),
+    (dict(candidates=0), "candidates must be at least 1"),
+    (dict(margin=1.0), r"margin must be a number in \[0, 1\)"),
+    (dict(endgame=-1), "endgame must be at least 0"),
+    (dict(forced="yes"), "forced must be True or False"),
+])
+def test_search_refuses_bad_options(bad, match):
+    with pytest.raises(ValueError, match=match):
+        get_solver("search", **bad)
+
+
+def test_suggest_move_shows_the_search_choice_and_its_candidates():
+    from nnsweeper.solvers.suggest import format_suggestions
+
+    obs = ns.parse_observation(
+        ". . . . . . . . .\n. . . . . . . . .\n. . 1 1 2 . . . .\n. . 1 0 1 . . . .\n"
+        ". . 1 1 1 . . . .\n" + ". . . . . . . . .\n" * 4, 10)
+    s = ns.suggest_move("search", obs)
+    assert s.kind == "look-ahead" and s.reason.startswith("look-ahead guess: P(mine) = ")
+    assert s.candidates[0].cell == s.cell and len(s.candidates) > 1
+    assert s.exact_probability == s.candidates[0].probability
+    # Shown in full: every candidate scored, not only those that could have won.
+    played = SearchSolver()
+    rec_choice = played.score_candidates(obs, analyze(obs), np.random.default_rng(0), prune=False)
+    assert [c.cell for c in s.candidates] == [c.cell for c in rec_choice]
+    text = format_suggestions([("search", s)])
+    assert "P(survive 2)" in text
+    assert all(f"({c.cell[0]}, {c.cell[1]})" in text for c in s.candidates)
+
+    pair = ns.parse_observation(". . F 2\n1 3 F 2\n0 1 1 1", 3)
+    forced = ns.suggest_move(SearchSolver(endgame=0), pair)
+    assert forced.kind == "forced" and forced.cell in {(0, 0), (0, 1)}
+    assert "forced guess: one mine between this cell and" in forced.reason
+    end = ns.suggest_move("search", pair)
+    assert end.kind == "endgame"
+    assert end.reason.startswith("endgame search over all 2 consistent layouts: best play from here wins "
+                                 "with P = 0.5")
