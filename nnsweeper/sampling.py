@@ -93,18 +93,8 @@ def sample_layouts(grid, total_mines=None, n: int = 1, rng=None, flags=None, *,
     max_states = check_int("max_states", max_states, 1, InvalidBoardError)
     n = _check_n(n, obs.grid.size)
     below = _below(check_rng(rng))
-    board = _reduce(obs)
-    front, free, mines_left = board.front, board.free, board.mines_left
-    interior = np.flatnonzero((free & ~front).ravel())
-    solved = []
-    for comp in _components(board.is_con, board.need, front) if front.any() else []:
-        sol = _count_small(comp, _plan(comp), mines_left, max_states)
-        if sol is None:
-            raise EngineLimitError(
-                f"a frontier component needs more than max_states={max_states} partial solutions at one "
-                f"box; sample_layouts counts it exactly or not at all (raise max_states to allow more)"
-            )
-        solved.append(sol)
+    board, interior, solved = _counted(obs, max_states, "sample_layouts")
+    mines_left = board.mines_left
 
     # Layouts per split: prefix[c] counts the first c components' layouts per total
     # (index from the sum of their fewest mines); times the interior's ways per total.
@@ -182,16 +172,12 @@ def enumerate_layouts(grid, total_mines=None, flags=None, *, limit: int = 100_00
         raise ValueError(f"the board has {count:,} consistent layouts, more than limit={limit:,}; "
                          f"raise limit or draw a sample with sample_layouts")
     _check_n(count, obs.grid.size)
-    board = _reduce(obs)
-    front, free, mines_left = board.front, board.free, board.mines_left
-    interior = np.flatnonzero((free & ~front).ravel())
+    board, interior, solved = _counted(obs, max_states, "enumerate_layouts")
+    mines_left = board.mines_left
     # Per component and mine count: the flat indices of the mines of each of its layouts.
     options = []
-    for comp in _components(board.is_con, board.need, front) if front.any() else []:
-        sol = _count_small(comp, _plan(comp), mines_left, max_states)
-        if sol is None:
-            raise EngineLimitError(f"a frontier component needs more than max_states={max_states} partial "
-                                   f"solutions at one box")
+    for sol in solved:
+        comp = sol.comp
         by_m = {}
         for i in range(sol.layouts.size):
             m = sol.m_lo + i
@@ -224,6 +210,24 @@ def enumerate_layouts(grid, total_mines=None, flags=None, *, limit: int = 100_00
 
     place(0, mines_left, [])
     return np.array(out, dtype=bool).reshape(len(out), *obs.grid.shape)
+
+
+def _counted(obs, max_states: int, caller: str):
+    """The board after the single-point rules, its interior cells (flat) and every frontier
+    component counted in plain integers (whose solutions can be walked backwards)."""
+    board = _reduce(obs)
+    front = board.front
+    interior = np.flatnonzero((board.free & ~front).ravel())
+    solved = []
+    for comp in _components(board.is_con, board.need, front) if front.any() else []:
+        sol = _count_small(comp, _plan(comp), board.mines_left, max_states)
+        if sol is None:
+            raise EngineLimitError(
+                f"a frontier component needs more than max_states={max_states} partial solutions at one "
+                f"box; {caller} counts it exactly or not at all (raise max_states to allow more)"
+            )
+        solved.append(sol)
+    return board, interior, solved
 
 
 def _check_n(n, cells: int) -> int:

@@ -722,3 +722,26 @@ def test_tables_without_set_up_times_still_load_and_print(tmp_path):
     header, row = (tmp_path / "old.csv").read_text().splitlines()
     i = header.split(",").index("setup_seconds")
     assert row.split(",")[i] == ""  # NaN: not recorded
+
+
+def test_merge_adds_solvers_played_on_the_same_games():
+    together = evaluate(["csp", "single_point"], [3, 6], rows=5, cols=5, trials=20)
+    one = evaluate(["csp"], [3, 6], rows=5, cols=5, trials=20)
+    other = evaluate(["single_point"], [3, 6], rows=5, cols=5, trials=20)
+    merged = one.merge(other)
+    assert merged.solvers == ["csp", "single_point"]
+    assert set(merged.metadata["solvers"]) == {"csp", "single_point"}
+    assert merged.metadata["added"][0]["solvers"] == ["single_point"]
+    for a, b in zip(merged.rows, together.rows, strict=True):
+        assert (a["solver"], a["mines"], a["wins"], a["outcomes"]) == (b["solver"], b["mines"], b["wins"],
+                                                                        b["outcomes"])
+    def gaps(t):
+        return [(r["mines"], r["difference"]) for r in t.difference("single_point", reference="csp")]
+
+    assert gaps(merged) == gaps(together)
+    with pytest.raises(ValueError, match="solver 'csp' is in both tables"):
+        one.merge(one)
+    with pytest.raises(ValueError, match="not the same games"):
+        one.merge(evaluate(["single_point"], [3, 6], rows=5, cols=5, trials=20, base_seed=1))
+    with pytest.raises(ValueError, match="which this table lacks"):
+        one.merge(evaluate(["single_point"], [4], rows=5, cols=5, trials=20))

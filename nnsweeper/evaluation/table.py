@@ -330,6 +330,57 @@ class EvalTable:
                          + ", ".join(f"{name} {s:.1f} s" for name, s in setup.items()))
         return "\n".join(lines)
 
+    def merge(self, other: EvalTable) -> EvalTable:
+        """This table with the solvers of ``other`` added, played on the same games.
+
+        Every row of ``other`` must be of a solver this table lacks and of a
+        configuration (:func:`config_key`) this table has, with as many games and the
+        same ``base_seed``: the merged rows are then paired game by game, as if one
+        run had played them all. The recorded arguments must agree (the number of
+        worker processes aside, which changes no result). The metadata keeps this
+        table's, with the solvers of both and, under ``"added"``, each added run's
+        command, date and solvers.
+
+        Raises
+        ------
+        ValueError
+            A solver in both tables, a configuration this table lacks or played on
+            other games, or arguments that differ.
+        """
+        if not isinstance(other, EvalTable):
+            raise ValueError(f"can only merge another EvalTable; got {type(other).__name__}")
+        both = [name for name in other.solvers if name in self.solvers]
+        if both:
+            raise ValueError(f"solver {both[0]!r} is in both tables; merge adds solvers, it does not "
+                             "replace them")
+        games = {config_key(r): (r["games"], r["base_seed"]) for r in self.rows}
+        for r in other.rows:
+            key = config_key(r)
+            if key not in games:
+                raise ValueError(f"the added table has {r['solver']} on {r['board']} with {r['mines']} mines "
+                                 f"({r['first_click']} first click), which this table lacks")
+            if games[key] != (r["games"], r["base_seed"]):
+                raise ValueError(
+                    f"{r['solver']} on {r['board']} with {r['mines']} mines played {r['games']} games from "
+                    f"base_seed {r['base_seed']}; this table's rows there played {games[key][0]} from "
+                    f"base_seed {games[key][1]}: not the same games"
+                )
+        ours, theirs = (dict(t.metadata.get("arguments") or {}) for t in (self, other))
+        for args in (ours, theirs):
+            for free in ("n_jobs", "held_out_from"):
+                args.pop(free, None)
+        differ = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+        if differ:
+            k = differ[0]
+            raise ValueError(f"the tables were made with different {k}: {ours.get(k)!r} and "
+                             f"{theirs.get(k)!r}")
+        meta = dict(self.metadata)
+        meta["solvers"] = {**(self.metadata.get("solvers") or {}), **(other.metadata.get("solvers") or {})}
+        meta["added"] = [*(self.metadata.get("added") or []), {
+            "command": other.metadata.get("command"), "created": other.metadata.get("created"),
+            "solvers": other.solvers}]
+        return EvalTable([*self.rows, *other.rows], meta)
+
     # ----------------------------------------------------------------- files
     def to_csv(self, path) -> Path:
         """Write the rows as CSV (header row; empty cells for NaN), atomically."""
