@@ -26,6 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int, check_rng
+from nnsweeper.grid import neighbours
 from nnsweeper.observation import Observation, as_observation
 from nnsweeper.probability import (
     MAX_STATES,
@@ -38,7 +39,7 @@ from nnsweeper.probability import (
     analyze,
 )
 
-__all__ = ["MAX_SAMPLE_CELLS", "enumerate_layouts", "outcome_distribution", "sample_layouts"]
+__all__ = ["MAX_SAMPLE_CELLS", "each_outcome", "enumerate_layouts", "outcome_distribution", "sample_layouts"]
 
 #: Most booleans one call returns (``n * rows * cols``): 128 MiB.
 MAX_SAMPLE_CELLS = 1 << 27
@@ -167,6 +168,8 @@ def enumerate_layouts(grid, total_mines=None, flags=None, *, limit: int = 100_00
     """
     obs = as_observation(grid, total_mines, flags)
     limit = check_int("limit", limit, 1)
+    # Counted by the engine first: its whole-array counting stays within max_states on
+    # any board, so a board past limit is refused before the plain-integer pass below.
     count = analyze(obs, max_states=max_states).layouts
     if count > limit:
         raise ValueError(f"the board has {count:,} consistent layouts, more than limit={limit:,}; "
@@ -228,6 +231,40 @@ def _counted(obs, max_states: int, caller: str):
             )
         solved.append(sol)
     return board, interior, solved
+
+
+def each_outcome(obs: Observation, cell, *, max_states: int = MAX_STATES):
+    """The board after revealing a covered cell, for every number it could show.
+
+    Yields ``(v, board, analysis)`` in increasing ``v``: ``obs`` with ``cell`` revealed
+    as ``v`` (an Observation) and the engine's analysis of it, for every ``v`` from its
+    flagged neighbours to those plus its covered unflagged ones that some layout
+    allows. ``analysis.layouts`` is the number of layouts of ``obs`` in which the cell
+    is safe and shows ``v``.
+
+    Parameters
+    ----------
+    obs : Observation
+        The position (checked already; the boards derived from it are not checked again).
+    cell : (int, int)
+        A covered, unflagged cell of it.
+    max_states : int
+        As for :func:`~nnsweeper.probability.analyze`.
+    """
+    i, j = cell
+    g, flags = obs.grid, obs.flags
+    nb = neighbours(i, j, *g.shape)
+    known = sum(bool(flags[x, y]) for x, y in nb)
+    free = sum(bool(g[x, y] < 0 and not flags[x, y]) for x, y in nb)
+    for v in range(known, known + free + 1):
+        shown = np.array(g)  # a new array each time: an Observation freezes its grid
+        shown[i, j] = v
+        board = Observation._trusted(shown, obs.total_mines, flags)
+        try:
+            after = analyze(board, max_states=max_states)
+        except InconsistentBoardError:
+            continue  # no layout shows v there
+        yield v, board, after
 
 
 def _check_n(n, cells: int) -> int:
@@ -323,15 +360,10 @@ def outcome_distribution(grid, total_mines=None, cell=None, flags=None, *, exact
             f"cell must be a covered, unflagged cell of the {rows}x{cols} board; got {cell!r}"
         )
     total = analyze(obs, max_states=max_states).layouts
-    shares = []
-    for v in range(9):
-        shown = obs.grid.copy()
-        shown[i, j] = v
-        try:
-            count = analyze(Observation.of(shown, obs.total_mines, obs.flags), max_states=max_states).layouts
-        except InconsistentBoardError:
-            count = 0  # no layout shows v there
-        shares.append(Fraction(count, total))
+    counts = [0] * 9  # 0 where no layout shows v there
+    for v, _, shown in each_outcome(obs, (i, j), max_states=max_states):
+        counts[v] = shown.layouts
+    shares = [Fraction(count, total) for count in counts]
     if exact:
         return shares
     return np.array([float(f) for f in shares])

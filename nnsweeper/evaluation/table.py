@@ -113,10 +113,11 @@ class EvalTable:
         ``ci_high`` (95% Wilson interval of the win rate), ``mean_guesses`` (guesses per
         game, first click excluded), ``mean_cleared_lost`` (mean share of safe cells
         revealed in lost games), ``mean_seconds``, ``median_seconds`` and
-        ``max_seconds`` per game (for solvers that play in lockstep, the per-game time of lockstep play: own
-        work plus a share of each batched model call), ``setup_seconds`` (one-time
-        set-up, in none of the games' times: seconds spent loading models, imports
-        included, by the processes that played the row, summed over them; each
+        ``max_seconds`` per game (for solvers that play in lockstep, the per-game time
+        of lockstep play: own work plus a share of each batched model call),
+        ``setup_seconds`` (one-time set-up, in none of the games' times: seconds
+        spent loading models, imports included, by the processes that played the
+        row, summed over them; each
         process loads a model once, before its games' clocks start, and reports it
         with the first row it plays with that model, so the other rows show 0),
         ``model_calls`` (times per game a neural model was asked) and

@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from nnsweeper.errors import InconsistentBoardError
-from nnsweeper.grid import neighbours
-from nnsweeper.probability import BoardAnalysis, analyze
+from nnsweeper.observation import Observation
+from nnsweeper.probability import BoardAnalysis
+from nnsweeper.sampling import each_outcome
 from nnsweeper.solvers.base import Solver
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
@@ -103,35 +103,24 @@ class CSPSolver(Solver):
         keep = ~inner | (np.cumsum(inner) <= _INTERIOR_CANDIDATES)
         cands = near[keep][: self.lookahead]
         scores = [
-            (1 - p[i, j]) * self._next_safety(a, grid, flags, total_mines, i, j) for i, j in cands
+            (1 - p[i, j]) * self._next_safety(grid, flags, total_mines, i, j) for i, j in cands
         ]
         return tuple(cands[int(np.argmax(scores))])
 
-    def _next_safety(self, a: BoardAnalysis, grid, flags, total_mines: int, i: int, j: int) -> float:
+    def _next_safety(self, grid, flags, total_mines: int, i: int, j: int) -> float:
         """P(the move after revealing (i, j) is safe | (i, j) is safe), exactly.
 
         For every number ``v`` the cell could show, the engine gives P(v) (from the
         layout counts) and the board after it: the next move is safe for sure when a
         cell is proved safe, otherwise as safe as the safest cell left.
         """
-        r, c = grid.shape
-        nb = neighbours(i, j, r, c)
-        known = sum(bool(flags[x, y]) for x, y in nb)
-        free = sum(bool(a.unknown[x, y] and not flags[x, y]) for x, y in nb)
         layouts, progress = [], []
-        g2 = grid.copy()
-        for v in range(known, known + free + 1):
-            g2[i, j] = v
-            try:
-                a2 = analyze(g2, total_mines, flags)
-            except InconsistentBoardError:
-                continue
+        for v, _, a2 in each_outcome(Observation.of(grid, total_mines, flags), (i, j)):
             layouts.append(a2.layouts)
             if v == 0 or a2.safe.any():
                 progress.append(1.0)
             else:
-                rest = a2.unknown.copy()
-                rest[i, j] = False
+                rest = a2.unknown
                 progress.append(1.0 - float(a2.probabilities[rest].min()) if rest.any() else 1.0)
         if not layouts:
             return 0.0

@@ -38,11 +38,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from nnsweeper.errors import InconsistentBoardError, check_int
+from nnsweeper.errors import check_int
 from nnsweeper.grid import dilate, neighbours
 from nnsweeper.observation import Observation
-from nnsweeper.probability import BoardAnalysis, analyze
-from nnsweeper.sampling import enumerate_layouts
+from nnsweeper.probability import BoardAnalysis
+from nnsweeper.sampling import each_outcome, enumerate_layouts
 from nnsweeper.solvers.base import Solver
 from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
@@ -289,11 +289,6 @@ class SearchSolver(Solver):
         None when ``bound`` is given and the score is certain to stay below it.
         """
         i, j = cell
-        g = obs.grid
-        rows, cols = g.shape
-        nb = neighbours(i, j, rows, cols)
-        known = sum(bool(obs.flags[x, y] or a.mines[x, y]) for x, y in nb)
-        free = sum(bool(g[x, y] < 0 and not obs.flags[x, y] and not a.mines[x, y]) for x, y in nb)
         total = a.layouts
         # Above the cell's chance of being safe (its probability is rounded once).
         left = Fraction(1.0 - float(a.probabilities[i, j])) + _SLACK
@@ -302,19 +297,13 @@ class SearchSolver(Solver):
         score = Fraction(0)
         progress = 0
         counts = [0] * 9
-        for v in range(known, known + free + 1):
-            shown = np.array(g)  # a new array each time: an Observation freezes its grid
-            shown[i, j] = v
-            try:
-                a2 = analyze(Observation._trusted(shown, obs.total_mines, obs.flags))
-            except InconsistentBoardError:
-                continue
+        for v, board, a2 in each_outcome(obs, cell):
             counts[v] = a2.layouts
             if a2.safe.any():
                 nxt = Fraction(1)
                 progress += a2.layouts
             elif depth > 1:
-                obs2 = Observation._trusted(shown, obs.total_mines, obs.flags | a2.mines)
+                obs2 = Observation._trusted(board.grid, obs.total_mines, obs.flags | a2.mines)
                 nxt = Fraction(self.score_candidates(obs2, a2, rng, depth - 1)[0].score)
             else:
                 nxt = Fraction(_best_safety(a2))
