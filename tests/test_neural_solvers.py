@@ -163,7 +163,8 @@ class ScrambledEnv(ns.MinesweeperEnv):
         return out
 
 
-@pytest.mark.parametrize("name", ["single_point", "csp", "search", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"])
+@pytest.mark.parametrize("name", ["single_point", "csp", "search", "search-deep", "cnn", "gnn", "hybrid-cnn",
+                                  "hybrid-gnn"])
 def test_a_solver_never_reads_the_hidden_board(models, name):
     solver = _solvers(models)[name] if name in TINY or name.startswith("hybrid") else get_solver(name)
     for seed in range(300, 306):

@@ -147,7 +147,7 @@ def _positions(solver, n, rows=9, cols=9, mines=10, start="corner"):
 
 
 def test_look_ahead_scores_are_the_exact_outcome_distributions():
-    solver = SearchSolver(start="corner", endgame=0, forced=False)
+    solver = SearchSolver(start="corner", endgame=0, forced=False, depth=1)
     positions = _positions(solver, 12, 16, 16, 40)[:12]
     assert positions
     for obs in positions:
@@ -176,6 +176,37 @@ def test_look_ahead_scores_are_the_exact_outcome_distributions():
         else:
             rest = [c for c in cands[1:] if not (c.dead and c.probability <= best.probability)]
             assert all((c.score, c.progress) <= (best.score, best.progress) for c in rest)
+
+
+def test_depth_two_values_the_next_guess_by_its_own_look_ahead():
+    deep = SearchSolver(start="corner", endgame=0, forced=False, depth=2)
+    shallow = SearchSolver(start="corner", endgame=0, forced=False)
+    assert shallow.depth == 1
+    positions = _positions(shallow, 6, 9, 9, 10)[:6]
+    assert positions
+    for obs in positions:
+        a = analyze(obs)
+        full = deep.score_candidates(obs, a, np.random.default_rng(0), prune=False)
+        best = deep.score_candidates(obs, a, np.random.default_rng(0))[0]  # pruned: the same up to exact ties
+        assert (best.score, best.progress, best.dead) == (full[0].score, full[0].progress, full[0].dead)
+        for c in full:
+            score = Fraction(0)
+            for _, board, after in ns.sampling.each_outcome(obs, c.cell):
+                rest = after.unknown & ~after.mines
+                if after.safe.any() or not rest.any():
+                    nxt = Fraction(1)
+                else:
+                    nxt_obs = Observation.of(board.grid, obs.total_mines, obs.flags | after.mines)
+                    best = shallow.score_candidates(nxt_obs, after, np.random.default_rng(1))[0]
+                    nxt = Fraction(best.score)
+                    assert nxt <= 1 - after.probabilities[rest].min()
+                score += Fraction(after.layouts, a.layouts) * nxt
+            assert c.score == float(score)
+        # Above deep_cells covered cells the look-ahead stays at depth 1.
+        flat = SearchSolver(start="corner", endgame=0, forced=False, depth=2,
+                            deep_cells=int((obs.grid < 0).sum()) - 1)
+        assert flat.score_candidates(obs, a, np.random.default_rng(0)) == \
+            shallow.score_candidates(obs, a, np.random.default_rng(0))
 
 
 def test_search_plays_whole_games_deterministically_and_records_its_techniques():
@@ -208,6 +239,7 @@ def test_search_options_play_games(options):
 
 @pytest.mark.parametrize("bad, match", [
     (dict(depth=3), "depth must be at most 2"),
+    (dict(deep_cells=-1), "deep_cells must be at least 0"),
     (dict(candidates=0), "candidates must be at least 1"),
     (dict(margin=1.0), r"margin must be a number in \[0, 1\)"),
     (dict(endgame=-1), "endgame must be at least 0"),

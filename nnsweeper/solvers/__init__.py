@@ -27,7 +27,7 @@ from nnsweeper.solvers.base import (
 from nnsweeper.solvers.csp import CSPSolver
 from nnsweeper.solvers.neural import ModelRequest, NeuralSolver, neural_solver_class
 from nnsweeper.solvers.ranking import TIE_BREAKS, prob_zero, rank_cells
-from nnsweeper.solvers.search import Candidate, SearchChoice, SearchSolver, forced_guess
+from nnsweeper.solvers.search import Candidate, DeepSearchSolver, SearchChoice, SearchSolver, forced_guess
 from nnsweeper.solvers.single_point import SinglePointSolver
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "Candidate",
     "CNNSolver",
     "Decision",
+    "DeepSearchSolver",
     "GNNSolver",
     "GameRecord",
     "HybridCNNSolver",
@@ -48,6 +49,7 @@ __all__ = [
     "Move",
     "NeuralSolver",
     "SearchChoice",
+    "DeepSearchSolver",
     "SearchSolver",
     "SinglePointSolver",
     "Solver",
@@ -156,6 +158,7 @@ def get_solver(name: str, **options) -> Solver:
 register_solver("single_point", SinglePointSolver)
 register_solver("csp", CSPSolver)
 register_solver("search", SearchSolver)
+register_solver("search-deep", DeepSearchSolver, compare=False)
 
 
 def _register_shipped_architectures() -> None:
