@@ -319,15 +319,16 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
 
 #: The options of ``generate`` that are :func:`nnsweeper.datasets.generate`'s own keyword
 #: arguments (``--first-click`` is ``first_click``): their defaults are read from it.
-_GENERATE_OPTIONS = ("games", "splits", "seed", "policy", "record", "epsilon", "start", "first_click",
-                     "shard_games")
+_GENERATE_OPTIONS = ("games", "splits", "seed", "policy", "flags", "record", "epsilon", "start",
+                     "first_click", "shard_games")
 
 
 def _add_generate(sub) -> None:
     import inspect
 
     from nnsweeper.datasets import MIXES, POLICIES, RECORD_MODES, STARTS, generate
-    from nnsweeper.datasets.generate import MAX_DATASET_GAMES, MAX_SHARD_CELLS
+    from nnsweeper.datasets.generate import MAX_DATASET_GAMES, MAX_SHARD_CELLS, describe_mix
+    from nnsweeper.datasets.policies import FLAG_MODES
     from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
     from nnsweeper.parallel import BACKENDS
 
@@ -338,9 +339,10 @@ def _add_generate(sub) -> None:
         "on, label every covered cell with the truth and its exact mine probability, and "
         "write sharded .npz files and manifest.json into OUT. Running the same command "
         "again after an interruption resumes it; the output does not depend on --jobs.",
-        epilog="parts: ROWSxCOLS:MINES[:GAMES[:POLICY]] or PRESET[:GAMES[:POLICY]]; MINES is "
-        "N, A-B (every count), A-B/STEP or a comma list; presets: " + ", ".join(PRESETS)
-        + "; mixtures: " + "; ".join(f"{k} = {' + '.join(v)}" for k, v in MIXES.items())
+        epilog="parts: ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS]]] or PRESET[:GAMES[:POLICY[:FLAGS]]]; "
+        "MINES is N, A-B (every count), A-B/STEP or a comma list; an empty field takes the "
+        "default; presets: " + ", ".join(PRESETS)
+        + "; mixtures: " + "; ".join(f"{k} = {describe_mix(k)}" for k in MIXES)
         + ". example: nnsweeper generate data/mixed --mix mixed --games 400 --jobs 2",
     )
     ge.add_argument("out", metavar="OUT", help="output folder (new, empty, or an unfinished run to resume)")
@@ -360,6 +362,8 @@ def _add_generate(sub) -> None:
            metavar="TRAIN,VAL,TEST")
     option("seed", "entropy of the game-seed streams", type=int)
     option("policy", "behaviour policy where a part does not say", choices=POLICIES)
+    option("flags", "which of the policy's flags the states keep, where a part does not say",
+           choices=FLAG_MODES)
     option("record", "record every decision, or only guesses", choices=RECORD_MODES)
     option("epsilon", "explore policy: chance per decision of a random non-certain reveal", type=float)
     option("start", "where the first click goes", choices=STARTS)

@@ -10,9 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "OFFSETS", "neighbour_sum", "neighbour_product", "dilate", "neighbours", "covered_grid",
-    "single_point_rules",
+    "OFFSETS", "SYMMETRIES", "neighbour_sum", "neighbour_product", "dilate", "neighbours", "covered_grid",
+    "single_point_rules", "board_symmetries", "apply_symmetry", "invert_symmetry",
 ]
+
+#: The 8 symmetries of a square board as ``(transpose, flip_rows, flip_cols)``: the
+#: board is transposed first, then its rows and columns reversed. The first is the
+#: identity; the first 4 (no transpose) are those of any rectangle.
+SYMMETRIES: tuple[tuple[bool, bool, bool], ...] = tuple(
+    (t, r, c) for t in (False, True) for r in (False, True) for c in (False, True)
+)
 
 #: The eight neighbour offsets, row-major.
 OFFSETS: tuple[tuple[int, int], ...] = tuple(
@@ -124,3 +131,26 @@ def single_point_rules(grid: np.ndarray, mines: np.ndarray, free: np.ndarray):
     safe = dilate(live & (need == 0)) & free
     new_mines = dilate(live & (need == free_nb)) & free
     return need, free_nb, safe, new_mines
+
+
+def board_symmetries(rows: int, cols: int) -> tuple[tuple[bool, bool, bool], ...]:
+    """The symmetries of a ``rows x cols`` board: all 8 when square, else the 4 that keep its shape."""
+    return SYMMETRIES if rows == cols else SYMMETRIES[:4]
+
+
+def apply_symmetry(a, symmetry: tuple[bool, bool, bool]):
+    """``a`` (a numpy array or torch tensor) with ``symmetry`` applied to its last two axes."""
+    transpose, flip_rows, flip_cols = symmetry
+    if transpose:
+        a = a.swapaxes(-1, -2) if isinstance(a, np.ndarray) else a.transpose(-1, -2)
+    dims = tuple(d for d, flip in ((-2, flip_rows), (-1, flip_cols)) if flip)
+    if dims:
+        a = np.flip(a, dims) if isinstance(a, np.ndarray) else a.flip(dims)
+    return a
+
+
+def invert_symmetry(a, symmetry: tuple[bool, bool, bool]):
+    """The inverse of :func:`apply_symmetry`: ``invert_symmetry(apply_symmetry(a, s), s)`` is ``a``."""
+    transpose, flip_rows, flip_cols = symmetry
+    a = apply_symmetry(a, (False, flip_rows, flip_cols))
+    return apply_symmetry(a, (True, False, False)) if transpose else a

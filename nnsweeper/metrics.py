@@ -622,6 +622,7 @@ _COLUMNS = (
     ("Brier", "brier", 7, "{:.4f}"),
     ("ECE", "ece", 7, "{:.4f}"),
     ("safe<{t:g}", "safe_below_threshold", 9, "{:.3f}"),
+    ("mine>{u:g}", "mine_above_threshold", 9, "{:.3f}"),
 )
 
 
@@ -635,7 +636,8 @@ def _cell(value, fmt: str) -> str:
 
 def _table(regions: Mapping, indent: str = "") -> list[str]:
     threshold = next((regions[r].get("safe_threshold") for r in REGIONS if r in regions), None)
-    headers = [h.format(t=threshold if threshold is not None else 0.02) for h, *_ in _COLUMNS]
+    threshold = threshold if threshold is not None else 0.02
+    headers = [h.format(t=threshold, u=1 - threshold) for h, *_ in _COLUMNS]
     widths = [max(w, len(h)) for h, (_, _, w, _) in zip(headers, _COLUMNS, strict=True)]
     lines = [indent + f"{'region':<9}" + "".join(f" {h:>{w}}" for h, w in zip(headers, widths, strict=True))]
     for region in REGIONS:
@@ -653,8 +655,9 @@ def format_metrics(result: Mapping) -> str:
 
     One line per region (frontier, interior, all) with the cells, log-loss of the model
     and of the exact probabilities and their ratio, mean absolute difference from the
-    exact probabilities, ROC AUC of both, Brier score and ECE of the model, and the share
-    of proven-safe cells the model puts below the safe threshold. Undefined values
+    exact probabilities, ROC AUC of both, Brier score and ECE of the model, and the shares
+    of proven-safe cells the model puts below the safe threshold and of proven mines it
+    puts above one minus it. Undefined values
     show as ``-``. Per-group tables follow when the result has ``"by"``. Also accepts a
     result read back from :func:`to_json` (nulls for NaN).
 

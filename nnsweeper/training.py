@@ -138,10 +138,14 @@ class _Outputs(torch.nn.Module):
 
 def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *, shuffle: bool, rank: int,
             world: int):
-    """The model's loader of one split, with the options of ``[train]`` and ``[data]``."""
+    """The model's loader of one split, with the options of ``[train]`` and ``[data]``.
+
+    Only the training loader (``shuffle``) augments.
+    """
+    options = config.train.loader_options()
+    options["augment"] = options["augment"] and shuffle
     return model.make_loader(root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
-                             configs=list(config.data.configurations or ()) or None,
-                             **config.train.loader_options())
+                             configs=list(config.data.configurations or ()) or None, **options)
 
 
 def _to(batch, device: torch.device):
@@ -495,6 +499,8 @@ def _train_epoch(run: _Run, net, loader, *, progress: bool) -> float:
 
     t = run.config.train
     loader.batch_sampler.set_epoch(run.epoch)
+    if getattr(loader.dataset, "augment", False):
+        loader.dataset.set_epoch(run.epoch)
     seen, loss_sum = 0, 0.0
     bar = tqdm(total=run.per_epoch, initial=run.batch, disable=not progress or run.rank != 0,
                desc=f"epoch {run.epoch + 1}/{t.epochs}", unit="batch", leave=False)

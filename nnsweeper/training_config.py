@@ -157,6 +157,8 @@ class TrainSection(_Section):
     in_memory: bool = False
     #: Weight of cells the engine proves safe or mined (probability 0 or 1), against 1 for the others.
     certain_weight: float = 1.0
+    #: Show each training state under a symmetry of its board drawn per epoch (grid models only).
+    augment: bool = False
 
     def __post_init__(self):
         # Loader processes and torch threads are bounded like every other n_jobs.
@@ -177,6 +179,7 @@ class TrainSection(_Section):
         self._number("grad_clip")
         self._number("certain_weight", above_low=True)
         self._bool("in_memory")
+        self._bool("augment")
         self._choice("target", _TARGETS, quoted=False)
         device = self.device
         if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
@@ -185,7 +188,7 @@ class TrainSection(_Section):
     def loader_options(self) -> dict[str, Any]:
         """The options of :meth:`nnsweeper.models.MineModel.make_loader` that this section sets."""
         return dict(batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers, pool=self.pool,
-                    cache_shards=self.cache_shards, in_memory=self.in_memory)
+                    cache_shards=self.cache_shards, in_memory=self.in_memory, augment=self.augment)
 
 
 @dataclass(frozen=True)

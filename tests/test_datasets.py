@@ -78,7 +78,8 @@ def test_parse_part_grammar():
         ("10x10:5:x", "games must be a positive integer"),
         ("10x10:5:3:greedy", "unknown policy 'greedy'"),
         ("3x3:9:5", "impossible configuration 3x3 with 9 mines"),
-        ("10x10:5:3:csp:extra", "too many"),
+        ("10x10:5:3:csp:extra", "unknown flags 'extra'"),
+        ("10x10:5:3:csp:all:x", "too many"),
     ],
 )
 def test_parse_part_refuses(text, words):
@@ -187,6 +188,65 @@ def test_explore_takes_random_non_certain_guesses():
         total += int((wild["guess"] & ((wild["prob"] == 0) & unknown).any(axis=(1, 2))).sum())
         assert not ((plain["prob"] == 0) & (plain["grid"] < 0) & ~plain["flags"])[plain["guess"]].any()
     assert total > 0
+
+
+def test_reveal_clears_one_proven_cell_at_a_time():
+    rules = ns.Rules(16, 16, 40)
+    left_covered = 0
+    for seed in range(2**62 + 20, 2**62 + 24):
+        states, _ = record_game(rules, seed, "reveal", start="corner")
+        again, _ = record_game(rules, seed, "reveal", start="corner")
+        for name in states:
+            np.testing.assert_array_equal(states[name], again[name])
+        unknown = (states["grid"] < 0) & ~states["flags"]
+        proven = (states["prob"] == 0) & unknown
+        # Every decision reveals one cell: a proven-safe one when there is one.
+        assert (proven.any(axis=(1, 2)) != states["guess"]).all()
+        after = states["grid"][1:] >= 0
+        clicked = after & (states["grid"][:-1] < 0)
+        assert (clicked.sum(axis=(1, 2)) >= 1).all()
+        left_covered += int(proven.sum(axis=(1, 2)).max())
+        # A csp game reveals every proven cell at once: its states keep none covered.
+        plain, _ = record_game(rules, seed, "csp", start="corner")
+        assert not ((plain["prob"] == 0) & (plain["grid"] < 0) & ~plain["flags"]).any(axis=(1, 2)).all()
+    assert left_covered > 4
+
+
+@pytest.mark.parametrize("policy", ["reveal", "search", "single_point"])
+def test_flag_modes_keep_the_game_and_relabel_with_the_kept_flags(policy):
+    rules = ns.Rules(9, 9, 10)
+    seed = 2**62 + 77
+    full, _ = record_game(rules, seed, policy, start="corner")
+    some, _ = record_game(rules, seed, policy, start="corner", flags="some")
+    none, _ = record_game(rules, seed, policy, start="corner", flags="none")
+    assert full["flags"].any()
+    for other in (some, none):  # the same game, states and truth
+        for name in ("grid", "mines", "step", "guess", "game_seed"):
+            np.testing.assert_array_equal(other[name], full[name])
+    assert not none["flags"].any()
+    assert not (some["flags"] & ~full["flags"]).any()
+    assert 0 < some["flags"].sum() < full["flags"].sum()
+    for states in (full, some, none):
+        for k in range(len(states["grid"])):
+            exact = ns.mine_probabilities(states["grid"][k], 10, states["flags"][k])
+            np.testing.assert_array_equal(states["prob"][k], exact)
+        # Dropped flags were proven mines: the probabilities are those with every flag.
+        np.testing.assert_allclose(states["prob"], full["prob"], rtol=0, atol=1e-12)
+
+
+def test_broad_and_unseen_mixtures():
+    from nnsweeper.datasets import FLAG_MODES, POLICIES
+
+    broad, unseen = resolve_parts("broad", games=2), resolve_parts("unseen", games=2)
+    kinds = {(p.policy, p.flags) for p in broad}
+    assert kinds == {(p, f) for p in POLICIES for f in FLAG_MODES} == {(p.policy, p.flags) for p in unseen}
+    boards = {(p.rows, p.cols, p.mines) for p in broad}
+    assert {(9, 9, 10), (16, 16, 40), (16, 30, 99), (10, 10, 30), (16, 20, 70)} <= boards
+    assert {(p.rows, p.cols, p.mines) for p in unseen} == {(8, 8, 20), (24, 30, 200)}
+    assert not boards & {(p.rows, p.cols, p.mines) for p in unseen}
+    assert len(broad) == len(boards) * len(kinds)
+    assert parse_part("expert::reveal:none")[0].key == "16x30-m99-safe-reveal-noflags"
+    assert parse_part("expert::search:some")[0].key == "16x30-m99-safe-search-someflags"
 
 
 def test_card_counts(small):
@@ -486,17 +546,21 @@ def test_limit_constants():
 
 def test_seed_key_codes_never_change():
     # Every dataset's seeds are built from these codes; they are fixed, not list positions.
-    from nnsweeper.datasets.policies import POLICY_CODES
+    from nnsweeper.datasets.policies import FLAG_CODES, POLICY_CODES
     from nnsweeper.game import FIRST_CLICK_CODES
     from nnsweeper.seeds import SPLIT_CODES, seed_stream
 
-    assert POLICY_CODES == {"csp": 0, "single_point": 1, "explore": 2}
+    assert POLICY_CODES == {"csp": 0, "single_point": 1, "explore": 2, "reveal": 3, "search": 4}
+    assert FLAG_CODES == {"all": 0, "some": 1, "none": 2}
     assert FIRST_CLICK_CODES == {"safe": 0, "zero": 1, "none": 2}
     assert SPLIT_CODES == {"train": 0, "val": 1, "test": 2}
     part = parse_part("9x9:10:4:explore", first_click="zero")[0]
     assert part.stream_key == (9, 9, 10, 1, 2)
     entry = seed_stream(7, "val", part.stream_key, 4)
     assert entry["spawn_key"] == [0x6E6E7377, 1, 9, 9, 10, 1, 2]
+    # A flag mode other than "all" adds its code; "all" keeps the key parts had before.
+    assert parse_part("9x9:10:4:explore:none", first_click="zero")[0].stream_key == (9, 9, 10, 1, 2, 2)
+    assert parse_part("9x9:10:4:explore:all", first_click="zero")[0] == part
     # The seeds of that stream, as the datasets made before the codes were written out have them.
     assert stream_seeds(entry).tolist() == [4952910768315896470, 4921787201867990394, 4981559585416634908,
                                             5114027343234490045]

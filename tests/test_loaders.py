@@ -455,3 +455,70 @@ def test_in_memory_keeps_items_and_transforms_do_not_touch_them(root):
     assert float(gd[5]["cell"].x.abs().sum()) == 0
     assert torch.equal(gd.get(5)["cell"].x, want)  # the kept graph is unchanged
     assert torch.equal(gd.get(5)["cell"].x, want)
+
+
+# --------------------------------------------------------------------------- symmetry
+def test_board_symmetries_form_the_group_of_the_board():
+    from nnsweeper.grid import SYMMETRIES, apply_symmetry, board_symmetries, invert_symmetry
+
+    square = np.arange(25).reshape(5, 5)
+    images = {apply_symmetry(square, s).tobytes() for s in board_symmetries(5, 5)}
+    assert len(images) == 8 and board_symmetries(5, 5) == SYMMETRIES
+    assert apply_symmetry(square, SYMMETRIES[0]) is square  # the identity first
+    wide = np.arange(12).reshape(3, 4)
+    assert len(board_symmetries(3, 4)) == 4
+    assert {apply_symmetry(wide, s).shape for s in board_symmetries(3, 4)} == {(3, 4)}
+    for s in SYMMETRIES:
+        np.testing.assert_array_equal(invert_symmetry(apply_symmetry(square, s), s), square)
+        t = torch.from_numpy(square.copy())
+        np.testing.assert_array_equal(apply_symmetry(t, s).numpy(), apply_symmetry(square, s))
+    # A quarter turn: transpose, then reverse the columns.
+    np.testing.assert_array_equal(apply_symmetry(square, (True, False, True)), np.rot90(square, -1))
+
+
+def test_labels_transform_with_the_board(root):
+    # The engine's exact probabilities of a transformed board are the transformed
+    # probabilities: augmentation keeps the labels exact.
+    from nnsweeper.grid import apply_symmetry, board_symmetries
+
+    ds = StateDataset(root, "train")
+    for i in range(0, len(ds), 7):
+        s = ds.state(i)
+        for sym in board_symmetries(*s["grid"].shape):
+            grid = np.ascontiguousarray(apply_symmetry(s["grid"], sym))
+            flags = np.ascontiguousarray(apply_symmetry(s["flags"], sym))
+            np.testing.assert_array_equal(mine_probabilities(grid, int(s["total_mines"]), flags),
+                                          apply_symmetry(s["prob"], sym))
+
+
+def test_augmented_items_are_transformed_states(root):
+    from nnsweeper.grid import apply_symmetry, board_symmetries
+
+    plain = StateDataset(root, "train")
+    aug = StateDataset(root, "train", augment=True, seed=3)
+    drawn = []
+    for epoch in (0, 1):
+        aug.set_epoch(epoch)
+        for i in range(len(aug)):
+            item, base, s = aug[i], plain[i], plain.state(i)
+            boards = [k for k in base if base[k].dim() >= 2]
+            matches = [sym for sym in board_symmetries(*s["grid"].shape)
+                       if all(torch.equal(item[k], apply_symmetry(base[k], sym)) for k in boards)]
+            assert matches, i
+            # Every tensor moved with the board: the input is the encoding of the moved board.
+            sym = matches[0]
+            grid = np.ascontiguousarray(apply_symmetry(s["grid"], sym))
+            flags = np.ascontiguousarray(apply_symmetry(s["flags"], sym))
+            np.testing.assert_array_equal(item["x"].numpy(), encode_grid(grid, int(s["total_mines"]), flags))
+            assert item["total_mines"] == base["total_mines"]
+            drawn.append(tuple(item["prob"].flatten().tolist()))
+    # The same draw for the same seed, epoch and state; epochs differ.
+    aug.set_epoch(0)
+    assert all(torch.equal(aug[i]["prob"], StateDataset(root, "train", augment=True, seed=3)[i]["prob"])
+               for i in range(0, len(aug), 5))
+    n = len(aug)
+    assert sum(a != b for a, b in zip(drawn[:n], drawn[n:], strict=True)) > n // 2
+    with pytest.raises(DatasetError, match="augment is for grid models"):
+        graph_loader(root, "train", augment=True)
+    with pytest.raises(DatasetError, match="augment must be True or False"):
+        StateDataset(root, "train", augment="yes")

@@ -199,14 +199,17 @@ def test_format_metrics_shows_the_numbers():
     text = format_metrics(result)
     lines = text.splitlines()
     assert lines[0].split() == ["region", "cells", "LL", "model", "LL", "exact", "LL", "ratio", "MAE",
-                                "AUC", "model", "AUC", "exact", "Brier", "ECE", "safe<0.02"]
+                                "AUC", "model", "AUC", "exact", "Brier", "ECE", "safe<0.02", "mine>0.98"]
     for region, line in zip(("frontier", "interior", "all"), lines[1:4], strict=True):
         m = result[region]
         assert line.split()[0] == region
         assert f"{m['cells']:.0f}" in line.split()
         assert f"{m['log_loss']:.4f}" in line and f"{m['log_loss_ratio']:.3f}" in line
         assert f"{m['mae_exact']:.4f}" in line and f"{m['brier']:.4f}" in line
-    assert lines[2].split()[-1] == "-"  # interior: no proven-safe cells
+    assert lines[2].split()[-2] == "-"  # interior: no proven-safe cells
+    for region, line in zip(("frontier", "interior", "all"), lines[1:4], strict=True):
+        share = result[region]["mine_above_threshold"]
+        assert line.split()[-1] == ("-" if share != share else f"{share:.3f}")
     assert "a:" in lines and "b:" in lines
     assert len({len(line) for line in lines[:4]}) == 1  # fixed width
     with pytest.raises(PredictionError, match="result must be a dict with frontier/interior/all"):

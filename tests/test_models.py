@@ -690,3 +690,31 @@ def test_gnn_global_pool_reaches_beyond_the_neighbours(graphs, idx9, global_pool
         before = model(data)[0][cell]
         after = model(changed)[0][cell]
     assert bool(before != after) is global_pool
+
+
+@pytest.mark.parametrize("arch", ["cnn", "gnn"])
+def test_symmetric_prediction_transforms_with_the_board(arch, states):
+    from nnsweeper.grid import apply_symmetry, board_symmetries
+
+    torch.manual_seed(0)
+    model = MineCNN({"channels": 8, "blocks": 2}) if arch == "cnn" else MineGNN({"hidden": 16, "layers": 2})
+    plain_gap = 0.0
+    for i in range(0, len(states), max(1, len(states) // 6)):
+        s = states.state(i)
+        grid, flags, total = s["grid"], s["flags"], int(s["total_mines"])
+        mean = model.predict_proba(grid, total, flags, symmetric=True)
+        plain = model.predict_proba(grid, total, flags)
+        for sym in board_symmetries(*grid.shape):
+            g = np.ascontiguousarray(apply_symmetry(grid, sym))
+            f = np.ascontiguousarray(apply_symmetry(flags, sym))
+            moved = model.predict_proba(g, total, f, symmetric=True)
+            np.testing.assert_allclose(moved, apply_symmetry(mean, sym), rtol=0, atol=1e-6)
+            gap = np.abs(model.predict_proba(g, total, f) - apply_symmetry(plain, sym)).max()
+            plain_gap = max(plain_gap, gap)
+        assert (mean[grid >= 0] == 0).all() and (mean[flags] == 1).all()
+    if arch == "cnn":  # a convolution with borders is not equivariant by itself
+        assert plain_gap > 1e-4
+    else:  # the graph's features are counts: a symmetry only renumbers its nodes
+        assert plain_gap < 1e-5
+    with pytest.raises(ModelError, match="symmetric must be True or False"):
+        model.predict_proba(grid, total, flags, symmetric=1)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from nnsweeper.errors import DatasetError
 from nnsweeper.models import MineModel, load_checkpoint
 from nnsweeper.training import (
     DataSection,
@@ -142,9 +143,14 @@ def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
     arch = name.split("_")[0]
     meta = json.loads((root / "nnsweeper" / "models" / "weights" / f"{arch}.json").read_text())
     recorded = meta["extra"]["train_config"]
-    # What the shipped config reads as is what the bundled weights were trained with.
-    assert config.to_dict() == recorded
-    assert json.dumps(config.to_dict()) == json.dumps(recorded)  # the same key order too
+    # What the shipped config reads as is what the bundled weights were trained with:
+    # every recorded setting, and keys added since at their defaults.
+    now = config.to_dict()
+    for section, values in recorded.items():
+        kept = {k: now[section][k] for k in values} if isinstance(values, dict) else now[section]
+        assert kept == values
+    assert now == check_config(recorded).to_dict()
+    assert json.dumps(now) == json.dumps(check_config(recorded).to_dict())  # the same key order too
     assert config.model == meta["config"]
 
 
@@ -185,9 +191,10 @@ def test_missing_config_file(tmp_path):
 
 
 # ------------------------------------------------------------------ training
-@pytest.mark.parametrize("model", [CNN, GNN], ids=["cnn", "gnn"])
-def test_two_epochs_lower_the_loss(tmp_path, model):
-    config = check_config(_config(tmp_path, model, epochs=2))
+@pytest.mark.parametrize(("model", "options"), [(CNN, {}), (GNN, {}), (CNN, {"augment": True})],
+                         ids=["cnn", "gnn", "cnn-augment"])
+def test_two_epochs_lower_the_loss(tmp_path, model, options):
+    config = check_config(_config(tmp_path, model, epochs=2, **options))
     from nnsweeper.training import _loader
 
     torch.manual_seed(0)
@@ -203,6 +210,18 @@ def test_two_epochs_lower_the_loss(tmp_path, model):
     assert model_back.checkpoint_meta["extra"]["data_manifest_sha256"]
     for name in ("best.pt", "best.json", "last.pt", "last.json", "history.json", "config.json", "resume.pt"):
         assert (result.run_dir / name).exists()
+
+
+def test_augment_is_refused_for_graphs_and_shuffles_the_training_loader_only(tmp_path):
+    from nnsweeper.training import _loader
+
+    config = check_config(_config(tmp_path, GNN, augment=True))
+    with pytest.raises(DatasetError, match="augment is for grid models"):
+        train(config, progress=False)
+    config = check_config(_config(tmp_path, CNN, augment=True))
+    model = MineModel.from_config(config.model)
+    assert _loader(model, config, FIXTURE, "train", shuffle=True, rank=0, world=1).dataset.augment
+    assert not _loader(model, config, FIXTURE, "val", shuffle=False, rank=0, world=1).dataset.augment
 
 
 def test_resume_after_kill_gives_the_same_weights(tmp_path):

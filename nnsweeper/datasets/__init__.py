@@ -13,7 +13,7 @@
 
 from nnsweeper.datasets.card import format_card, shard_statistics
 from nnsweeper.datasets.generate import MIXES, STARTS, Part, generate, parse_part, resolve_parts
-from nnsweeper.datasets.policies import POLICIES, RECORD_MODES, record_game
+from nnsweeper.datasets.policies import FLAG_MODES, POLICIES, RECORD_MODES, record_game
 from nnsweeper.datasets.storage import SHARD_FIELDS, file_sha256, load_manifest, read_shard, write_shard
 from nnsweeper.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_range, stream_seeds
 
@@ -34,6 +34,7 @@ def __getattr__(name):
 
 __all__ = [
     *_LOADERS,
+    "FLAG_MODES",
     "MIXES",
     "POLICIES",
     "RECORD_MODES",

@@ -44,7 +44,7 @@ from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
 from nnsweeper.solvers.base import STARTS
 
 from .card import add_stats, card_row, format_card, shard_statistics
-from .policies import POLICIES, POLICY_CODES, _check_choices, record_game
+from .policies import FLAG_CODES, FLAG_MODES, POLICIES, POLICY_CODES, _check_choices, record_game
 from .storage import (
     FORMAT,
     FORMAT_VERSION,
@@ -59,6 +59,9 @@ from .storage import (
 __all__ = [
     "STARTS",
     "MIXES",
+    "BROAD_BOARDS",
+    "UNSEEN_BOARDS",
+    "describe_mix",
     "MAX_DATASET_CELLS",
     "MAX_SHARD_CELLS",
     "MAX_DATASET_GAMES",
@@ -72,11 +75,36 @@ __all__ = [
 ]
 
 #: Named mixtures: lists of part texts (games per configuration come from ``games``).
+def _every_kind(boards: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f"{b}::{p}:{f}" for b in boards for p in POLICIES for f in FLAG_MODES)
+
+
+#: Boards of the ``broad`` mixture: the 10x10 sweep's densities, the presets, and two
+#: sizes of neither.
+BROAD_BOARDS = ("10x10:5-30/5", "beginner", "intermediate", "expert", "12x12:20,30,40", "16x20:50,70")
+#: Boards of the ``unseen`` mixture, kept out of ``broad`` to test on.
+UNSEEN_BOARDS = ("8x8:20", "24x30:200")
+
+#: Named mixtures: lists of part texts (games per configuration come from ``games``).
+#: ``broad`` and ``unseen`` take every policy with every flag mode on each of their
+#: boards (:data:`BROAD_BOARDS`, :data:`UNSEEN_BOARDS`).
 MIXES: dict[str, tuple[str, ...]] = {
     "mixed": ("10x10:5-30", "beginner", "intermediate", "expert"),
     "10x10": ("10x10:5-30",),
     "classic": ("beginner", "intermediate", "expert"),
+    "broad": _every_kind(BROAD_BOARDS),
+    "unseen": _every_kind(UNSEEN_BOARDS),
 }
+
+
+def describe_mix(name: str) -> str:
+    """A mixture in a few words: its part texts, or its boards for ``broad`` and ``unseen``."""
+    boards = {"broad": BROAD_BOARDS, "unseen": UNSEEN_BOARDS}.get(name)
+    if boards is not None:
+        return f"every policy with every flag mode on {' + '.join(boards)}"
+    return " + ".join(MIXES[name])
+
+
 _PLAN_NAME = ".generate.json"
 #: The file a running :func:`generate` holds an exclusive lock on, inside its folder.
 LOCK_NAME = ".generate.lock"
@@ -103,7 +131,11 @@ MAX_PARTS = 10_000
 # ------------------------------------------------------------------ the mixture
 @dataclass(frozen=True)
 class Part:
-    """One configuration of a mixture: a board, a mine count, a rule, a policy, games."""
+    """One configuration of a mixture: a board, a mine count, a rule, a policy, flags, games.
+
+    ``flags`` is which of the policy's flags the recorded states keep (``all``,
+    ``some`` or ``none``; see :func:`~nnsweeper.datasets.policies.recorded_flags`).
+    """
 
     rows: int
     cols: int
@@ -111,10 +143,13 @@ class Part:
     games: int
     first_click: str = "safe"
     policy: str = "csp"
+    flags: str = "all"
 
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise DatasetError(f"unknown policy {self.policy!r}; choose one of {', '.join(POLICIES)}")
+        if self.flags not in FLAG_MODES:
+            raise DatasetError(f"unknown flags {self.flags!r}; choose one of {', '.join(FLAG_MODES)}")
         check_int("games", self.games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
         try:
             rules = Rules(self.rows, self.cols, self.mines, self.first_click)
@@ -133,29 +168,40 @@ class Part:
 
     @property
     def key(self) -> str:
-        """A file-name-safe name, unique within a dataset: ``10x10-m15-safe-csp``."""
-        return f"{self.rows}x{self.cols}-m{self.mines}-{self.first_click}-{self.policy}"
+        """A file-name-safe name, unique within a dataset: ``10x10-m15-safe-csp``.
+
+        Flags other than ``all`` add a word: ``10x10-m15-safe-reveal-noflags``,
+        ``...-someflags``.
+        """
+        key = f"{self.rows}x{self.cols}-m{self.mines}-{self.first_click}-{self.policy}"
+        return key if self.flags == "all" else f"{key}-{'no' if self.flags == 'none' else 'some'}flags"
 
     @property
     def stream_key(self) -> tuple[int, ...]:
         """What identifies this configuration's seed stream (the games are not in it)."""
-        return (self.rows, self.cols, self.mines, FIRST_CLICK_CODES[self.first_click],
-                POLICY_CODES[self.policy])
+        key = (self.rows, self.cols, self.mines, FIRST_CLICK_CODES[self.first_click],
+               POLICY_CODES[self.policy])
+        return key if self.flags == "all" else (*key, FLAG_CODES[self.flags])
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if self.flags == "all":  # as manifests wrote a part before there were flag modes
+            del out["flags"]
+        return out
 
 
 _SIZE = re.compile(r"^(\d+)x(\d+)$")
 
 
-def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy: str = "csp") -> list[Part]:
-    """Parts from text: ``ROWSxCOLS:MINES[:GAMES[:POLICY]]`` or ``PRESET[:GAMES[:POLICY]]``.
+def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy: str = "csp",
+               flags: str = "all") -> list[Part]:
+    """Parts from text: ``ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS]]]`` or ``PRESET[:GAMES[:POLICY[:FLAGS]]]``.
 
     ``MINES`` is a count (``15``), a range with every count (``5-30``), a range with a
     step (``5-30/5``) or a comma list (``5,10,15``); each mine count is one
     configuration with ``GAMES`` games (default ``games``), at most
-    :data:`MAX_PARTS` of them.
+    :data:`MAX_PARTS` of them. An empty field takes the default
+    (``expert::reveal:none``).
 
     Examples
     --------
@@ -163,6 +209,8 @@ def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy
     [5, 10, 15, 20, 25, 30]
     >>> parse_part("expert:50:explore")[0].key
     '16x30-m99-safe-explore'
+    >>> parse_part("expert::reveal:none")[0].key
+    '16x30-m99-safe-reveal-noflags'
     """
     if not isinstance(text, str) or not text.strip():
         raise DatasetError(f"a part must be text like '10x10:5-30:200' or 'expert:100'; got {text!r}")
@@ -175,21 +223,24 @@ def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy
         size = _SIZE.match(head)
         if size is None or len(fields) < 2:
             raise DatasetError(
-                f"part {text!r}: expected ROWSxCOLS:MINES[:GAMES[:POLICY]] or PRESET[:GAMES[:POLICY]] "
+                f"part {text!r}: expected ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS]]] or "
+                f"PRESET[:GAMES[:POLICY[:FLAGS]]] "
                 f"(presets: {', '.join(PRESETS)})"
             )
         rows, cols = int(size.group(1)), int(size.group(2))
         mine_counts = _parse_mines(fields[1], text)
         rest = fields[2:]
-    if len(rest) > 2:
+    if len(rest) > 3:
         raise DatasetError(f"part {text!r} has too many ':' fields")
     if rest and rest[0]:
         if not rest[0].isdigit():
             raise DatasetError(f"part {text!r}: games must be a positive integer; got {rest[0]!r}")
         games = int(rest[0])
-    if len(rest) == 2:
+    if len(rest) >= 2 and rest[1]:
         policy = rest[1]
-    return [Part(rows, cols, m, games, first_click, policy) for m in mine_counts]
+    if len(rest) == 3 and rest[2]:
+        flags = rest[2]
+    return [Part(rows, cols, m, games, first_click, policy, flags) for m in mine_counts]
 
 
 def _parse_mines(field: str, text: str) -> list[int]:
@@ -199,7 +250,8 @@ def _parse_mines(field: str, text: str) -> list[int]:
         raise DatasetError(f"part {text!r}: {e}") from None
 
 
-def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy: str = "csp") -> list[Part]:
+def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy: str = "csp",
+                  flags: str = "all") -> list[Part]:
     """Parts from a mix of :class:`Part` objects, part texts and mixture names (:data:`MIXES`).
 
     Raises
@@ -208,10 +260,11 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
         An unparseable item, an impossible configuration, a board of more than
         :data:`MAX_DATASET_CELLS` cells, more than :data:`MAX_PARTS` parts or
         :data:`MAX_DATASET_GAMES` games, or two parts with the same configuration
-        (board, mines, rule and policy).
+        (board, mines, rule, policy and flags).
     """
     if first_click not in FIRST_CLICK_RULES:
         raise DatasetError(f"first_click must be one of {', '.join(FIRST_CLICK_RULES)}; got {first_click!r}")
+    defaults = dict(games=games, first_click=first_click, policy=policy, flags=flags)
     if isinstance(items, str | Part):
         items = [items]
     parts: list[Part] = []
@@ -220,9 +273,9 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
             parts.append(item)
         elif isinstance(item, str) and item in MIXES:
             for text in MIXES[item]:
-                parts.extend(parse_part(text, games=games, first_click=first_click, policy=policy))
+                parts.extend(parse_part(text, **defaults))
         else:
-            parts.extend(parse_part(item, games=games, first_click=first_click, policy=policy))
+            parts.extend(parse_part(item, **defaults))
         if len(parts) > MAX_PARTS:
             raise DatasetError(f"a dataset has at most {MAX_PARTS} configurations; got more than that")
     if not parts:
@@ -230,8 +283,8 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
     seen: dict[str, Part] = {}
     for p in parts:
         if p.key in seen:
-            raise DatasetError(f"configuration {p.key} appears twice; give each board, mine count and "
-                               f"policy once (with the total number of games)")
+            raise DatasetError(f"configuration {p.key} appears twice; give each board, mine count, "
+                               f"policy and flags once (with the total number of games)")
         seen[p.key] = p
     total = sum(p.games for p in parts)
     if total > MAX_DATASET_GAMES:
@@ -282,7 +335,8 @@ def _make_shard(path: str, part: Part, seeds: np.ndarray, first_game: int, recor
         rules = part.rules
         pieces = []
         for g, sd in enumerate(seeds):
-            arrays, _ = record_game(rules, int(sd), part.policy, record=record, epsilon=epsilon, start=start)
+            arrays, _ = record_game(rules, int(sd), part.policy, record=record, epsilon=epsilon, start=start,
+                                    flags=part.flags)
             arrays["game"] = np.full(len(arrays["grid"]), first_game + g, dtype=np.int32)
             pieces.append(arrays)
         # Each field's pieces are dropped once joined, so the shard is not held twice.
@@ -411,6 +465,7 @@ def generate(
     splits=(0.8, 0.1, 0.1),
     seed: int = 0,
     policy: str = "csp",
+    flags: str = "all",
     record: str = "all",
     epsilon: float = 0.1,
     start: str = "random",
@@ -436,8 +491,10 @@ def generate(
         game seeds come from its own stream (:mod:`nnsweeper.seeds`).
     seed : int, default=0
         Entropy of every game-seed stream.
-    policy : {"csp", "single_point", "explore"}, default="csp"
+    policy : {"csp", "single_point", "explore", "reveal", "search"}, default="csp"
         Behaviour policy where a part does not say.
+    flags : {"all", "some", "none"}, default="all"
+        Which of the policy's flags the recorded states keep, where a part does not say.
     record : {"all", "guess"}, default="all"
         Record every decision, or only those where the policy guessed.
     epsilon : float, default=0.1
@@ -471,13 +528,13 @@ def generate(
     from nnsweeper.parallel import check_n_jobs
 
     seed = check_int("seed", seed, 0, DatasetError)
-    _check_choices(policy, record, start)
+    _check_choices(policy, record, start, flags)
     if not 0 <= float(epsilon) <= 1:
         raise DatasetError(f"epsilon must be in [0, 1]; got {epsilon!r}")
     shard_games = check_int("shard_games", shard_games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
     games = check_int("games", games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
     n_jobs = check_n_jobs(n_jobs, allow_none=True, error=DatasetError)
-    parts = resolve_parts(parts, games=int(games), first_click=first_click, policy=policy)
+    parts = resolve_parts(parts, games=int(games), first_click=first_click, policy=policy, flags=flags)
     fractions = _check_splits(splits)
     _check_size(parts, fractions, shard_games)
     arguments = _arguments(parts, fractions, int(seed), record, float(epsilon), start, int(shard_games))

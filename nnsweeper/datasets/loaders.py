@@ -41,7 +41,7 @@ import torch_geometric.loader
 
 from nnsweeper import features
 from nnsweeper.errors import DatasetError, check_int
-from nnsweeper.grid import dilate
+from nnsweeper.grid import apply_symmetry, board_symmetries, dilate
 from nnsweeper.seeds import SPLITS
 
 from .storage import SHARD_FIELDS, load_manifest, read_shard
@@ -59,7 +59,7 @@ __all__ = [
 # Keys a manifest's shard entry must have for the loaders.
 _ENTRY_KEYS = ("file", "split", "config", "rows", "cols", "states", "sha256")
 # Keyword arguments that the loader helpers hand to the dataset and to the sampler.
-_DATASET_KW = ("verify", "cache_shards", "configs", "in_memory")
+_DATASET_KW = ("verify", "cache_shards", "configs", "in_memory", "augment")
 _SAMPLER_KW = ("pool", "drop_last", "rank", "world_size")
 
 #: Most board cells per batch (states x rows x cols), checked for every board size of
@@ -333,6 +333,14 @@ class StateDataset(_ShardedStates, torch.utils.data.Dataset):
     in_memory : bool, default=False
         Keep every item once built, so that later epochs skip decoding and encoding
         (for datasets that fit in memory; each ``DataLoader`` worker keeps its own).
+    augment : bool, default=False
+        Return each state under one of its board's symmetries
+        (:func:`nnsweeper.grid.board_symmetries`: 8 for a square board, 4 otherwise),
+        every tensor of it transformed alike. The symmetry is drawn from ``seed``, the
+        epoch (:meth:`set_epoch`) and the state's number, so an epoch's items are the
+        same on every run and in every loader process.
+    seed : int, default=0
+        With ``augment``: the entropy of the symmetries drawn.
 
     Notes
     -----
@@ -359,15 +367,31 @@ class StateDataset(_ShardedStates, torch.utils.data.Dataset):
     """
 
     def __init__(self, root, split: str = "train", *, verify: bool = True, cache_shards: int = 4,
-                 configs: str | Iterable[str] | None = None, in_memory: bool = False):
+                 configs: str | Iterable[str] | None = None, in_memory: bool = False, augment: bool = False,
+                 seed: int = 0):
         self._index = _ShardIndex(root, split, verify=verify, cache_shards=cache_shards, configs=configs)
         self._init_memory(in_memory)
+        if not isinstance(augment, bool):
+            raise DatasetError(f"augment must be True or False; got {augment!r}")
+        self.augment = augment
+        self.seed = _check_int("seed", seed, 0)
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draw the next items' symmetries for epoch ``epoch`` (with ``augment``)."""
+        self.epoch = _check_int("epoch", epoch, 0)
 
     def __len__(self) -> int:
         return len(self._index)
 
     def __getitem__(self, i) -> dict[str, torch.Tensor]:
-        return self._item(i, _state_tensors)
+        item = self._item(i, _state_tensors)
+        if not self.augment:
+            return item
+        symmetries = board_symmetries(*item["prob"].shape)
+        draw = np.random.default_rng((self.seed, self.epoch, self._index.position(i)))
+        symmetry = symmetries[int(draw.integers(len(symmetries)))]
+        return {k: apply_symmetry(v, symmetry) if v.dim() >= 2 else v for k, v in item.items()}
 
     def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
         for i in range(len(self)):
@@ -397,7 +421,9 @@ class GraphDataset(_ShardedStates, torch_geometric.data.Dataset):
 
     Notes
     -----
-    The attribute ``root`` of torch-geometric datasets is the dataset folder here
+    A graph needs no symmetry augmentation: its features are counts over neighbours
+    and board-wide figures, so a symmetry of the board renumbers its nodes and changes
+    nothing else. The attribute ``root`` of torch-geometric datasets is the dataset folder here
     (as a string); no ``raw`` or ``processed`` folder is used.
     """
 
@@ -668,7 +694,8 @@ def grid_loader(root, split: str, batch_size: int = 64, *, shuffle: bool = True,
     num_workers : int, default=0
         Loader worker processes.
     **kw
-        ``verify``, ``cache_shards``, ``configs`` go to the dataset; ``pool``,
+        ``verify``, ``cache_shards``, ``configs``, ``in_memory``, ``augment`` go to the
+        dataset (``seed`` too: it draws the symmetries); ``pool``,
         ``drop_last``, ``rank``, ``world_size`` to the sampler; the rest (e.g.
         ``pin_memory``, ``persistent_workers``, ``collate_fn``) to the ``DataLoader``.
 
@@ -676,10 +703,11 @@ def grid_loader(root, split: str, batch_size: int = 64, *, shuffle: bool = True,
     -------
     torch.utils.data.DataLoader
         Its ``dataset`` is the :class:`StateDataset` and its ``batch_sampler`` the
-        :class:`ShardBatchSampler`; call ``loader.batch_sampler.set_epoch(e)`` each epoch.
+        :class:`ShardBatchSampler`; call ``loader.batch_sampler.set_epoch(e)`` (and, with
+        ``augment``, ``loader.dataset.set_epoch(e)``) each epoch.
     """
     dataset_kw, sampler_kw, loader_kw = _split_kw(dict(kw))
-    dataset = StateDataset(root, split, **dataset_kw)
+    dataset = StateDataset(root, split, seed=seed, **dataset_kw)
     sampler = ShardBatchSampler(dataset, batch_size, shuffle=shuffle, seed=seed, **sampler_kw)
     loader_kw.setdefault("collate_fn", collate_grids)
     return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, num_workers=num_workers, **loader_kw)
@@ -704,6 +732,11 @@ def graph_loader(root, split: str, batch_size: int = 64, *, shuffle: bool = True
         ``loader.batch_sampler.set_epoch(e)`` each epoch.
     """
     dataset_kw, sampler_kw, loader_kw = _split_kw(dict(kw))
+    if dataset_kw.pop("augment", False):
+        raise DatasetError(
+            "augment is for grid models: a graph's features are counts over neighbours, so a symmetry of "
+            "the board only renumbers its nodes"
+        )
     if "transform" in loader_kw:
         dataset_kw["transform"] = loader_kw.pop("transform")
     dataset = GraphDataset(root, split, cell_edges=cell_edges, **dataset_kw)

@@ -14,34 +14,47 @@ import numpy as np
 from nnsweeper.errors import DatasetError, check_unit
 from nnsweeper.game import Game, Rules
 from nnsweeper.probability import analyze
-from nnsweeper.solvers.base import STARTS, Decision, Turns
+from nnsweeper.solvers.base import STARTS, Decision, Turns, local_rules
 from nnsweeper.solvers.csp import CSPSolver
+from nnsweeper.solvers.search import SearchSolver
 from nnsweeper.solvers.single_point import SinglePointSolver
 
 from .storage import empty_shard
 
-__all__ = ["POLICY_CODES", "POLICIES", "RECORD_MODES", "ExploreSolver", "policy_solver", "record_game"]
+__all__ = ["POLICY_CODES", "POLICIES", "FLAG_CODES", "FLAG_MODES", "RECORD_MODES", "ExploreSolver",
+           "RevealSolver", "policy_solver", "record_game", "recorded_flags"]
 
-#: Behaviour policies and their codes: the CSP solver, the single-point solver, and CSP
+#: Behaviour policies and their codes: the CSP solver; the single-point solver; CSP
 #: that now and then (with probability ``epsilon`` per decision) reveals a random
-#: covered cell whose exact probability is neither 0 nor 1 (:class:`ExploreSolver`).
+#: covered cell whose exact probability is neither 0 nor 1 (:class:`ExploreSolver`);
+#: a player that reveals one proven-safe cell at a time, drawn at random, so that
+#: provable cells stay covered as in human play (:class:`RevealSolver`); and the
+#: search solver (:class:`~nnsweeper.solvers.SearchSolver`).
 #: A code is part of the seed keys of the policy's games
 #: (:attr:`~nnsweeper.datasets.Part.stream_key`), so of every dataset's seeds: a new
 #: policy takes a new code, and no code changes.
-POLICY_CODES: dict[str, int] = {"csp": 0, "single_point": 1, "explore": 2}
+POLICY_CODES: dict[str, int] = {"csp": 0, "single_point": 1, "explore": 2, "reveal": 3, "search": 4}
 #: The policy names.
 POLICIES = tuple(POLICY_CODES)
+#: The flags a recorded state keeps: all the policy's (every one a proven mine), each
+#: of them with probability 1/2, or none. A code other than ``all``'s is part of the
+#: seed keys of the configuration's games, as a policy's is.
+FLAG_CODES: dict[str, int] = {"all": 0, "some": 1, "none": 2}
+#: The flag modes.
+FLAG_MODES = tuple(FLAG_CODES)
 #: Which states are recorded: every decision, or only those where the policy guessed.
 RECORD_MODES = ("all", "guess")
 
 
-def _check_choices(policy: str, record: str, start: str) -> None:
+def _check_choices(policy: str, record: str, start: str, flags: str = "all") -> None:
     if policy not in POLICIES:
         raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
     if record not in RECORD_MODES:
         raise DatasetError(f"record must be one of {', '.join(RECORD_MODES)}; got {record!r}")
     if start not in STARTS:
         raise DatasetError(f"start must be one of {', '.join(STARTS)}; got {start!r}")
+    if flags not in FLAG_MODES:
+        raise DatasetError(f"flags must be one of {', '.join(FLAG_MODES)}; got {flags!r}")
 
 
 class ExploreSolver(CSPSolver):
@@ -73,23 +86,80 @@ class ExploreSolver(CSPSolver):
         return super().turn(game, flags, rng)
 
 
+class RevealSolver(CSPSolver):
+    """The ``reveal`` policy: one proven-safe cell per decision, drawn at random.
+
+    Each turn it flags the mines the local rules prove and reveals one cell drawn
+    uniformly (from ``rng``) among those the local rules prove safe, or when there
+    are none, among those the exact engine proves safe (flagging the engine's mines);
+    when nothing is certain it guesses as :class:`~nnsweeper.solvers.CSPSolver` does.
+    Unlike ``csp``, which reveals every proven cell at once, it leaves the other
+    proven cells covered, as a person clearing a board one click at a time does, so
+    its positions have provable cells the model must find.
+    """
+
+    name = "reveal"
+
+    def turn(self, game: Turns, flags: np.ndarray, rng) -> bool:
+        safe, mines = local_rules(game.grid, flags)
+        flags |= mines
+        kind = "local"
+        if not safe.any():
+            if not ((game.grid < 0) & ~flags).any():
+                return False
+            a = game.analyze(flags)
+            flags |= a.mines
+            safe, kind = a.safe, "engine"
+            if not safe.any():
+                i, j = self.choose_guess(a, game.grid, flags, game.env.mines, rng)
+                game.reveal(i, j, "guess", float(a.probabilities[i, j]))
+                return True
+        cells = np.argwhere(safe)
+        i, j = cells[rng.integers(len(cells))]
+        game.reveal(i, j, kind, 0.0)
+        return True
+
+
 def policy_solver(policy: str, start: str, epsilon: float):
+    """The solver that plays ``policy``'s games."""
     if policy == "single_point":
         return SinglePointSolver(start=start)
     if policy == "explore":
         return ExploreSolver(start=start, epsilon=epsilon)
+    if policy == "reveal":
+        return RevealSolver(start=start)
+    if policy == "search":
+        return SearchSolver(start=start)
     return CSPSolver(start=start)
 
 
+def recorded_flags(flags: np.ndarray, mode: str, seed: int) -> np.ndarray:
+    """The flags the recorded states keep, from the policy's ``flags`` (n, rows, cols).
+
+    ``all`` keeps them, ``none`` drops them, ``some`` keeps each one independently
+    with probability 1/2, drawn from a stream of the game's ``seed`` of its own (the
+    policy's play does not depend on it). The policies flag proven mines only, so a
+    dropped flag changes no exact probability; the labels are the engine's for the
+    flags the state keeps all the same.
+    """
+    if mode == "all":
+        return flags
+    if mode == "none":
+        return np.zeros_like(flags)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(FLAG_CODES[mode],)))
+    return flags & (rng.random(flags.shape) < 0.5)
+
+
 def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "all", epsilon: float = 0.1,
-                start: str = "random") -> tuple[dict[str, np.ndarray], bool]:
+                start: str = "random", flags: str = "all") -> tuple[dict[str, np.ndarray], bool]:
     """Play one game with a policy and return its recorded, labelled states.
 
     The state before each decision of the policy after the first click is a
     candidate (the all-covered board before the first click tells nothing); with
     ``record="guess"`` only the decisions where the policy guessed are kept. The
     policy's randomness comes from ``np.random.default_rng(seed)``, the layout from
-    the game's own stream of ``seed``.
+    the game's own stream of ``seed``. ``flags`` says which of the policy's flags the
+    states keep (:func:`recorded_flags`).
 
     Returns
     -------
@@ -98,7 +168,7 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
         ``game`` (set by the caller).
     won : bool
     """
-    _check_choices(policy, record, start)
+    _check_choices(policy, record, start, flags)
     env = Game(rules, seed=seed)
     kept = []
 
@@ -112,14 +182,17 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
     layout = env.mine_layout()
     n = len(kept)
     grids = np.stack([d.grid for d in kept])
-    # The policy's own analysis of a position, when it made one, is the label.
+    kept_flags = recorded_flags(np.stack([d.flags for d in kept]), flags, seed)
+    # The policy's own analysis of a position, when it made one with the flags the
+    # state keeps, is the label; otherwise the engine's with those flags.
     prob = np.stack([
-        (d.analysis if d.analysis is not None else analyze(d.grid, env.mines, d.flags)).probabilities
-        for d in kept
+        (d.analysis if d.analysis is not None and np.array_equal(f, d.flags)
+         else analyze(d.grid, env.mines, f)).probabilities
+        for d, f in zip(kept, kept_flags, strict=True)
     ])
     arrays = {
         "grid": grids.astype(np.int8),
-        "flags": np.stack([d.flags for d in kept]),
+        "flags": kept_flags,
         "mines": layout[None] & (grids < 0),
         "prob": prob,
         "total_mines": np.full(n, env.mines, dtype=np.int16),

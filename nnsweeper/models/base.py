@@ -31,6 +31,7 @@ import torch
 
 from nnsweeper.configs import Settings
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
+from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
 from nnsweeper.models.registry import ARCHITECTURES, register_architecture
 from nnsweeper.observation import Observation, Observations, check_alone
 
@@ -523,7 +524,8 @@ class MineModel(torch.nn.Module):
         raise NotImplementedError
 
     # ----------------------------------------------------------------- prediction interface
-    def predict_proba(self, grids, total_mines=None, flags=None, *, batch_size: int = 256):
+    def predict_proba(self, grids, total_mines=None, flags=None, *, batch_size: int = 256,
+                      symmetric: bool = False):
         """P(mine) for every cell of one or more visible boards.
 
         Parameters
@@ -544,6 +546,12 @@ class MineModel(torch.nn.Module):
             board is an Observation.
         batch_size : int, default 256
             Boards per forward pass.
+        symmetric : bool, default False
+            Average over the board's symmetries (8 for a square board, 4 otherwise;
+            :func:`nnsweeper.grid.board_symmetries`): the model reads each transformed
+            board, each answer is mapped back, and every cell gets the mean of its
+            values, summed in sorted order. The output then transforms with the board
+            (up to the model's own rounding), at 4 or 8 times the cost.
 
         Returns
         -------
@@ -572,13 +580,16 @@ class MineModel(torch.nn.Module):
             totals = _per_board_totals(total_mines, n, kind)
             fl = _per_board_flags(flags, n, kind)
         batch_size = check_int("batch_size", batch_size, 1, ModelError)
+        if not isinstance(symmetric, bool):
+            raise ModelError(f"symmetric must be True or False; got {symmetric!r}")
         observations = _observations(boards, totals, fl)
 
         modes = [(m, m.training) for m in self.modules()]
         try:
             self.eval()
             with torch.inference_mode():
-                out = self.predict_observations(observations, batch_size)
+                out = (_symmetric_mean(self, observations, batch_size) if symmetric
+                       else self.predict_observations(observations, batch_size))
         finally:
             for m, mode in modes:
                 m.training = mode
@@ -587,3 +598,22 @@ class MineModel(torch.nn.Module):
         if kind == "stack":
             return np.stack(out)
         return out
+
+
+def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
+    """``predict_observations`` averaged over each board's symmetries (``predict_proba(symmetric=True)``)."""
+    views, groups = [], []
+    for obs in observations:
+        symmetries = board_symmetries(*obs.grid.shape)
+        groups.append(symmetries)
+        views.extend(Observation._trusted(np.ascontiguousarray(apply_symmetry(obs.grid, s)), obs.total_mines,
+                                          np.ascontiguousarray(apply_symmetry(obs.flags, s)))
+                     for s in symmetries)
+    answers = model.predict_observations(views, batch_size)
+    out, k = [], 0
+    for symmetries in groups:
+        back = np.stack([invert_symmetry(answers[k + m], s) for m, s in enumerate(symmetries)])
+        k += len(symmetries)
+        # Sorted first, so the sum does not depend on which symmetry the board came in.
+        out.append(np.sort(back, axis=0).mean(axis=0))
+    return out
