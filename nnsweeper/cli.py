@@ -426,7 +426,8 @@ def _add_evaluate_model(sub) -> None:
         help="score a model's probabilities on a dataset split, next to the exact engine's",
         description="Score a model on held-out states: log-loss against the truth next to the exact "
         "engine's (and their ratio), mean absolute error against the exact probabilities, ROC AUC, "
-        "Brier score, calibration error, and how often engine-proven safe cells get P < 0.02; frontier "
+        "Brier score, calibration error, and how often engine-proven safe cells get P < 0.02 and "
+        "proven mines P > 0.98; frontier "
         "and interior cells apart, overall and per configuration. Writes OUT.json and a reliability "
         "diagram OUT.png.",
         epilog="example: nnsweeper evaluate-model --model gnn --data data/mixed --out eval/results/gnn_test",
