@@ -74,7 +74,6 @@ __all__ = [
     "generate",
 ]
 
-#: Named mixtures: lists of part texts (games per configuration come from ``games``).
 def _every_kind(boards: Sequence[str]) -> tuple[str, ...]:
     return tuple(f"{b}::{p}:{f}" for b in boards for p in POLICIES for f in FLAG_MODES)
 
@@ -84,6 +83,8 @@ def _every_kind(boards: Sequence[str]) -> tuple[str, ...]:
 BROAD_BOARDS = ("10x10:5-30/5", "beginner", "intermediate", "expert", "12x12:20,30,40", "16x20:50,70")
 #: Boards of the ``unseen`` mixture, kept out of ``broad`` to test on.
 UNSEEN_BOARDS = ("8x8:20", "24x30:200")
+# The mixtures that take every policy with every flag mode on their boards.
+_EVERY_KIND = {"broad": BROAD_BOARDS, "unseen": UNSEEN_BOARDS}
 
 #: Named mixtures: lists of part texts (games per configuration come from ``games``).
 #: ``broad`` and ``unseen`` take every policy with every flag mode on each of their
@@ -92,14 +93,13 @@ MIXES: dict[str, tuple[str, ...]] = {
     "mixed": ("10x10:5-30", "beginner", "intermediate", "expert"),
     "10x10": ("10x10:5-30",),
     "classic": ("beginner", "intermediate", "expert"),
-    "broad": _every_kind(BROAD_BOARDS),
-    "unseen": _every_kind(UNSEEN_BOARDS),
+    **{name: _every_kind(boards) for name, boards in _EVERY_KIND.items()},
 }
 
 
 def describe_mix(name: str) -> str:
     """A mixture in a few words: its part texts, or its boards for ``broad`` and ``unseen``."""
-    boards = {"broad": BROAD_BOARDS, "unseen": UNSEEN_BOARDS}.get(name)
+    boards = _EVERY_KIND.get(name)
     if boards is not None:
         return f"every policy with every flag mode on {' + '.join(boards)}"
     return " + ".join(MIXES[name])

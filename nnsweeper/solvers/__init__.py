@@ -49,7 +49,6 @@ __all__ = [
     "Move",
     "NeuralSolver",
     "SearchChoice",
-    "DeepSearchSolver",
     "SearchSolver",
     "SinglePointSolver",
     "Solver",
