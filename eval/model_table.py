@@ -1,10 +1,13 @@
-"""Per-configuration test figures of the bundled models, as one Markdown table.
+"""Held-out figures of the bundled models per kind of position, as Markdown tables.
 
-Reads ``nnsweeper/models/weights/{cnn,gnn}_test_metrics.json`` (written by
-``train/bundle.py``) and writes ``eval/results/models_by_configuration.md``: for every
-board size and mine count of the test split, the frontier log-loss ratio against the
-exact engine, the mean absolute error against the exact probabilities and the share
-of engine-proven safe cells given P < 0.02, for each model::
+Reads ``nnsweeper/models/weights/{gnn,cnn}_test_metrics.json`` and
+``{gnn,cnn}_heldout_metrics.json`` (written by ``train/bundle.py``) and writes
+``eval/results/models_by_configuration.md``: for the test split of the training
+dataset and for each held-out dataset, one table per kind (board, behaviour policy,
+flag mode, policy with flag mode) with the frontier log-loss ratio against the exact
+engine, the mean absolute error against the exact probabilities, and the shares of
+engine-proven safe cells given P < 0.02 and of proven mines given P > 0.98, for each
+model::
 
     python eval/model_table.py
 """
@@ -22,7 +25,9 @@ from nnsweeper.fileio import write_text_atomic
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "nnsweeper" / "models" / "weights"
 OUT = ROOT / "eval" / "results" / "models_by_configuration.md"
-_KEY = re.compile(r"^(\d+)x(\d+)-m(\d+)-")
+_KEY = re.compile(r"^(\d+)x(\d+)-m(\d+)")
+#: The tables of a dataset, in order: the kind field and its column header.
+FIELDS = (("board", "board"), ("policy", "policy"), ("flags", "flags"), ("policy_flags", "policy, flags"))
 
 
 def _order(key: str) -> tuple:
@@ -35,23 +40,40 @@ def _label(key: str) -> str:
     return f"{m[1]}x{m[2]}, {m[3]} mines" if m else key
 
 
+def _share(region: dict, key: str, count: str) -> str:
+    return f"{100 * region[key]:.1f}%" if region.get(count) else "-"
+
+
 def _cells(region: dict) -> list[str]:
     return [f"{region['log_loss_ratio']:.3f}", f"{region['mae_exact']:.4f}",
-            f"{100 * region['safe_below_threshold']:.1f}%" if region["safe_cells"] else "-"]
+            _share(region, "safe_below_threshold", "safe_cells"),
+            _share(region, "mine_above_threshold", "mine_cells")]
 
 
-def table(results: dict[str, dict]) -> str:
-    """Markdown: one row per configuration (and one for all), three columns per model."""
+def _groups(result: dict, field: str) -> dict:
+    return result["by"] if field == "configuration" else result.get("kinds", {}).get(field, {})
+
+
+def table(results: dict[str, dict], field: str = "configuration", header: str = "board") -> str:
+    """Markdown: one row per label of ``field`` (and one for all), four columns per model.
+
+    ``field`` is ``"configuration"`` (the result's ``by``) or a key of its ``kinds``;
+    boards are listed smaller first, then by mine count, other labels as scored.
+    """
     names = list(results)
-    head = ["board", "frontier cells", "safe cells"]
+    head = [header, "frontier cells", "safe cells"]
     for name in names:
-        head += [f"{name} LL ratio", f"{name} MAE", f"{name} safe<0.02"]
+        head += [f"{name} LL ratio", f"{name} MAE", f"{name} safe<0.02", f"{name} mine>0.98"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     first = results[names[0]]
     rows = [("all", first["frontier"], {n: r["frontier"] for n, r in results.items()})]
-    for key in sorted(first["by"], key=_order):
-        rows.append((_label(key), first["by"][key]["frontier"],
-                     {n: r["by"][key]["frontier"] for n, r in results.items()}))
+    labels = list(_groups(first, field))
+    if field in ("configuration", "board"):
+        labels.sort(key=_order)
+    for key in labels:
+        shown = _label(key) if field in ("configuration", "board") else key
+        rows.append((shown, _groups(first, field)[key]["frontier"],
+                     {n: _groups(r, field)[key]["frontier"] for n, r in results.items()}))
     for label, base, regions in rows:
         name = f"**{label}**" if label == "all" else label
         row = [name, f"{base['cells']:,.0f}", f"{base['safe_cells']:,.0f}"]
@@ -61,31 +83,48 @@ def table(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def _sections(results: dict[str, dict]) -> list[str]:
+    """One table per kind field the results have (the configurations when they have none)."""
+    first = next(iter(results.values()))
+    fields = [(f, h) for f, h in FIELDS if f in first.get("kinds", {})] or [("configuration", "board")]
+    return [table(results, f, h) for f, h in fields]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["gnn", "cnn"], help="bundled model names")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    results = {}
+    datasets: dict[str, dict[str, dict]] = {}
     for name in args.models:
         path = WEIGHTS / f"{name}_test_metrics.json"
         if not path.exists():
             print(f"no test metrics for {name!r} at {path}; run train/bundle.py first", file=sys.stderr)
             return 2
-        results[name.upper()] = json.loads(path.read_text())
-    keys = [set(r["by"]) for r in results.values()]
-    if any(k != keys[0] for k in keys):
-        print("the models were scored on different test splits", file=sys.stderr)
-        return 2
+        own = datasets.setdefault("test split of the training dataset", {})
+        own[name.upper()] = json.loads(path.read_text())
+        held = WEIGHTS / f"{name}_heldout_metrics.json"
+        for folder, result in (json.loads(held.read_text()) if held.exists() else {}).items():
+            datasets.setdefault(f"held-out dataset `{folder}`", {})[name.upper()] = result
+    for title, results in datasets.items():
+        if len(results) != len(args.models):
+            print(f"the {title} was scored for {', '.join(results)} only", file=sys.stderr)
+            return 2
+        keys = [set(r["by"]) for r in results.values()]
+        if any(k != keys[0] for k in keys):
+            print(f"the models were scored on different configurations of the {title}", file=sys.stderr)
+            return 2
     text = (
-        "# Bundled models on the test split, per board size and mine count\n\n"
-        "Frontier cells of the held-out test games of the mixed dataset. *LL ratio*: the\n"
-        "model's log-loss against the truth over the exact engine's on the same cells (1 is\n"
-        "the best possible); *MAE*: mean absolute error against the exact probabilities;\n"
-        "*safe<0.02*: engine-proven safe cells the model gives P < 0.02.\n"
-        "Made by `python eval/model_table.py` from `nnsweeper/models/weights/*_test_metrics.json`.\n\n"
-        + table(results) + "\n"
+        "# Bundled models on held-out positions, per kind\n\n"
+        "Frontier cells of held-out games. *LL ratio*: the model's log-loss against the truth\n"
+        "over the exact engine's on the same cells (1 is the best possible); *MAE*: mean\n"
+        "absolute error against the exact probabilities; *safe<0.02*: engine-proven safe\n"
+        "cells the model gives P < 0.02; *mine>0.98*: engine-proven mines it gives P > 0.98.\n"
+        "Every configuration's figures are in the JSON files beside the weights.\n"
+        "Made by `python eval/model_table.py` from `nnsweeper/models/weights/*_metrics.json`.\n"
     )
+    for title, results in datasets.items():
+        text += f"\n## The {title}\n\n" + "\n\n".join(_sections(results)) + "\n"
     write_text_atomic(args.out, text)
     print(text)
     return 0

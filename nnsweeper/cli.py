@@ -443,6 +443,9 @@ def _add_evaluate_model(sub) -> None:
     em.add_argument("--max-batches", type=_int_in(0), default=0,
                     help="at most this many batches per configuration (default: 0, all)")
     em.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
+    em.add_argument("--symmetric", action="store_true",
+                    help="score the mean over each board's symmetries (8 for a square board, 4 otherwise), "
+                    "as predict_proba(symmetric=True); the GNN's graphs do not change under them")
     em.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.json and PREFIX.png")
     em.add_argument("--quiet", action="store_true", help="no progress bar")
     em.set_defaults(handler=_cmd_evaluate_model)
@@ -471,8 +474,9 @@ def _cmd_evaluate_model(args, argv) -> int:
     model = load_model(args.model, device=args.device)
     result, preds = evaluate_model(model, args.data, args.split, batch_size=args.batch_size,
                                    max_batches=args.max_batches, progress=not args.quiet,
-                                   name=args.model, notify=_note)
-    result["model"] = {"name": args.model, "arch": model.arch, "config": model.config}
+                                   name=args.model, notify=_note, symmetric=args.symmetric)
+    result["model"] = {"name": args.model, "arch": model.arch, "config": model.config,
+                       "symmetric": args.symmetric}
     result["data"] = {"path": args.data, "split": args.split}
     result["command"] = shlex.join([PROG, *argv])
     to_json(result, out.with_name(out.name + ".json"))

@@ -231,6 +231,11 @@ class PredictionSet:
             raise PredictionError(f"mask must have shape ({len(self)},) like the rows; got {mask.shape}")
         return PredictionSet(*(getattr(self, f)[mask] for f in _FIELDS))
 
+    def take(self, rows) -> PredictionSet:
+        """The rows at the integer positions ``rows``, in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return PredictionSet(*(getattr(self, f)[rows] for f in _FIELDS))
+
     def select(self, frontier: bool | None = None) -> PredictionSet:
         """The frontier rows (``True``), the interior rows (``False``) or all rows (``None``)."""
         if frontier is None:
@@ -532,9 +537,15 @@ def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float
             raise PredictionError(
                 f"by must hold one label per row, shape ({len(preds)},); got shape {labels.shape}"
             )
+        # Group by integer codes, not by comparing every label with every row: the rows
+        # of each group in their order, one stable sort for all of them.
+        values, first, codes = np.unique(labels, return_index=True, return_inverse=True)
+        order = np.argsort(codes.reshape(-1), kind="stable")
+        ends = np.cumsum(np.bincount(codes.reshape(-1), minlength=len(values)))
+        starts = ends - np.bincount(codes.reshape(-1), minlength=len(values))
         groups = {}
-        for label in dict.fromkeys(labels.tolist()):
-            groups[_label(label)] = _regions(preds.subset(labels == label), safe_threshold, bins)
+        for g in np.argsort(first, kind="stable"):  # in order of first appearance
+            groups[_label(values[g])] = _regions(preds.take(order[starts[g]:ends[g]]), safe_threshold, bins)
         result["by"] = groups
     return result
 
@@ -634,19 +645,22 @@ def _cell(value, fmt: str) -> str:
     return fmt.format(value)
 
 
-def _table(regions: Mapping, indent: str = "") -> list[str]:
-    threshold = next((regions[r].get("safe_threshold") for r in REGIONS if r in regions), None)
+def _table(regions: Mapping, indent: str = "", names=REGIONS, width: int = 8,
+           title: str = "region") -> list[str]:
+    """One line per name of ``names`` found in ``regions`` (a mapping of name to metrics)."""
+    threshold = next((regions[r].get("safe_threshold") for r in names if r in regions), None)
     threshold = threshold if threshold is not None else 0.02
     headers = [h.format(t=threshold, u=1 - threshold) for h, *_ in _COLUMNS]
     widths = [max(w, len(h)) for h, (_, _, w, _) in zip(headers, _COLUMNS, strict=True)]
-    lines = [indent + f"{'region':<9}" + "".join(f" {h:>{w}}" for h, w in zip(headers, widths, strict=True))]
-    for region in REGIONS:
+    head = f"{title:<{width + 1}}"
+    lines = [indent + head + "".join(f" {h:>{w}}" for h, w in zip(headers, widths, strict=True))]
+    for region in names:
         if region not in regions:
             continue
         row = regions[region]
         cells = [_cell(row.get(key), fmt) for (_, key, _, fmt) in _COLUMNS]
         padded = "".join(f" {c:>{w}}" for c, w in zip(cells, widths, strict=True))
-        lines.append(indent + f"{region:<9}" + padded)
+        lines.append(indent + f"{region:<{width + 1}}" + padded)
     return lines
 
 
@@ -658,8 +672,10 @@ def format_metrics(result: Mapping) -> str:
     exact probabilities, ROC AUC of both, Brier score and ECE of the model, and the shares
     of proven-safe cells the model puts below the safe threshold and of proven mines it
     puts above one minus it. Undefined values
-    show as ``-``. Per-group tables follow when the result has ``"by"``. Also accepts a
-    result read back from :func:`to_json` (nulls for NaN).
+    show as ``-``. Per-group tables follow when the result has ``"by"``, and a table of
+    frontier cells per kind when it has ``"kinds"`` (``{field: {label: regions}}``, as
+    :func:`nnsweeper.training.evaluate_model` gives: one line per label of each field).
+    Also accepts a result read back from :func:`to_json` (nulls for NaN).
 
     Parameters
     ----------
@@ -679,4 +695,12 @@ def format_metrics(result: Mapping) -> str:
         lines.append("")
         lines.append(f"{label}:")
         lines.extend(_table(regions, indent="  "))
+    kinds = result.get("kinds") or {}
+    if kinds:
+        lines += ["", "frontier cells by kind:"]
+        width = max(len(str(label)) for groups in kinds.values() for label in groups)
+        width = max(width, max(len(field) for field in kinds))
+        for field, groups in kinds.items():
+            lines += _table({str(label): regions["frontier"] for label, regions in groups.items()},
+                            indent="  ", names=list(map(str, groups)), width=width, title=field)
     return "\n".join(lines)

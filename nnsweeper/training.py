@@ -73,7 +73,7 @@ from nnsweeper.training_config import (
 __all__ = [
     "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
     "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
-    "evaluate_model", "TrainingInterrupted",
+    "evaluate_model", "KIND_FIELDS", "TrainingInterrupted",
 ]
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def _schedule(optimizer, total_steps: int, warmup: float, min_lr: float):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def _predict(model, loader, *, target: str, max_batches: int, device):
+def _predict(model, loader, *, target: str, max_batches: int, device, symmetric: bool = False):
     """Every prediction row of ``model`` over ``loader`` and the mean loss (eval mode, no grad)."""
     from nnsweeper.metrics import PredictionAccumulator
 
@@ -195,7 +195,8 @@ def _predict(model, loader, *, target: str, max_batches: int, device):
         for b, batch in enumerate(loader):
             if max_batches and b >= max_batches:
                 break
-            out = model.outputs(_to(batch, device))
+            out = model.outputs(_to(batch, device), symmetric=True) if symmetric else \
+                model.outputs(_to(batch, device))
             w = float(out["weight"].sum())
             total += float(_loss(out, target)) * w
             weight += w
@@ -675,9 +676,23 @@ def _check_same_config(run_dir: Path, recorded: dict, config: TrainingConfig) ->
     )
 
 
+#: What :func:`evaluate_model` pools a dataset's configurations by: the board (size, mines
+#: and first-click rule), the behaviour policy, the flag mode, and policy with flag mode.
+KIND_FIELDS: tuple[str, ...] = ("board", "policy", "flags", "policy_flags")
+
+
+def _kind(config: dict, field: str) -> str:
+    """The label of a manifest configuration for one of :data:`KIND_FIELDS`."""
+    rule = config.get("first_click", "safe")
+    board = f"{config['rows']}x{config['cols']}-m{config['mines']}" + ("" if rule == "safe" else f"-{rule}")
+    # Manifests written before policies and flag modes existed hold csp games with every flag.
+    policy, flags = config.get("policy", "csp"), config.get("flags", "all")
+    return {"board": board, "policy": policy, "flags": flags, "policy_flags": f"{policy}-{flags}"}[field]
+
+
 def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, max_batches: int = 0,
                    progress: bool = False, name: str | None = None,
-                   notify: Callable[[str], None] | None = None):
+                   notify: Callable[[str], None] | None = None, symmetric: bool = False):
     """Score a model on one split of a dataset, per configuration and overall.
 
     The split's game seeds are compared with the seed streams the model's checkpoint
@@ -699,13 +714,18 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     notify : callable, optional
         Called, before any scoring, with a one-line note when the split holds games
         the model learned from.
+    symmetric : bool, default=False
+        Score the mean over each board's symmetries (``predict_proba(symmetric=True)``).
 
     Returns
     -------
     result : dict
         :func:`nnsweeper.metrics.evaluate_predictions` with ``by`` the configuration
         keys: frontier, interior and all cells, overall and per configuration, each
-        figure next to the exact engine's. ``held_out`` is False when the split holds
+        figure next to the exact engine's. ``kinds`` pools the configurations by each
+        field of :data:`KIND_FIELDS` that takes more than one value in the split
+        (``{field: {label: regions}}``; labels such as ``"16x30-m99"``, ``"reveal"``,
+        ``"none"``, ``"reveal-none"``). ``held_out`` is False when the split holds
         games of the model's training or validation split (``held_out_note`` says
         which), True when it holds none, None when the checkpoint records no seeds.
     preds : PredictionSet
@@ -726,11 +746,22 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     sets, labels = [], []
     for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
         loader = model.make_loader(root, split, batch_size=batch_size, shuffle=False, configs=[key])
-        s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device)
+        s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device,
+                        symmetric=symmetric)
         sets.append(s)
         labels += [key] * len(s)
     preds = PredictionSet.concat(sets)
-    result = evaluate_predictions(preds, by=np.array(labels))
+    labels = np.array(labels)
+    result = evaluate_predictions(preds, by=labels)
+    configs = {c["key"]: c for c in manifest["configurations"]}
+    kinds = {}
+    for kind in KIND_FIELDS:
+        names = {key: _kind(configs[key], kind) for key in keys}
+        if len(set(names.values())) > 1:
+            by = np.array([names[key] for key in labels.tolist()])
+            kinds[kind] = evaluate_predictions(preds, by=by)["by"]
+    if kinds:
+        result["kinds"] = kinds
     result["held_out"] = held_out
     if note:
         result["held_out_note"] = note

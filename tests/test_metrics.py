@@ -214,6 +214,12 @@ def test_format_metrics_shows_the_numbers():
     assert len({len(line) for line in lines[:4]}) == 1  # fixed width
     with pytest.raises(PredictionError, match="result must be a dict with frontier/interior/all"):
         format_metrics({"cells": 3})
+    # Kinds: one line per label, the frontier figures of each.
+    result["kinds"] = {"size": result["by"], "a_long_field_name": {"x": result["by"]["a"]}}
+    kinds = format_metrics(result).split("frontier cells by kind:\n")[1].splitlines()
+    assert [line.split()[0] for line in kinds] == ["size", "a", "b", "a_long_field_name", "x"]
+    assert kinds[1].split()[1:] == lines[lines.index("a:") + 2].split()[1:]  # a's frontier line
+    assert len({len(line) for line in kinds}) == 1
 
 
 def test_reliability_curve_by_hand():

@@ -86,9 +86,9 @@ def idx9(states):
 def test_configs_are_complete_and_rebuild():
     cnn, gnn = MineCNN(), MineGNN()
     assert cnn.config == {"arch": "cnn", "channels": 32, "blocks": 6, "dilations": [1, 2, 4, 8], "kernel": 3,
-                          "norm": "group"}
+                          "norm": "group", "global_pool": False}
     assert gnn.config == {"arch": "gnn", "hidden": 64, "layers": 6, "conv": "sage", "cell_edges": True,
-                          "global_pool": True}
+                          "global_pool": True, "shared": False}
     assert set(ARCHS) == {"cnn", "gnn"}
     for model in (cnn, gnn):
         assert json.loads(json.dumps(model.config)) == model.config
@@ -112,6 +112,8 @@ def test_configs_are_complete_and_rebuild():
         ({"arch": "gnn", "conv": "gcn"}, ["conv", "'gcn'", "sage"]),
         ({"arch": "gnn", "cell_edges": "yes"}, ["cell_edges", "'yes'"]),
         ({"arch": "gnn", "global_pool": 1}, ["global_pool", "1"]),
+        ({"arch": "gnn", "shared": "no"}, ["shared", "'no'"]),
+        ({"arch": "cnn", "global_pool": 0}, ["global_pool", "0"]),
         ({"arch": "gnn", "layers": -1}, ["layers", "at least 0"]),
     ],
 )
@@ -143,7 +145,7 @@ def test_typed_configs_hold_the_defaults_and_rules():
     odd = r"config\['kernel'\] must be odd so that padding keeps the board size; got 4"
     with pytest.raises(ModelError, match=odd):
         CNNConfig(kernel=4)
-    conv = r"config\['conv'\] must be one of 'sage', 'graph', 'gatv2'; got 'gcn'"
+    conv = r"config\['conv'\] must be one of 'sage', 'graph', 'gatv2', 'transformer'; got 'gcn'"
     with pytest.raises(ModelError, match=conv):
         GNNConfig(conv="gcn")
     with pytest.raises(ModelError, match=r"config\['hidden'\] must be at least 1; got 0"):
@@ -305,10 +307,11 @@ def _permuted(data: HeteroData, seed: int) -> tuple[HeteroData, np.ndarray, np.n
     return out, perms["cell"], perms["constraint"]
 
 
-@pytest.mark.parametrize(("conv", "global_pool"), [("sage", True), ("sage", False), ("graph", True),
-                                                   ("gatv2", True)])
-def test_gnn_does_not_depend_on_node_order(graphs, idx9, conv, global_pool):
-    model = _model("gnn", conv=conv, global_pool=global_pool).eval()
+@pytest.mark.parametrize(("conv", "global_pool", "shared"),
+                         [("sage", True, False), ("sage", False, False), ("graph", True, False),
+                          ("gatv2", True, False), ("transformer", True, False), ("sage", True, True)])
+def test_gnn_does_not_depend_on_node_order(graphs, idx9, conv, global_pool, shared):
+    model = _model("gnn", conv=conv, global_pool=global_pool, shared=shared).eval()
     _randomise(model)
     items = [graphs[i] for i in idx9]
     data = next(d for d in items if d["cell"].num_nodes > 8 and int(d.n_interior) > 0)
@@ -422,7 +425,7 @@ def test_predict_proba_names_the_bad_board(arch):
 
 
 # --------------------------------------------------------------------------- outputs
-def test_cnn_outputs_rows_are_the_unknown_cells(states, idx9):
+def test_cnn_outputs_rows_are_the_unknown_cells(states, graphs, idx9):
     model = _model("cnn")
     items = [states[i] for i in idx9]
     batch = collate_grids(items)
@@ -440,6 +443,20 @@ def test_cnn_outputs_rows_are_the_unknown_cells(states, idx9):
     with torch.no_grad():
         logits = model(batch["x"])
     torch.testing.assert_close(out["logit"], logits[unknown])
+
+    # symmetric: the logits of predict_proba(symmetric=True), row for row.
+    _randomise(model)
+    with torch.no_grad():
+        sym = torch.sigmoid(model.outputs(batch, symmetric=True)["logit"].double())
+    for b, i in enumerate(idx9):
+        s = states.state(i)
+        p = model.predict_proba(s["grid"], int(s["total_mines"]), s["flags"], symmetric=True)
+        rows = out["graph"] == b
+        np.testing.assert_allclose(sym[rows].numpy(), p[unknown[b].numpy()], rtol=0, atol=1e-6)
+    gnn = _model("gnn")
+    graph_batch = Batch.from_data_list([graphs[i] for i in idx9])
+    with torch.no_grad():
+        torch.testing.assert_close(gnn.outputs(graph_batch, symmetric=True), gnn.outputs(graph_batch))
 
 
 def test_gnn_outputs_rows_are_frontier_cells_and_interiors(states, graphs, idx9):
@@ -690,6 +707,47 @@ def test_gnn_global_pool_reaches_beyond_the_neighbours(graphs, idx9, global_pool
         before = model(data)[0][cell]
         after = model(changed)[0][cell]
     assert bool(before != after) is global_pool
+
+
+@pytest.mark.parametrize("global_pool", [False, True])
+def test_cnn_global_pool_reaches_beyond_the_receptive_field(global_pool):
+    # One block of dilation 1 without GroupNorm (whose board-wide statistics reach every cell)
+    # sees 5x5 cells; with global_pool, a change anywhere on the
+    # board moves every cell, through the board mean.
+    model = MineCNN({"channels": 8, "blocks": 1, "dilations": [1], "norm": "none",
+                      "global_pool": global_pool}).eval()
+    _randomise(model)
+    x = torch.rand(1, len(GRID_CHANNELS), 12, 12)
+    x[:, GRID_CHANNELS.index("outside")] = 0.0
+    far = x.clone()
+    far[0, 0, 11, 11] += 1.0
+    with torch.no_grad():
+        before, after = model(x)[0, 0, 0], model(far)[0, 0, 0]
+    assert bool(before != after) is global_pool
+    if global_pool:
+        # Padding cells (outside = 1) do not enter the mean.
+        padded = torch.zeros(1, len(GRID_CHANNELS), 12, 15)
+        padded[:, :, :, :12] = x
+        padded[:, GRID_CHANNELS.index("outside"), :, 12:] = 1.0
+        block = model.blocks[0]
+        inside = 1.0 - padded[:, GRID_CHANNELS.index("outside")][:, None]
+        h = model.stem(padded)
+        mean = (h * inside).sum(dim=(2, 3)) / inside.sum(dim=(2, 3))
+        torch.testing.assert_close(mean, h[:, :, :, :12].mean(dim=(2, 3)))
+        assert block.pool is not None
+
+
+def test_gnn_shared_rounds_reuse_one_set_of_weights(graphs, idx9):
+    one = _model("gnn", layers=1)
+    shared = _model("gnn", layers=5, shared=True)
+    assert shared.n_parameters == one.n_parameters < _model("gnn", layers=5).n_parameters
+    assert _model("gnn", layers=0, shared=True).n_parameters == _model("gnn", layers=0).n_parameters
+    _randomise(shared)
+    one.load_state_dict(shared.state_dict())
+    data = graphs[idx9[0]]
+    with torch.no_grad():
+        # More rounds of the same update give other logits than one round.
+        assert not torch.allclose(shared.eval()(data)[0], one.eval()(data)[0])
 
 
 @pytest.mark.parametrize("arch", ["cnn", "gnn"])

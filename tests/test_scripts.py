@@ -14,9 +14,9 @@ def _module(relative: str):
     return module
 
 
-def _region(ratio, mae, safe, cells=100.0, safe_cells=10.0):
+def _region(ratio, mae, safe, cells=100.0, safe_cells=10.0, mine=0.99, mine_cells=5.0):
     return {"log_loss_ratio": ratio, "mae_exact": mae, "safe_below_threshold": safe,
-            "cells": cells, "safe_cells": safe_cells}
+            "cells": cells, "safe_cells": safe_cells, "mine_above_threshold": mine, "mine_cells": mine_cells}
 
 
 def _result(scale):
@@ -33,11 +33,22 @@ def test_model_table_orders_boards_and_writes_markdown(tmp_path):
     text = mod.table({"GNN": _result(1.0), "CNN": _result(1.01)})
     lines = text.splitlines()
     assert lines[0].startswith("| board | frontier cells | safe cells | GNN LL ratio |")
-    assert lines[2] == "| **all** | 1,234 | 10 | 1.050 | 0.0300 | 95.0% | 1.060 | 0.0300 | 95.0% |"
+    assert lines[2] == ("| **all** | 1,234 | 10 | 1.050 | 0.0300 | 95.0% | 99.0% | 1.060 | 0.0300 | 95.0% "
+                        "| 99.0% |")
     # Smaller boards first, then by mine count; no safe cells gives a dash.
     assert [row.split(" | ")[0] for row in lines[3:]] == ["| 10x10, 5 mines", "| 10x10, 12 mines",
                                                           "| 16x30, 99 mines"]
-    assert lines[4].endswith("| 1.100 | 0.0200 | - | 1.111 | 0.0200 | - |")
+    assert lines[4].endswith("| 1.100 | 0.0200 | - | 99.0% | 1.111 | 0.0200 | - | 99.0% |")
+    # Kinds: one table per field, labels as scored (boards sorted).
+    result = _result(1.0)
+    result["kinds"] = {"policy": {"reveal": {"frontier": _region(1.02, 0.01, 0.999, mine_cells=0.0)},
+                                  "csp": {"frontier": _region(1.01, 0.01, 1.0)}}}
+    lines = mod.table({"GNN": result}, "policy", "policy").splitlines()
+    assert lines[0].startswith("| policy | frontier cells |")
+    assert lines[3:] == ["| reveal | 100 | 10 | 1.020 | 0.0100 | 99.9% | - |",
+                         "| csp | 100 | 10 | 1.010 | 0.0100 | 100.0% | 99.0% |"]
+    assert mod._sections({"GNN": result}) == [mod.table({"GNN": result}, "policy", "policy")]
+    assert mod._sections({"GNN": _result(1.0)}) == [mod.table({"GNN": _result(1.0)})]
 
 
 def test_model_table_refuses_different_splits(tmp_path, monkeypatch, capsys):
@@ -48,11 +59,18 @@ def test_model_table_refuses_different_splits(tmp_path, monkeypatch, capsys):
         (tmp_path / f"{name}_test_metrics.json").write_text(json.dumps(result))
     monkeypatch.setattr(mod, "WEIGHTS", tmp_path)
     assert mod.main(["--out", str(tmp_path / "t.md")]) == 2
-    assert "different test splits" in capsys.readouterr().err
+    assert "different configurations of the test split" in capsys.readouterr().err
     assert not (tmp_path / "t.md").exists()
     (tmp_path / "cnn_test_metrics.json").write_text(json.dumps(_result(1.0)))
     assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
     assert "| 10x10, 5 mines |" in (tmp_path / "t.md").read_text()
+    # Held-out datasets get a section each, and must be scored for every model.
+    (tmp_path / "gnn_heldout_metrics.json").write_text(json.dumps({"unseen": _result(1.0)}))
+    assert mod.main(["--out", str(tmp_path / "t.md")]) == 2
+    assert "held-out dataset `unseen` was scored for GNN only" in capsys.readouterr().err
+    (tmp_path / "cnn_heldout_metrics.json").write_text(json.dumps({"unseen": _result(1.1)}))
+    assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
+    assert "## The held-out dataset `unseen`" in (tmp_path / "t.md").read_text()
 
 
 def test_make_gif_draws_one_game(tmp_path, capsys):

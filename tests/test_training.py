@@ -70,7 +70,7 @@ def test_config_defaults_and_overrides(tmp_path):
     # The JSON form: every table complete, the model's config with "arch" first.
     d = c.to_dict()
     assert list(d) == ["data", "model", "train", "output"]
-    assert list(d["model"]) == ["arch", "channels", "blocks", "dilations", "kernel", "norm"]
+    assert list(d["model"]) == ["arch", "channels", "blocks", "dilations", "kernel", "norm", "global_pool"]
     assert d["train"]["lr"] == 3e-3 and d["data"]["configurations"] is None
     # A checked config, or its dict, checks again to the same config.
     assert check_config(c) == c and check_config(d) == c
@@ -133,7 +133,7 @@ def test_sections_normalise_and_freeze():
     assert data.to_dict()["configurations"] == ["a", "b"]
 
 
-@pytest.mark.parametrize("name", ["cnn_small", "gnn_small"])
+@pytest.mark.parametrize("name", ["cnn_broad", "gnn_broad"])
 def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
     import json
 
@@ -363,11 +363,24 @@ def test_evaluate_model_command(tmp_path, capsys):
     total = sum(v["all"]["cells"] for v in scores["by"].values())
     assert total == scores["all"]["cells"] == preds.cells
     assert scores["held_out"] is True and "held_out_note" not in scores
+    # Kinds pool configurations: one flag mode only, so no flags field.
+    kinds = scores["kinds"]
+    assert set(kinds) == {"board", "policy", "policy_flags"}
+    assert list(kinds["board"]) == ["6x6-m5", "9x9-m10"] and list(kinds["policy"]) == ["csp", "explore"]
+    assert list(kinds["policy_flags"]) == ["csp-all", "explore-all"]
+    by = {k: v["frontier"]["cells"] for k, v in scores["by"].items()}
+    nine = by["9x9-m10-safe-csp"] + by["9x9-m10-safe-explore"]
+    assert kinds["board"]["9x9-m10"]["frontier"]["cells"] == nine
+    assert kinds["policy"]["csp"]["frontier"]["cells"] == by["6x6-m5-safe-csp"] + by["9x9-m10-safe-csp"]
+    assert kinds["policy"]["explore"]["frontier"] == scores["by"]["9x9-m10-safe-explore"]["frontier"]
     out = tmp_path / "eval" / "gnn"
     assert main(["evaluate-model", "--model", str(result.best), "--data", str(FIXTURE), "--out", str(out),
                  "--quiet"]) == 0
     printed = capsys.readouterr()
     assert "frontier" in printed.out and "interior" in printed.out
+    kind_lines = printed.out.split("frontier cells by kind:\n")[1].splitlines()
+    assert [line.split()[0] for line in kind_lines] == ["board", "6x6-m5", "9x9-m10", "policy", "csp",
+                                                        "explore", "policy_flags", "csp-all", "explore-all"]
     assert "wrote" not in printed.out and printed.err == ""
     saved = json.loads(out.with_suffix(".json").read_text())
     assert saved["frontier"]["log_loss_ratio"] == pytest.approx(scores["frontier"]["log_loss_ratio"])

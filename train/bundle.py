@@ -2,13 +2,21 @@
 
 Saves ``RUN/best.pt`` as ``nnsweeper/models/weights/NAME.{pt,json}`` (its JSON keeps
 the training run's information and the dataset's seed streams, so that evaluations
-can refuse the games it learned from), scores it on the dataset's test split
-(:func:`nnsweeper.training.evaluate_model`) and
-writes ``nnsweeper/models/weights/NAME.md``: the data manifest's checksum, the config,
-the metrics next to the exact engine's, and the commands that made it::
+can refuse the games it learned from), scores it on the dataset's test split and on
+the test split of every ``--test`` dataset (:func:`nnsweeper.training.evaluate_model`;
+datasets made with other seeds, so their games are held out too), and writes
+``nnsweeper/models/weights/NAME.md``: the data manifest's checksum, the config, the
+frontier figures per kind of position (board, behaviour policy, flag mode) next to
+the exact engine's, and the commands that made it::
 
-    python train/bundle.py gnn runs/gnn_small --config train/gnn_small.toml \\
-        --data-command "nnsweeper generate data/mixed --mix mixed --games 400 --jobs 2"
+    python train/bundle.py gnn runs/gnn_broad --config train/gnn_broad.toml \\
+        --data-command "nnsweeper generate data/broad --mix broad --games 50 --seed 0 --jobs 2" \\
+        --test data/broad_test "nnsweeper generate data/broad_test --mix broad --games 40 ..." \\
+        --test data/unseen_test "nnsweeper generate data/unseen_test --mix unseen ..."
+
+The metrics go to ``NAME_test_metrics.json`` (the dataset's test split, read by
+``eval/model_table.py``) and ``NAME_heldout_metrics.json`` (``{folder name: result}``
+of the ``--test`` datasets).
 """
 
 from __future__ import annotations
@@ -26,18 +34,41 @@ from nnsweeper.training import evaluate_model
 WEIGHTS = Path(__file__).resolve().parents[1] / "nnsweeper" / "models" / "weights"
 
 
+def describe_data(manifest: dict) -> str:
+    """The boards, policies and flag modes of a dataset, from its manifest."""
+    configs = manifest["configurations"]
+    boards = list(dict.fromkeys(f"{c['rows']}x{c['cols']}/{c['mines']}" for c in configs))
+    policies = list(dict.fromkeys(c.get("policy", "csp") for c in configs))
+    flags = list(dict.fromkeys(c.get("flags", "all") for c in configs))
+    states = {s: sum(c["states_per_split"].get(s, 0) for c in configs) for s in ("train", "val", "test")}
+    return (f"{len(configs)} configurations: boards {', '.join(boards)}; policies {', '.join(policies)}; "
+            f"flags {', '.join(flags)}; states train / val / test {states['train']:,} / {states['val']:,} / "
+            f"{states['test']:,}")
+
+
+def kinds_text(result: dict) -> str:
+    """The overall lines and the per-kind table of :func:`format_metrics`, without the configurations."""
+    return format_metrics({k: v for k, v in result.items() if k != "by"})
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("name", choices=("cnn", "gnn"))
+    parser.add_argument("name", help="the bundled model's name (cnn, gnn, ...)")
     parser.add_argument("run", type=Path, help="the training run folder")
     parser.add_argument("--config", required=True, help="the training config the run used")
     parser.add_argument("--data-command", required=True, help="the command that made the dataset")
+    parser.add_argument("--test", nargs=2, action="append", default=[], metavar=("FOLDER", "COMMAND"),
+                        help="a held-out dataset to score on (its test split) and the command that made it")
     args = parser.parse_args(argv)
 
     model = load_checkpoint(args.run / "best.pt")
     extra = model.checkpoint_meta["extra"]
     data = extra["data_path"]
+    manifest = load_manifest(data)
     result, _ = evaluate_model(model, data, "test", progress=True)
+    held = {}
+    for folder, _command in args.test:
+        held[Path(folder).name], _ = evaluate_model(model, folder, "test", progress=True)
     history = json.loads((args.run / "history.json").read_text())
     train_config = json.loads((args.run / "config.json").read_text())["train"]
     weight = train_config.get("certain_weight", 1.0)
@@ -45,36 +76,55 @@ def main(argv=None) -> int:
     target = ("the exact probabilities (soft" if exact else "the true mines (") + \
         " binary cross-entropy on every unknown cell"
     target += f"; cells the engine proves safe or mined weigh {weight:g} times)" if weight != 1.0 else ")"
+    if train_config.get("augment"):
+        target += "; each training state in a random symmetry of the board, drawn anew each epoch"
     seconds = sum(h["seconds"] for h in history)
+    threads = train_config.get("threads") or "all"
 
     if "data_seed_streams" not in extra:
-        extra = {**extra, "data_seed_streams": load_manifest(data)["seed_streams"]}
+        extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
     save_checkpoint(WEIGHTS / f"{args.name}.pt", model, extra=extra)
     to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
-    front = result["frontier"]
+    if held:
+        to_json(held, WEIGHTS / f"{args.name}_heldout_metrics.json")
+    sections = [("Test split of the training dataset (held-out games)", data, args.data_command, result)]
+    sections += [(f"Held-out dataset `{Path(folder).name}`", folder, command, held[Path(folder).name])
+                 for folder, command in args.test]
+    body = []
+    for title, folder, command, res in sections:
+        front = res["frontier"]
+        body.append(f"""## {title}
+
+`{folder}`, made by `{command}`: {describe_data(load_manifest(folder))}.
+
+Frontier cells: log-loss {front["log_loss"]:.4f} against the exact engine's
+{front["log_loss_exact"]:.4f} (ratio {front["log_loss_ratio"]:.3f}); mean absolute error
+against the exact probabilities {front["mae_exact"]:.4f}; engine-proven safe cells given
+P < 0.02: {100 * front["safe_below_threshold"]:.2f}%; proven mines given P > 0.98:
+{100 * front["mine_above_threshold"]:.2f}%.
+
+```
+{kinds_text(res)}
+```
+""")
+    held_json = f" and `{args.name}_heldout_metrics.json`" if held else ""
     card = f"""# Bundled {args.name.upper()}: model card
 
 - Architecture: `{model.arch}`, {model.n_parameters:,} parameters; config
   `{json.dumps(model.config)}`.
 - Data: `{data}`, manifest SHA-256 `{extra["data_manifest_sha256"]}`, made by
-  `{args.data_command}` (10x10 boards with 5..30 mines plus beginner, intermediate and
-  expert; CSP policy; every decision recorded; train / val / test split by game seed).
+  `{args.data_command}` ({describe_data(manifest)}; every decision recorded; train / val / test
+  split by game seed).
 - Training: `nnsweeper train --config {args.config}` ({len(history)} epochs, best
-  validation loss at epoch {extra["epoch"]}; {seconds / 60:.1f} minutes of training on 2 CPU cores),
-  then `python train/bundle.py {args.name} {args.run} --config {args.config} --data-command "..."`.
+  validation loss at epoch {extra["epoch"]}; {seconds / 60:.1f} minutes of training on a 2-core CPU,
+  {threads} torch thread(s)), then
+  `python train/bundle.py {args.name} {args.run} --config {args.config} --data-command "..."
+  {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}`.
 - Target: {target}.
+- Every configuration's figures (frontier, interior and all cells): `{args.name}_test_metrics.json`{held_json}
+  beside the weights.
 
-## Test split (held-out games)
-
-Frontier cells: log-loss {front["log_loss"]:.4f} against the exact engine's
-{front["log_loss_exact"]:.4f} (ratio {front["log_loss_ratio"]:.3f}); mean absolute error
-against the exact probabilities {front["mae_exact"]:.4f}; engine-proven safe cells given
-P < 0.02: {100 * front["safe_below_threshold"]:.2f}%.
-
-```
-{format_metrics(result)}
-```
-"""
+{chr(10).join(body)}"""
     (WEIGHTS / f"{args.name}.md").write_text(card)
     print(card)
     return 0

@@ -457,7 +457,7 @@ class MineModel(torch.nn.Module):
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
     # ----------------------------------------------------------------- training interface
-    def outputs(self, batch) -> dict[str, torch.Tensor]:
+    def outputs(self, batch, *, symmetric: bool = False) -> dict[str, torch.Tensor]:
         """Logits and targets of a training batch, one row per prediction.
 
         Parameters
@@ -466,6 +466,11 @@ class MineModel(torch.nn.Module):
             A batch of the architecture's loader: the dict of
             :func:`nnsweeper.datasets.collate_grids` for the CNN, a ``HeteroData``
             batch of :class:`nnsweeper.datasets.GraphDataset` graphs for the GNN.
+        symmetric : bool, default False
+            The logits of the mean P(mine) over each board's symmetries, as
+            :meth:`predict_proba` with ``symmetric=True`` (for scoring; an
+            architecture whose inputs do not change under the symmetries may give
+            its plain logits).
 
         Returns
         -------

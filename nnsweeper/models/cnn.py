@@ -19,6 +19,7 @@ from torch import nn
 
 from nnsweeper import features
 from nnsweeper.errors import check_int
+from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
 
 from .base import MineModel, ModelConfig, ModelError, board_batches
 
@@ -37,13 +38,20 @@ def _norm(kind: str, channels: int) -> nn.Module:
 
 _COVERED = features.GRID_CHANNELS.index("covered")
 _FLAGGED = features.GRID_CHANNELS.index("flagged")
+_OUTSIDE = features.GRID_CHANNELS.index("outside")
 
 
 class _Block(nn.Module):
-    """Residual block: conv-norm-act, conv-norm, add the input, act; one dilation for both convs."""
+    """Residual block: conv-norm-act, conv-norm, add the input, act; one dilation for both convs.
 
-    def __init__(self, channels: int, kernel: int, dilation: int, norm: str):
+    With ``global_pool``, the block's first conv also gets ``Linear(mean of x over the
+    board)`` added at every cell: the mean is over the board's own cells (``inside``),
+    so padding does not change it.
+    """
+
+    def __init__(self, channels: int, kernel: int, dilation: int, norm: str, global_pool: bool = False):
         super().__init__()
+        self.pool = nn.Linear(channels, channels) if global_pool else None
         pad = dilation * (kernel - 1) // 2
         self.conv1 = nn.Conv2d(channels, channels, kernel, padding=pad, dilation=dilation)
         self.norm1 = _norm(norm, channels)
@@ -57,8 +65,12 @@ class _Block(nn.Module):
             nn.init.zeros_(self.conv2.weight)
             nn.init.zeros_(self.conv2.bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.act(self.norm1(self.conv1(x)))
+    def forward(self, x: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
+        h = self.conv1(x)
+        if self.pool is not None:
+            mean = (x * inside).sum(dim=(2, 3)) / inside.sum(dim=(2, 3)).clamp_min(1.0)
+            h = h + self.pool(mean)[:, :, None, None]
+        h = self.act(self.norm1(h))
         h = self.norm2(self.conv2(h))
         return self.act(x + h)
 
@@ -77,6 +89,9 @@ class CNNConfig(ModelConfig):
     kernel: int = 3
     #: Normalisation after each convolution: "group" (GroupNorm with gcd(channels, 8) groups) or "none".
     norm: str = "group"
+    #: Each block also adds a linear map of its input's mean over the board to every cell
+    #: (global context: the mines left weigh on every cell, not only those in reach).
+    global_pool: bool = False
 
     def __post_init__(self):
         self._int("channels", 1)
@@ -91,6 +106,7 @@ class CNNConfig(ModelConfig):
             raise ModelError(f"config['dilations'] must be a non-empty list of integers >= 1; got {dil!r}")
         self._set("dilations", tuple(check_int("config['dilations']", d, 1, ModelError) for d in dil))
         self._choice("norm", _NORMS)
+        self._bool("global_pool")
 
 
 class MineCNN(MineModel):
@@ -100,7 +116,7 @@ class MineCNN(MineModel):
     ----------
     config : dict or CNNConfig, optional
         The keys of :class:`CNNConfig` (``channels``, ``blocks``, ``dilations``,
-        ``kernel``, ``norm``); missing keys take its defaults.
+        ``kernel``, ``norm``, ``global_pool``); missing keys take its defaults.
 
     Notes
     -----
@@ -124,7 +140,9 @@ class MineCNN(MineModel):
             _norm(c.norm, ch),
             nn.ReLU(),
         )
-        self.blocks = nn.Sequential(*(_Block(ch, k, self.dilation(b), c.norm) for b in range(c.blocks)))
+        self.blocks = nn.ModuleList(
+            _Block(ch, k, self.dilation(b), c.norm, c.global_pool) for b in range(c.blocks)
+        )
         self.head = nn.Conv2d(ch, 1, 1)
 
     def dilation(self, block: int) -> int:
@@ -148,14 +166,32 @@ class MineCNN(MineModel):
         n_ch = len(features.GRID_CHANNELS)
         if x.dim() != 4 or x.shape[1] != n_ch:
             raise ModelError(f"x must have shape (boards, {n_ch}, rows, cols); got {tuple(x.shape)}")
-        return self.head(self.blocks(self.stem(x))).squeeze(1)
+        inside = 1.0 - x[:, _OUTSIDE : _OUTSIDE + 1]
+        h = self.stem(x)
+        for block in self.blocks:
+            h = block(h, inside)
+        return self.head(h).squeeze(1)
 
-    def outputs(self, batch) -> dict[str, torch.Tensor]:
+    def forward_symmetric(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of the mean P(mine) over the symmetries of the boards ``x`` (B, C, rows, cols).
+
+        The model reads each transformed batch; each answer is mapped back and every
+        cell gets the mean of its probabilities, summed in sorted order (as
+        :meth:`predict_proba` with ``symmetric=True``).
+        """
+        probs = torch.stack([
+            invert_symmetry(torch.sigmoid(self(apply_symmetry(x, s).contiguous()).double()), s)
+            for s in board_symmetries(*x.shape[-2:])
+        ])
+        return torch.logit(probs.sort(dim=0).values.mean(dim=0)).float()
+
+    def outputs(self, batch, *, symmetric: bool = False) -> dict[str, torch.Tensor]:
         """One row per unknown cell of a :func:`~nnsweeper.datasets.collate_grids` batch.
 
         Rows follow the batch order, each board's cells in row-major order; see
         :meth:`MineModel.outputs` for the keys. Every row is one cell (weight 1),
-        ``"frontier"`` is the batch's frontier mask.
+        ``"frontier"`` is the batch's frontier mask. ``symmetric`` averages over the
+        board's symmetries (:meth:`forward_symmetric`).
 
         Raises
         ------
@@ -171,7 +207,8 @@ class MineCNN(MineModel):
                 f"a CNN batch needs the keys {', '.join(_REQUIRED_KEYS)}; missing {', '.join(missing)}"
             )
         dev = self.device
-        logits = self(batch["x"].to(dev, torch.float32))
+        x = batch["x"].to(dev, torch.float32)
+        logits = self.forward_symmetric(x) if symmetric else self(x)
         unknown = batch["unknown"].to(dev, torch.bool)
         if unknown.shape != logits.shape:
             raise ModelError(

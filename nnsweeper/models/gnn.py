@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 from torch_geometric.data import HeteroData
-from torch_geometric.nn import GATv2Conv, GraphConv, HeteroConv, SAGEConv
+from torch_geometric.nn import GATv2Conv, GraphConv, HeteroConv, SAGEConv, TransformerConv
 from torch_geometric.utils import scatter
 
 from nnsweeper import features
@@ -27,7 +27,7 @@ from .base import MineModel, ModelConfig, ModelError, board_batches
 __all__ = ["MineGNN", "GNNConfig", "CONVS"]
 
 #: Message-passing layers that ``config["conv"]`` can name.
-CONVS: tuple[str, ...] = ("sage", "graph", "gatv2")
+CONVS: tuple[str, ...] = ("sage", "graph", "gatv2", "transformer")
 
 _IN = ("cell", "in", "constraint")
 _HAS = ("constraint", "has", "cell")
@@ -41,6 +41,10 @@ def _conv(kind: str, hidden: int) -> nn.Module:
         return SAGEConv(dims, hidden)
     if kind == "graph":
         return GraphConv(dims, hidden)
+    if kind == "transformer":
+        # Heads of hidden // heads each, concatenated; root_weight keeps the target's own state.
+        heads = 4 if hidden % 4 == 0 else 1
+        return TransformerConv(dims, hidden // heads, heads=heads)
     # Bipartite edge types have no self loops to add; a node's own state is kept by the residual.
     return GATv2Conv(dims, hidden, add_self_loops=False)
 
@@ -57,14 +61,17 @@ class GNNConfig(ModelConfig):
     hidden: int = 64
     #: Rounds of message passing (0 allowed).
     layers: int = 6
-    #: The torch-geometric layer on each edge type: "sage" (SAGEConv), "graph" (GraphConv)
-    #: or "gatv2" (GATv2Conv).
+    #: The torch-geometric layer on each edge type: "sage" (SAGEConv), "graph" (GraphConv),
+    #: "gatv2" (GATv2Conv) or "transformer" (TransformerConv, 4 heads).
     conv: str = "sage"
     #: Also pass messages along the (cell, near, cell) edges; the graphs are then built with them.
     cell_edges: bool = True
     #: Each round also gives every node the mean cell and constraint states of its graph
     #: (a virtual node), so that board-wide counts can be weighed against the frontier.
     global_pool: bool = True
+    #: One set of round weights used in every round (a recurrent update: more rounds, same
+    #: parameters), instead of weights of its own per round.
+    shared: bool = False
 
     def __post_init__(self):
         self._int("hidden", 1)
@@ -72,6 +79,7 @@ class GNNConfig(ModelConfig):
         self._choice("conv", CONVS)
         self._bool("cell_edges")
         self._bool("global_pool")
+        self._bool("shared")
 
 
 class MineGNN(MineModel):
@@ -81,7 +89,7 @@ class MineGNN(MineModel):
     ----------
     config : dict or GNNConfig, optional
         The keys of :class:`GNNConfig` (``hidden``, ``layers``, ``conv``,
-        ``cell_edges``, ``global_pool``); missing keys take its defaults.
+        ``cell_edges``, ``global_pool``, ``shared``); missing keys take its defaults.
 
     Notes
     -----
@@ -112,16 +120,17 @@ class MineGNN(MineModel):
                 "constraint": nn.Linear(len(features.CONSTRAINT_FEATURES), h),
             }
         )
+        n_sets = min(c.layers, 1) if c.shared else c.layers
         self.convs = nn.ModuleList(
             HeteroConv({et: _conv(c.conv, h) for et in self.edge_types}, aggr="sum")
-            for _ in range(c.layers)
+            for _ in range(n_sets)
         )
         n_context = n_glob + (2 * h if c.global_pool else 0)
         self.inject = nn.ModuleList(
-            nn.ModuleDict({t: nn.Linear(n_context, h) for t in _NODES}) for _ in range(c.layers)
+            nn.ModuleDict({t: nn.Linear(n_context, h) for t in _NODES}) for _ in range(n_sets)
         )
         self.norms = nn.ModuleList(
-            nn.ModuleDict({t: nn.LayerNorm(h) for t in _NODES}) for _ in range(c.layers)
+            nn.ModuleDict({t: nn.LayerNorm(h) for t in _NODES}) for _ in range(n_sets)
         )
         self.act = nn.ReLU()
         self.cell_head = _mlp(h, h)
@@ -179,7 +188,9 @@ class MineGNN(MineModel):
         def pool():
             return [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
 
-        for conv, inject, norms in zip(self.convs, self.inject, self.norms, strict=True):
+        for r in range(self.settings.layers):
+            k = 0 if self.settings.shared else r
+            conv, inject, norms = self.convs[k], self.inject[k], self.norms[k]
             context = torch.cat([glob, *pool()], dim=1) if self.settings.global_pool else glob
             msg = conv(h, edges)
             h = {
@@ -191,8 +202,12 @@ class MineGNN(MineModel):
         return self.cell_head(h["cell"]).squeeze(1), interior
 
     # ----------------------------------------------------------------- training interface
-    def outputs(self, batch) -> dict[str, torch.Tensor]:
+    def outputs(self, batch, *, symmetric: bool = False) -> dict[str, torch.Tensor]:
         """One row per frontier cell and one per graph with interior cells.
+
+        ``symmetric`` changes nothing: a symmetry of the board only renumbers the
+        graph's nodes (its features are counts), and the model does not depend on
+        the order of the nodes.
 
         Rows are grouped by graph in batch order: a graph's frontier cells (node
         order), then its interior row, if it has interior cells. An interior row has
