@@ -540,9 +540,11 @@ def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float
         # Group by integer codes, not by comparing every label with every row: the rows
         # of each group in their order, one stable sort for all of them.
         values, first, codes = np.unique(labels, return_index=True, return_inverse=True)
-        order = np.argsort(codes.reshape(-1), kind="stable")
-        ends = np.cumsum(np.bincount(codes.reshape(-1), minlength=len(values)))
-        starts = ends - np.bincount(codes.reshape(-1), minlength=len(values))
+        codes = codes.reshape(-1)
+        order = np.argsort(codes, kind="stable")
+        counts = np.bincount(codes, minlength=len(values))
+        ends = np.cumsum(counts)
+        starts = ends - counts
         groups = {}
         for g in np.argsort(first, kind="stable"):  # in order of first appearance
             groups[_label(values[g])] = _regions(preds.take(order[starts[g]:ends[g]]), safe_threshold, bins)

@@ -195,8 +195,8 @@ def _predict(model, loader, *, target: str, max_batches: int, device, symmetric:
         for b, batch in enumerate(loader):
             if max_batches and b >= max_batches:
                 break
-            out = model.outputs(_to(batch, device), symmetric=True) if symmetric else \
-                model.outputs(_to(batch, device))
+            # Only asked for when wanted: an architecture's outputs() may not take it.
+            out = model.outputs(_to(batch, device), **({"symmetric": True} if symmetric else {}))
             w = float(out["weight"].sum())
             total += float(_loss(out, target)) * w
             weight += w
@@ -743,23 +743,22 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     held_out, note = _held_out(model, manifest, root, split, name or model.arch)
     if note and notify is not None:
         notify(note)
-    sets, labels = [], []
+    sets = []
     for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
         loader = model.make_loader(root, split, batch_size=batch_size, shuffle=False, configs=[key])
         s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device,
                         symmetric=symmetric)
         sets.append(s)
-        labels += [key] * len(s)
     preds = PredictionSet.concat(sets)
-    labels = np.array(labels)
-    result = evaluate_predictions(preds, by=labels)
+    # The configuration of each row, as a position in keys: a label per row is then one lookup.
+    row_key = np.repeat(np.arange(len(keys)), [len(s) for s in sets])
+    result = evaluate_predictions(preds, by=np.array(keys)[row_key])
     configs = {c["key"]: c for c in manifest["configurations"]}
     kinds = {}
     for kind in KIND_FIELDS:
-        names = {key: _kind(configs[key], kind) for key in keys}
-        if len(set(names.values())) > 1:
-            by = np.array([names[key] for key in labels.tolist()])
-            kinds[kind] = evaluate_predictions(preds, by=by)["by"]
+        names = np.array([_kind(configs[key], kind) for key in keys])
+        if len(set(names.tolist())) > 1:
+            kinds[kind] = evaluate_predictions(preds, by=names[row_key])["by"]
     if kinds:
         result["kinds"] = kinds
     result["held_out"] = held_out

@@ -87,15 +87,17 @@ def main(argv=None) -> int:
     to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
     if held:
         to_json(held, WEIGHTS / f"{args.name}_heldout_metrics.json")
-    sections = [("Test split of the training dataset (held-out games)", data, args.data_command, result)]
-    sections += [(f"Held-out dataset `{Path(folder).name}`", folder, command, held[Path(folder).name])
+    sections = [("Test split of the training dataset (held-out games)", data, args.data_command,
+                 describe_data(manifest), result)]
+    sections += [(f"Held-out dataset `{Path(folder).name}`", folder, command,
+                  describe_data(load_manifest(folder)), held[Path(folder).name])
                  for folder, command in args.test]
     body = []
-    for title, folder, command, res in sections:
+    for title, folder, command, description, res in sections:
         front = res["frontier"]
         body.append(f"""## {title}
 
-`{folder}`, made by `{command}`: {describe_data(load_manifest(folder))}.
+`{folder}`, made by `{command}`: {description}.
 
 Frontier cells: log-loss {front["log_loss"]:.4f} against the exact engine's
 {front["log_loss_exact"]:.4f} (ratio {front["log_loss_ratio"]:.3f}); mean absolute error
