@@ -201,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generate(sub)
     _add_train(sub)
     _add_evaluate_model(sub)
+    _add_values(sub)
 
     an = sub.add_parser(
         "analyze",
@@ -231,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument(
         "--seed", type=_int_in(0), default=0,
         help="seed of the solvers' randomness (ties, random guesses; default: 0)",
+    )
+    an.add_argument(
+        "--value", nargs="?", const=200, type=_int_in(1, 100_000, "Monte Carlo games"), default=None,
+        metavar="GAMES",
+        help="also print the chance that the search solver wins from here: the value network's estimate "
+        "and a Monte Carlo estimate from GAMES games on layouts drawn from the position (default: 200)",
     )
     an.set_defaults(handler=_cmd_analyze)
     return parser
@@ -418,6 +425,82 @@ def _add_train(sub) -> None:
                     help="continue the run in the output folder (train.epochs=N may raise its epochs)")
     tr.add_argument("--quiet", action="store_true", help="no progress bars")
     tr.set_defaults(handler=_cmd_train)
+
+
+def _add_values(sub) -> None:
+    from nnsweeper.datasets.generate import MAX_DATASET_GAMES
+    from nnsweeper.datasets.policies import POLICIES
+    from nnsweeper.solvers.base import STARTS
+
+    gv = sub.add_parser(
+        "generate-values",
+        help="play survival games of a reference policy and write positions labelled with its chance to win",
+        description="Play games with a reference policy (search by default) in which revealing a mine "
+        "redraws the hidden layout from the position's posterior with that cell safe, and label the "
+        "positions around its guesses with the product of the exact safeties of its guesses from there "
+        "on: an unbiased, low-noise label of the policy's chance to win. Writes .npz shards and "
+        "manifest.json into OUT; the output does not depend on --jobs.",
+        epilog="parts as for generate; mixtures: value = 10x10:5-30/5 + beginner + intermediate + expert, "
+        "classic = the three presets. example: nnsweeper generate-values data/values --mix value --games 400",
+    )
+    gv.add_argument("out", metavar="OUT", help="output folder (new, or an unfinished run to resume)")
+    gv.add_argument("parts", nargs="*", metavar="PART", help="configurations, as for generate")
+    gv.add_argument("--mix", choices=("value", "classic"), default=None, help="a named mixture")
+    games = _int_in(1, MAX_DATASET_GAMES, "games of one dataset")
+    gv.add_argument("--games", type=games, default=100, help="games per configuration (default: 100)")
+    gv.add_argument("--seed", type=_int_in(0), default=0, help="entropy of the seed streams (default: 0)")
+    gv.add_argument("--policy", choices=POLICIES, default="search", help="reference policy (default: search)")
+    gv.add_argument("--start", choices=STARTS, default="corner", help="first click (default: corner)")
+    gv.add_argument("--record", choices=("guess", "all"), default="guess",
+                    help="positions kept: around the guesses, or all (default: guess)")
+    gv.add_argument("--splits", type=_fractions, default=(0.8, 0.1, 0.1), metavar="TRAIN,VAL,TEST",
+                    help="shares of each configuration's games per split (default: 0.8,0.1,0.1)")
+    gv.add_argument("--shard-games", type=games, default=20, help="games per shard file (default: 20)")
+    gv.add_argument("--jobs", type=_jobs, default=-1, help="worker processes, -1 for all cores (default: -1)")
+    gv.add_argument("--quiet", action="store_true", help="no progress bar")
+    gv.set_defaults(handler=_cmd_generate_values)
+
+    tv = sub.add_parser(
+        "train-value",
+        help="train the state-value network of the value solvers from a TOML config",
+        description="Train a ValueGNN on a value dataset (generate-values) as the config says "
+        "(sections data, model, train, output; see train/value_gnn.toml); writes value-gnn.pt, its .json "
+        "and metrics.json into the output folder.",
+        epilog="example: nnsweeper train-value --config train/value_gnn.toml",
+    )
+    tv.add_argument("--config", required=True, metavar="TOML", help="the training config")
+    tv.add_argument("--quiet", action="store_true", help="no progress bars")
+    tv.set_defaults(handler=_cmd_train_value)
+
+
+def _cmd_generate_values(args, argv) -> int:
+    from nnsweeper.datasets.values import generate_values
+
+    items = [args.mix] if args.mix else []
+    items += args.parts
+    if not items:
+        raise ValueError("give at least one PART (such as expert:400) or --mix NAME")
+    m = generate_values(args.out, items, games=args.games,
+                        splits=args.splits, seed=args.seed, policy=args.policy, start=args.start,
+                        record=args.record, shard_games=args.shard_games, n_jobs=args.jobs,
+                        progress=not args.quiet)
+    if not args.quiet:
+        sizes = [f"{s} {v['games']} games / {v['states']} positions" for s, v in m["splits"].items()]
+        print("splits: " + ", ".join(sizes) + f"; dropped games: {m['dropped_games']}")
+        print(f"wrote {Path(args.out) / 'manifest.json'} and {len(m['shards'])} shards")
+    return 0
+
+
+def _cmd_train_value(args, argv) -> int:
+    from nnsweeper.value_training import train_value
+
+    m = train_value(args.config, progress=not args.quiet)
+    if not args.quiet:
+        b = m["best"]
+        print(f"best epoch {b['epoch']}: validation cross-entropy {b['bce']:.4f}, "
+              f"squared error {b['mse']:.5f} "
+              f"(each board size's mean value: {b['mse_mean']:.5f}); wrote {m['config']['output']['dir']}")
+    return 0
 
 
 def _add_evaluate_model(sub) -> None:
@@ -758,7 +841,25 @@ def _cmd_analyze(args, argv) -> int:
         print(format_suggestions(moves))
     for note in skipped:
         print(f"  {note}")
+    if args.value:
+        print()
+        print(_value_line(board, args.value, args.seed))
     return 0
+
+
+def _value_line(board, games: int, seed: int) -> str:
+    """The chance that search wins from ``board``: the value network's and a Monte Carlo estimate."""
+    from nnsweeper.evaluation.rollouts import monte_carlo_value
+    from nnsweeper.models.checkpoint import CheckpointError
+    from nnsweeper.models.value import position_value
+
+    mc = monte_carlo_value(board, "search", n=games, seed=seed)
+    try:
+        net = f"value network {position_value(board):.1%}"
+    except CheckpointError as exc:
+        net = f"value network unavailable ({exc})"
+    return (f"chance that search wins from here: {net}; Monte Carlo {mc.rate:.1%} "
+            f"(95% interval {mc.low:.1%}-{mc.high:.1%}, {mc.games} games, seed {seed})")
 
 
 def _read_board_text(name: str) -> str:

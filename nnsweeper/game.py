@@ -307,11 +307,17 @@ class Game:
 
     def _place(self, allowed: np.ndarray) -> None:
         """Place the mines uniformly among ``allowed`` cells with the game's generator."""
-        from scipy import ndimage  # on first use, which keeps scipy out of `import nnsweeper`
-
         cells = np.flatnonzero(allowed.ravel())
         chosen = self._rng.choice(cells, size=self.rules.mines, replace=False)
-        self._mine.ravel()[chosen] = True
+        mine = np.zeros(self.shape, dtype=bool)
+        mine.ravel()[chosen] = True
+        self._set_layout(mine)
+
+    def _set_layout(self, mine: np.ndarray) -> None:
+        """Make ``mine`` (bool, the board's shape, the rules' mine count) the hidden layout."""
+        from scipy import ndimage  # on first use, which keeps scipy out of `import nnsweeper`
+
+        self._mine = mine
         self._counts = neighbour_sum(self._mine).astype(np.int8)
         self.board = np.where(self._mine, -1, self._counts).astype(np.int8)
         self._zero_labels = ndimage.label((self._counts == 0) & ~self._mine, structure=_EIGHT)[0]

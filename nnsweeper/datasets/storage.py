@@ -79,17 +79,18 @@ def empty_shard(rows: int, cols: int) -> dict[str, np.ndarray]:
     }
 
 
-def _check_arrays(arrays: Mapping[str, np.ndarray], where: str) -> tuple[int, int, int]:
-    missing = [k for k in SHARD_FIELDS if k not in arrays]
-    extra = [k for k in arrays if k not in SHARD_FIELDS]
+def _check_arrays(arrays: Mapping[str, np.ndarray], where: str,
+                  fields: Mapping[str, tuple[np.dtype, bool]] = SHARD_FIELDS) -> tuple[int, int, int]:
+    missing = [k for k in fields if k not in arrays]
+    extra = [k for k in arrays if k not in fields]
     if missing or extra:
-        raise DatasetError(f"{where}: shard arrays must be exactly {', '.join(SHARD_FIELDS)}; "
+        raise DatasetError(f"{where}: shard arrays must be exactly {', '.join(fields)}; "
                            f"missing {missing}, unexpected {extra}")
     grid = arrays["grid"]
     if grid.ndim != 3:
         raise DatasetError(f"{where}: 'grid' must have shape (states, rows, cols); got {grid.shape}")
     n, r, c = grid.shape
-    for name, (dtype, cell) in SHARD_FIELDS.items():
+    for name, (dtype, cell) in fields.items():
         a = arrays[name]
         shape = (n, r, c) if cell else (n,)
         if a.dtype != dtype or a.shape != shape:
@@ -97,16 +98,18 @@ def _check_arrays(arrays: Mapping[str, np.ndarray], where: str) -> tuple[int, in
     return n, r, c
 
 
-def write_shard(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> str:
+def write_shard(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], *,
+                fields: Mapping[str, tuple[np.dtype, bool]] = SHARD_FIELDS) -> str:
     """Write one shard atomically; returns the SHA-256 of its bytes.
 
-    The same arrays always give the same bytes: entries are written in
-    :data:`SHARD_FIELDS` order with a fixed timestamp, deflate-compressed.
+    The same arrays always give the same bytes: entries are written in ``fields``
+    order (:data:`SHARD_FIELDS`, or another table of the same form for another kind
+    of dataset) with a fixed timestamp, deflate-compressed.
     """
-    _check_arrays(arrays, os.fspath(path))
+    _check_arrays(arrays, os.fspath(path), fields)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name in SHARD_FIELDS:
+        for name in fields:
             body = io.BytesIO()
             np.lib.format.write_array(body, np.ascontiguousarray(arrays[name]), allow_pickle=False)
             info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_TIME)
@@ -119,8 +122,9 @@ def write_shard(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> st
     return hashlib.sha256(data).hexdigest()
 
 
-def read_shard(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
-    """Load one shard, checking its checksum (when given) and its arrays.
+def read_shard(path: str | os.PathLike, sha256: str | None = None, *,
+               fields: Mapping[str, tuple[np.dtype, bool]] = SHARD_FIELDS) -> dict[str, np.ndarray]:
+    """Load one shard, checking its checksum (when given) and its arrays (against ``fields``).
 
     Raises
     ------
@@ -146,7 +150,7 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None) -> dict[str, 
             arrays = {k: z[k] for k in z.files}
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
         raise DatasetError(f"shard {where!r} cannot be read as .npz: {exc}") from None
-    _check_arrays(arrays, where)
+    _check_arrays(arrays, where, fields)
     return arrays
 
 

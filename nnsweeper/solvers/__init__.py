@@ -29,6 +29,7 @@ from nnsweeper.solvers.neural import ModelRequest, NeuralSolver, neural_solver_c
 from nnsweeper.solvers.ranking import TIE_BREAKS, prob_zero, rank_cells
 from nnsweeper.solvers.search import Candidate, DeepSearchSolver, SearchChoice, SearchSolver, forced_guess
 from nnsweeper.solvers.single_point import SinglePointSolver
+from nnsweeper.solvers.value import ValueSolver
 
 __all__ = [
     "GUESS_KINDS",
@@ -53,6 +54,7 @@ __all__ = [
     "SinglePointSolver",
     "Solver",
     "Turns",
+    "ValueSolver",
     "compare_solvers",
     "first_click_cell",
     "forced_guess",
@@ -158,6 +160,7 @@ register_solver("single_point", SinglePointSolver)
 register_solver("csp", CSPSolver)
 register_solver("search", SearchSolver)
 register_solver("search-deep", DeepSearchSolver, compare=False)
+register_solver("value-gnn", ValueSolver, compare=False)
 
 
 def _register_shipped_architectures() -> None:

@@ -245,6 +245,10 @@ class SearchSolver(Solver):
             if pair is not None:
                 i, j = pair[0]
                 return SearchChoice((i, j), "forced", float(p[i, j]), (), None, a.layouts, pair[1])
+        return self.look_ahead(obs, a, rng)
+
+    def look_ahead(self, obs: Observation, a: BoardAnalysis, rng) -> SearchChoice:
+        """The look-ahead guess (step 4), when neither the endgame nor a forced guess decided."""
         cands = self.score_candidates(obs, a, rng, prune=self._prune)
         best = cands[0]
         return SearchChoice(best.cell, "look-ahead", best.probability, cands, None, a.layouts)
@@ -262,20 +266,7 @@ class SearchSolver(Solver):
         if depth is None:
             depth = self.depth if np.count_nonzero(obs.grid < 0) <= self.deep_cells else 1
         p = a.probabilities
-        open_ = a.unknown & ~a.mines & ~obs.flags
-        ranked = rank_cells(p, open_, obs.grid, rng, self.tie_break, 1e-12)
-        safety = 1.0 - p[ranked[:, 0], ranked[:, 1]]
-        near = ranked[safety >= (1.0 - self.margin) * safety[0]]
-        # Interior cells are alike but for their neighbourhood: the first few in
-        # tie-break order (likeliest to open an area), and the first few of those next
-        # to the frontier (whose numbers may settle it), stand for them.
-        inner = ~a.frontier[near[:, 0], near[:, 1]]
-        touching = inner & dilate(a.frontier)[near[:, 0], near[:, 1]]
-        keep = (~inner | (np.cumsum(inner) <= self.interior)
-                | (touching & (np.cumsum(touching) <= self.interior)))
-        picked = near[keep][: self.candidates]
-        if not picked.size:
-            picked = ranked[:1]
+        picked = self.candidate_cells(obs, a, rng)
         scored, best = [], None
         for i, j in picked.tolist():
             found = self._score(obs, a, (i, j), depth, rng, best if prune else None)
@@ -293,6 +284,23 @@ class SearchSolver(Solver):
             if living:
                 out = (living[0], *(c for c in out if c is not living[0]))
         return out
+
+    def candidate_cells(self, obs: Observation, a: BoardAnalysis, rng) -> np.ndarray:
+        """The cells the look-ahead scores, (n, 2): the safest first, then in ``tie_break`` order."""
+        p = a.probabilities
+        open_ = a.unknown & ~a.mines & ~obs.flags
+        ranked = rank_cells(p, open_, obs.grid, rng, self.tie_break, 1e-12)
+        safety = 1.0 - p[ranked[:, 0], ranked[:, 1]]
+        near = ranked[safety >= (1.0 - self.margin) * safety[0]]
+        # Interior cells are alike but for their neighbourhood: the first few in
+        # tie-break order (likeliest to open an area), and the first few of those next
+        # to the frontier (whose numbers may settle it), stand for them.
+        inner = ~a.frontier[near[:, 0], near[:, 1]]
+        touching = inner & dilate(a.frontier)[near[:, 0], near[:, 1]]
+        keep = (~inner | (np.cumsum(inner) <= self.interior)
+                | (touching & (np.cumsum(touching) <= self.interior)))
+        picked = near[keep][: self.candidates]
+        return picked if picked.size else ranked[:1]
 
     def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None):
         """(score, progress, outcomes, dead) of guessing ``cell``, in exact fractions.

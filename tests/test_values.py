@@ -1,0 +1,320 @@
+"""Value datasets (survival play), the value network's inputs, its training and the value solver."""
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import nnsweeper as ns
+from nnsweeper.datasets.policies import policy_solver
+from nnsweeper.datasets.values import (
+    SurvivalGame,
+    generate_values,
+    load_value_manifest,
+    read_value_split,
+    record_value_game,
+)
+from nnsweeper.errors import DatasetError
+from nnsweeper.game import Game, Rules
+from nnsweeper.models.checkpoint import CheckpointError
+from nnsweeper.models.value import (
+    VALUE_CELL_FEATURES,
+    VALUE_GLOBAL_FEATURES,
+    ValueGNN,
+    load_value_model,
+    save_value_model,
+    value_inputs,
+)
+from nnsweeper.solvers import ValueSolver, get_solver
+from nnsweeper.value_training import load_value_config, train_value
+
+
+# ----------------------------------------------------------------- survival play
+def test_survival_game_without_a_mine_is_the_ordinary_game():
+    rules = Rules(9, 9, 10)
+    for seed in range(5):
+        a, b = Game(rules, seed=seed), SurvivalGame(rules, seed=seed)
+        a.reveal(0, 0)
+        b.reveal(0, 0)
+        np.testing.assert_array_equal(a.mine_layout(), b.mine_layout())
+        assert b.redraws == []
+
+
+def test_a_revealed_mine_redraws_a_consistent_layout_with_the_cell_safe():
+    rules = Rules(9, 9, 10)
+    g = SurvivalGame(rules, seed=3)
+    g.reveal(0, 0)
+    before = g.observe()
+    mine = tuple(np.argwhere(g.mine_layout() & (g.mask == 1))[0])
+    _, reward, done, info = g.reveal(*mine)
+    assert info.get("result") != "lose" and reward >= 0
+    assert g.redraws == [1]
+    after = g.observe()
+    revealed = before >= 0
+    np.testing.assert_array_equal(after[revealed], before[revealed])  # the numbers seen stay
+    assert after[mine] >= 0
+    assert g.mine_layout().sum() == 10
+    np.testing.assert_array_equal(g._counts, ns.grid.neighbour_sum(g.mine_layout()))
+
+
+def test_redraws_are_uniform_over_the_layouts_where_the_cell_is_safe():
+    # 3x3, 2 mines, (0, 0) revealed as 1: the layouts put one mine among its three
+    # neighbours and one elsewhere; guessing (0, 1) when it holds a mine must land on
+    # each layout with (0, 1) safe equally often.
+    grid = np.full((3, 3), -1)
+    grid[0, 0] = 1
+    layouts = []
+    for cells in itertools.combinations(range(1, 9), 2):
+        m = np.zeros(9, dtype=bool)
+        m[list(cells)] = True
+        m = m.reshape(3, 3)
+        if ns.grid.neighbour_sum(m)[0, 0] == 1:
+            layouts.append(m)
+    wanted = [m for m in layouts if not m[0, 1]]
+    start = next(m for m in layouts if m[0, 1])
+    counts = dict.fromkeys((m.tobytes() for m in wanted), 0)
+    draws = 1200
+    for seed in range(draws):
+        g = SurvivalGame(Rules(3, 3, 2), seed=seed)
+        g._set_layout(start.copy())
+        g.reveal(0, 0)
+        assert g.observe()[0, 0] == 1
+        g.reveal(0, 1)
+        counts[g.mine_layout().tobytes()] += 1
+    expected = draws / len(wanted)
+    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+    assert all(c > 0 for c in counts.values())
+    assert chi2 < 30  # len(wanted) - 1 = 9 degrees of freedom: p < 0.001 beyond 27.9
+
+
+class _FixedLayout(Game):
+    """A game whose first reveal places a given layout."""
+
+    def __init__(self, rules, layout, seed):
+        self.layout = layout
+        super().__init__(rules, seed=seed)
+
+    def _place(self, allowed):
+        self._set_layout(self.layout.copy())
+
+
+def _exact_win_rate(rules, policy, start, first):
+    """The policy's chance to win, averaged over every layout that the first-click rule allows."""
+    rows, cols = rules.rows, rules.cols
+    cells = [c for c in range(rows * cols) if c != first[0] * cols + first[1]]
+    wins = n = 0
+    for k, chosen in enumerate(itertools.combinations(cells, rules.mines)):
+        m = np.zeros(rows * cols, dtype=bool)
+        m[list(chosen)] = True
+        game = _FixedLayout(rules, m.reshape(rows, cols), k)
+        wins += policy_solver(policy, start, 0.0).play(game, np.random.default_rng(k)).won
+        n += 1
+    return wins / n
+
+
+def test_value_labels_average_to_the_policys_exact_chance_to_win():
+    rules = Rules(4, 4, 4)
+    exact = _exact_win_rate(rules, "csp", "corner", (0, 0))
+    firsts = []
+    for seed in range(600):
+        arrays = record_value_game(rules, seed, "csp", start="corner", record="all")
+        assert arrays is not None
+        # A game with no decision after the first click was won by the first click.
+        firsts.append(arrays["value"][0] if len(arrays["value"]) else 1.0)
+    firsts = np.array(firsts)
+    se = firsts.std() / np.sqrt(firsts.size)
+    assert abs(firsts.mean() - exact) < 4 * se + 1e-9, (firsts.mean(), exact, se)
+
+
+@pytest.mark.parametrize("policy", ["csp", "search"])
+def test_survived_at_the_first_position_is_the_ordinary_games_result(policy):
+    rules = Rules(9, 9, 10)
+    for seed in range(12):
+        arrays = record_value_game(rules, seed, policy, start="corner", record="all")
+        if not len(arrays["value"]):
+            continue
+        solver = policy_solver(policy, "corner", 0.0)
+        won = solver.play(Game(rules, seed=seed), np.random.default_rng(seed)).won
+        assert bool(arrays["survived"][0]) == won
+        assert np.all(np.diff(arrays["value"]) >= 0)  # fewer guesses left, never a lower value
+        assert arrays["value"][-1] > 0 and np.all(arrays["value"] <= 1)
+
+
+def test_guess_records_keep_each_guess_and_its_outcome_board():
+    rules = Rules(16, 16, 40)
+    every = record_value_game(rules, 5, "search", start="corner", record="all")
+    kept = record_value_game(rules, 5, "search", start="corner", record="guess")
+    guesses = np.flatnonzero(every["guess"])
+    assert guesses.size and len(kept["value"]) == 2 * guesses.size
+    values = np.append(every["value"], 1.0)
+    for k, t in enumerate(guesses):
+        position, outcome = 2 * k, 2 * k + 1
+        np.testing.assert_array_equal(kept["grid"][position], every["grid"][t])
+        assert kept["guess"][position] and not kept["outcome"][position]
+        assert kept["value"][position] == every["value"][t]
+        # The outcome board: the guessed cell shows its number, nothing else is opened.
+        changed = np.argwhere(kept["grid"][outcome] != every["grid"][t])
+        assert len(changed) == 1 and kept["grid"][outcome][tuple(changed[0])] >= 0
+        assert kept["outcome"][outcome] and not kept["guess"][outcome]
+        assert kept["value"][outcome] == values[t + 1]
+    again = record_value_game(rules, 5, "search", start="corner", record="guess")
+    for k in kept:
+        np.testing.assert_array_equal(kept[k], again[k])
+
+
+def test_generate_values_is_reproducible_and_refuses_bad_arguments(tmp_path):
+    m1 = generate_values(tmp_path / "a", ["6x6:5:12"], seed=2, shard_games=4, n_jobs=1)
+    m2 = generate_values(tmp_path / "b", ["6x6:5:12"], seed=2, shard_games=4, n_jobs=2)
+    assert [e["sha256"] for e in m1["shards"]] == [e["sha256"] for e in m2["shards"]]
+    assert load_value_manifest(tmp_path / "a")["splits"] == m1["splits"]
+    seeds = np.concatenate([ns.seeds.stream_seeds(s) for s in m1["seed_streams"]])
+    assert seeds.min() >= 2**62  # never an evaluation seed
+    train = read_value_split(tmp_path / "a", "train")
+    assert sum(len(a["value"]) for a in train) == m1["splits"]["train"]["states"]
+    assert generate_values(tmp_path / "a", ["6x6:5:12"], seed=2, shard_games=4)["shards"] == m1["shards"]
+    with pytest.raises(DatasetError, match="different value dataset"):
+        generate_values(tmp_path / "a", ["6x6:5:12"], seed=3, shard_games=4)
+    with pytest.raises(DatasetError, match="record must be"):
+        generate_values(tmp_path / "c", ["6x6:5:12"], record="some")
+    with pytest.raises(DatasetError, match="start must be"):
+        generate_values(tmp_path / "c", ["6x6:5:12"], start="middle")
+    with pytest.raises(DatasetError, match="not an nnsweeper value dataset"):
+        (tmp_path / "d").mkdir()
+        (tmp_path / "d" / "manifest.json").write_text('{"format": "other"}')
+        load_value_manifest(tmp_path / "d")
+
+
+# ----------------------------------------------------------------- the network's inputs
+def test_value_inputs_carry_the_exact_probabilities_and_absolute_sizes():
+    for seed in range(100):  # the first game whose first click opens an area
+        game = Game(Rules(5, 5, 4), seed=seed)
+        if game.reveal(0, 0)[3]["revealed"] > 3:
+            break
+    grid = game.observe()
+    a = ns.analyze(grid, 4)
+    data = value_inputs(grid[None], np.array([4]), np.zeros((1, 5, 5), bool), a.probabilities[None],
+                        np.array([a.log_layouts]))
+    x = data["cell"].x.numpy()
+    assert x.shape[1] == len(VALUE_CELL_FEATURES)
+    pos = data["cell"].pos.numpy()
+    np.testing.assert_allclose(x[:, -2], a.probabilities[pos[:, 0], pos[:, 1]], rtol=1e-6)
+    np.testing.assert_array_equal(x[:, -1], a.probabilities[pos[:, 0], pos[:, 1]] == 0)
+    glob = dict(zip(VALUE_GLOBAL_FEATURES, data.globals.numpy()[0].tolist(), strict=True))
+    unknown = int(((grid < 0) & (a.probabilities < 1)).sum())
+    assert glob["unknown_cells_per_100"] == pytest.approx(unknown / 100)
+    assert glob["mines_left_per_100"] == pytest.approx((4 - int(a.mines.sum())) / 100)
+    assert glob["log_layouts_per_100"] == pytest.approx(a.log_layouts / 100)
+    best = 1 - a.probabilities[(grid < 0)].min()
+    assert glob["best_safety"] == pytest.approx(best)
+
+
+def test_value_model_round_trips_and_refuses_damage(tmp_path):
+    torch.manual_seed(0)
+    model = ValueGNN({"hidden": 8, "layers": 1})
+    path = save_value_model(tmp_path / "v.pt", model)
+    again = load_value_model(path)
+    for k, v in model.state_dict().items():
+        torch.testing.assert_close(again.state_dict()[k], v)
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(CheckpointError, match="damaged"):
+        load_value_model(path)
+    with pytest.raises(CheckpointError, match="no value model"):
+        load_value_model(tmp_path / "none.pt")
+
+
+# ----------------------------------------------------------------- training and the solver
+@pytest.fixture(scope="module")
+def tiny_value_model(tmp_path_factory):
+    root = tmp_path_factory.mktemp("values")
+    generate_values(root / "data", ["6x6:6:30", "5x5:5:30"], seed=1, shard_games=10, n_jobs=1)
+    cfg = {"data": {"path": str(root / "data")}, "model": {"hidden": 8, "layers": 1},
+           "train": {"epochs": 2, "batch_size": 16, "threads": 1, "n_jobs": 1},
+           "output": {"dir": str(root / "run")}}
+    metrics = train_value(cfg)
+    return root / "run" / "value-gnn.pt", metrics
+
+
+def test_training_writes_a_model_and_metrics(tiny_value_model):
+    path, metrics = tiny_value_model
+    assert path.is_file() and (path.parent / "metrics.json").is_file()
+    assert metrics["best"]["positions"] > 0 and 0 < metrics["best"]["bce"] < 2
+    assert set(metrics["best"]["boards"]) <= {"6x6", "5x5"}
+    with pytest.raises(DatasetError, match="unknown \\[train\\] key"):
+        load_value_config({"data": {"path": "x"}, "train": {"epoch": 3}})
+    with pytest.raises(DatasetError, match="needs \\[data\\] path"):
+        load_value_config({"model": {}})
+
+
+def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):
+    path, _ = tiny_value_model
+    solver = get_solver("value-gnn", model=str(path), start="corner")
+    assert isinstance(solver, ValueSolver)
+    obs = ns.Observation.of(np.array([[1, -1, -1], [-1, -1, -1], [-1, -1, -1]]), 2)
+    a = ns.analyze(obs)
+    choice = solver.look_ahead(obs, a, np.random.default_rng(0))
+    for cand in choice.candidates:
+        boards = list(ns.sampling.each_outcome(obs, cand.cell))
+        values = solver.values([(b, a2) for _, b, a2 in boards])
+        q = sum(a2.layouts / a.layouts * v for (_, _, a2), v in zip(boards, values, strict=True))
+        assert cand.score == pytest.approx(round(q, solver.decimals), abs=1e-12)
+    scores = [c.score for c in choice.candidates]
+    assert scores[1:] == sorted(scores[1:], reverse=True) and choice.cell == choice.candidates[0].cell
+    # A position with every safe cell revealed is worth 1 exactly.
+    done = ns.Observation.of(np.array([[1, -1], [1, 1]]), 1)
+    assert solver.values([(done, ns.analyze(done))])[0] == 1.0
+    # It plays whole games and pickles without its network.
+    records = [solver.play(ns.MinesweeperEnv(6, 6, 6, seed=s), np.random.default_rng(s)) for s in range(6)]
+    assert all(r.won or r.moves[-1].kind in ns.solvers.GUESS_KINDS for r in records)
+    assert pickle.loads(pickle.dumps(solver))._net is None
+    with pytest.raises(ValueError, match="depth 1"):
+        ValueSolver(depth=2)
+
+
+# ----------------------------------------------------------------- Monte Carlo values
+def test_play_from_a_position_and_monte_carlo_value():
+    from nnsweeper.evaluation.rollouts import monte_carlo_value, play_from
+
+    grid = np.full((4, 4), -1)
+    grid[0, 0] = 1
+    obs = ns.Observation.of(grid, 3)
+    every = (np.isin(np.arange(16), c).reshape(4, 4) for c in itertools.combinations(range(1, 16), 3))
+    layouts = [m for m in every if ns.grid.neighbour_sum(m)[0, 0] == 1]
+    solver = get_solver("csp")
+    exact = np.mean([play_from(solver, obs, m, np.random.default_rng(k)) for k, m in enumerate(layouts)])
+    est = monte_carlo_value(obs, "csp", n=400, seed=3)
+    assert est.games == 400 and est.low <= est.rate <= est.high
+    assert abs(est.rate - exact) < 4 * np.sqrt(exact * (1 - exact) / 400), (est.rate, exact)
+    done = ns.Observation.of(np.array([[1, -1], [1, 1]]), 1)
+    assert play_from(solver, done, np.array([[False, True], [False, False]]), 0)
+    with pytest.raises(ns.errors.InvalidBoardError, match="does not fit"):
+        play_from(solver, obs, np.isin(np.arange(16), [1, 4, 5]).reshape(4, 4), 0)
+
+
+def test_analyze_prints_the_chance_to_win(tmp_path, capsys, tiny_value_model, monkeypatch):
+    from nnsweeper import cli
+
+    board = tmp_path / "b.txt"
+    board.write_text("1...\n....\n....\n....\n")
+    path, _ = tiny_value_model
+    monkeypatch.setattr("nnsweeper.models.value.WEIGHTS_DIR", path.parent)
+    assert cli.main(["analyze", str(board), "--mines", "3", "--solvers", "csp", "--value", "50"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("chance that search wins from here: value network ") and "50 games" in line
+    assert cli.main(["analyze", str(board), "--mines", "3", "--value", "0"]) == 2
+
+
+def test_full_trust_in_the_exact_heuristic_plays_the_search_solvers_games(tiny_value_model):
+    # trust=1: the network can never override the search solver's look-ahead choice, which
+    # the value solver recomputes exactly from the same outcome boards.
+    path, _ = tiny_value_model
+    search = get_solver("search", start="corner")
+    value = get_solver("value-gnn", model=str(path), start="corner", trust=1.0)
+    for rows, cols, mines in ((9, 9, 10), (16, 16, 40)):
+        for seed in range(6):
+            a = search.play(ns.MinesweeperEnv(rows, cols, mines, seed=seed), np.random.default_rng(seed))
+            b = value.play(ns.MinesweeperEnv(rows, cols, mines, seed=seed), np.random.default_rng(seed))
+            assert [(m.cell, m.kind) for m in a.moves] == [(m.cell, m.kind) for m in b.moves]
+    with pytest.raises(ValueError, match="trust must be"):
+        ValueSolver(trust=2)
