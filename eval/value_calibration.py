@@ -10,7 +10,7 @@ per bin) and a JSON file with the expected calibration error (ECE, 15 equal-widt
 bins), the Brier score and the squared error against the value labels, overall and
 per board size::
 
-    python eval/value_calibration.py data/values2 --out eval/results/value_calibration
+    python eval/value_calibration.py data/values --out eval/results/calibration/value-gnn
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
                 p.append(torch.sigmoid(model(data).double()).numpy())
         p = np.concatenate(p)
         won = arrays["survived"].astype(bool)
-        preds.append(PredictionSet(p, p, won))
+        preds.append(PredictionSet(p, p, won.astype(float)))
         m = metrics(preds[-1])
         rows[f"{shape[0]}x{shape[1]}"] = {
             "positions": int(p.size), "ece": m["ece"], "brier": m["brier"],
@@ -77,7 +77,8 @@ def main(argv=None) -> int:
     write_text_atomic(out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
     fig, ax = plt.subplots(figsize=(5, 5))
     title = f"value network on {summary['positions']} held-out positions (ECE {pooled['ece']:.3f})"
-    plot_reliability(PredictionSet.concat(preds), ax=ax, label="value-gnn", show_exact=False, title=title)
+    plot_reliability(PredictionSet.concat(preds), ax=ax, label="value-gnn", show_exact=False, title=title,
+                     units="positions")
     ax.set_xlabel("predicted chance that search wins")
     ax.set_ylabel("observed share of wins")
     fig.tight_layout()

@@ -20,15 +20,29 @@ import inspect
 import json
 import math
 import numbers
+import os
 import re
 import textwrap
+import tomllib
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from nnsweeper.errors import check_int
 
-__all__ = ["Settings", "field_comments", "format_value", "describe_keys"]
+__all__ = ["Settings", "field_comments", "format_value", "describe_keys", "read_toml"]
+
+
+def read_toml(path, what: str, error: type[Exception]) -> dict:
+    """The tables of a TOML file; ``error`` naming the file when it is missing or malformed."""
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"no {what} at {os.fspath(path)!r}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{os.fspath(path)!r} is not valid TOML: {exc}") from None
 
 _FIELD_LINE = re.compile(r"^([A-Za-z_]\w*)\s*:")
 

@@ -34,10 +34,9 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
-from nnsweeper.configs import Settings, describe_keys
+from nnsweeper.configs import Settings, describe_keys, read_toml
 from nnsweeper.errors import NnsweeperError
 
 __all__ = [
@@ -285,14 +284,7 @@ def load_config(path, overrides=()) -> TrainingConfig:
     TrainingError
         A missing or malformed file, unknown sections or keys, bad values.
     """
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TrainingError(f"no training config at {os.fspath(path)!r}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TrainingError(f"{os.fspath(path)!r} is not valid TOML: {exc}") from None
-    return check_config(apply_overrides(raw, overrides))
+    return check_config(apply_overrides(read_toml(path, "training config", TrainingError), overrides))
 
 
 def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:

@@ -19,17 +19,18 @@ with the lowest validation loss is written to ``dir/value-gnn.pt`` with
 from __future__ import annotations
 
 import json
+import os
 import time
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from nnsweeper.configs import read_toml
 from nnsweeper.datasets.values import load_value_manifest, read_value_split
 from nnsweeper.errors import DatasetError, check_int
-from nnsweeper.fileio import write_text_atomic
+from nnsweeper.fileio import file_sha256, write_text_atomic
 from nnsweeper.models.value import ValueConfig, ValueNet, make_value_net, save_value_model
 from nnsweeper.parallel import imap
 from nnsweeper.probability import analyze
@@ -44,13 +45,7 @@ TRAIN_DEFAULTS = {"epochs": 8, "batch_size": 128, "lr": 2e-3, "weight_decay": 1e
 def load_value_config(config) -> dict:
     """A value training config from a TOML path or a dict, checked and completed."""
     if not isinstance(config, Mapping):
-        path = Path(config)
-        try:
-            config = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DatasetError(f"no value training config at {str(path)!r}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise DatasetError(f"{str(path)!r} is not valid TOML: {exc}") from None
+        config = read_toml(config, "value training config", DatasetError)
     unknown = set(config) - {"data", "model", "train", "output"}
     if unknown:
         raise DatasetError(f"unknown section(s) {sorted(unknown)} in a value training config; the "
@@ -165,10 +160,16 @@ def train_value(config, *, progress: bool = False) -> dict:
     if not train or not val:
         raise DatasetError(f"value dataset {str(folder)!r} needs positions in its train and val splits")
     model = make_value_net(cfg["model"])
+    # What the saved model learned from: the dataset's checksum, and its seed streams so
+    # that evaluations refuse its games (ValueSolver.training_seeds).
+    about = {"dataset": os.fspath(folder),
+             "data_manifest_sha256": file_sha256(Path(folder) / "manifest.json"),
+             "data_seed_streams": manifest["seed_streams"], "train_config": cfg}
     opt = torch.optim.AdamW(model.parameters(), lr=tr["lr"], weight_decay=tr["weight_decay"])
     steps = tr["epochs"] * len(_batches(train, tr["batch_size"], None))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=tr["lr"], total_steps=steps, pct_start=0.1)
     out = Path(cfg["output"]["dir"])
+    weights = out / f"value-{model.config['arch']}.pt"
     out.mkdir(parents=True, exist_ok=True)
     best, history = None, []
     from tqdm.auto import tqdm
@@ -193,7 +194,7 @@ def train_value(config, *, progress: bool = False) -> dict:
                         "seconds": time.perf_counter() - t1})
         if best is None or m["bce"] < best["bce"]:
             best = {**m, "epoch": epoch + 1}
-            save_value_model(out / "value-gnn.pt", model, extra={"dataset": str(folder), "epoch": epoch + 1})
+            save_value_model(weights, model, extra={**about, "epoch": epoch + 1})
         if progress:
             print(f"epoch {epoch + 1}: train bce {np.mean(losses):.4f}, val bce {m['bce']:.4f}, "
                   f"mse {m['mse']:.5f} (per-board mean: {m['mse_mean']:.5f})")

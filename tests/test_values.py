@@ -249,8 +249,8 @@ def test_training_writes_a_model_and_metrics(tiny_value_model):
 
 def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):
     path, _ = tiny_value_model
-    solver = get_solver("value-gnn", model=str(path), start="corner")
-    assert isinstance(solver, ValueSolver)
+    solver = get_solver("value-gnn", model=str(path), start="corner", trust=None)
+    assert isinstance(solver, ValueSolver) and get_solver("value-gnn").trust == 0.02
     obs = ns.Observation.of(np.array([[1, -1, -1], [-1, -1, -1], [-1, -1, -1]]), 2)
     a = ns.analyze(obs)
     choice = solver.look_ahead(obs, a, np.random.default_rng(0))
@@ -268,6 +268,13 @@ def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):
     records = [solver.play(ns.MinesweeperEnv(6, 6, 6, seed=s), np.random.default_rng(s)) for s in range(6)]
     assert all(r.won or r.moves[-1].kind in ns.solvers.GUESS_KINDS for r in records)
     assert pickle.loads(pickle.dumps(solver))._net is None
+    # Each look-ahead guess keeps the network's Q of the chosen cell in the record; no other move has one.
+    moves = [m for r in records for m in r.moves]
+    ahead = [m for m in moves if m.kind == "look-ahead"]
+    assert ahead and all(0 <= m.value <= 1 for m in ahead)
+    assert all(m.value is None for m in moves if m.kind != "look-ahead")
+    rows = [m for r in records for m in r.to_dict()["moves"]]
+    assert all(len(m) == (5 if m[2] == "look-ahead" else 4) for m in rows)
     with pytest.raises(ValueError, match="depth 1"):
         ValueSolver(depth=2)
 
@@ -318,3 +325,17 @@ def test_full_trust_in_the_exact_heuristic_plays_the_search_solvers_games(tiny_v
             assert [(m.cell, m.kind) for m in a.moves] == [(m.cell, m.kind) for m in b.moves]
     with pytest.raises(ValueError, match="trust must be"):
         ValueSolver(trust=2)
+
+
+def test_the_value_solver_carries_its_training_seeds(tiny_value_model):
+    # The model records its dataset's seed streams: evaluations refuse those games.
+    from nnsweeper.seeds import check_seed_overlap, manifest_seeds
+
+    path, _ = tiny_value_model
+    solver = get_solver("value-gnn", model=str(path), start="corner")
+    learned = manifest_seeds(path.parents[1] / "data")
+    assert sorted(learned) == ["test", "train", "val"]
+    with pytest.raises(ns.errors.SeedOverlapError, match="'train' split"):
+        check_seed_overlap(solver.training_seeds, learned["train"][:3])
+    table = ns.evaluate({"value-gnn": solver}, rows=5, cols=5, mines_list=[5], trials=2, base_seed=0)
+    assert table.metadata["arguments"]["held_out_from"] == ["value-gnn: training data"]

@@ -543,6 +543,30 @@ def generate(
         return _generate(out, parts, fractions, arguments, n_jobs, progress)
 
 
+def plan_shards(out: Path, parts: Sequence[Part], fractions: dict, seed: int, shard_games: int,
+                stream_prefix: tuple[int, ...] = ()) -> tuple[list, list, list]:
+    """The seed streams of every part's splits and the shards that hold their games.
+
+    Returns ``(streams, entries, shards)``: the manifest's stream entries, one manifest
+    entry per shard (file, split, configuration, board, game range), and per shard
+    ``(path, part, its game seeds, index of its first game)``. ``stream_prefix`` starts
+    every stream's key (datasets of another kind draw from seed streams of their own).
+    """
+    streams, entries, shards = [], [], []
+    for part in parts:
+        for split, n in _split_games(part.games, fractions).items():
+            key = (*stream_prefix, *part.stream_key)
+            streams.append({**seed_stream(seed, split, key, n), "configuration": part.key})
+            seeds = stream_seeds(streams[-1])
+            for k, a in enumerate(range(0, n, shard_games)):
+                b = min(n, a + shard_games)
+                rel = f"shards/{split}/{part.key}-{k:05d}.npz"
+                entries.append({"file": rel, "split": split, "config": part.key, "rows": part.rows,
+                                "cols": part.cols, "mines": part.mines, "games": [a, b]})
+                shards.append((os.fspath(out / rel), part, seeds[a:b], a))
+    return streams, entries, shards
+
+
 def _generate(out: Path, parts: list[Part], fractions: dict, arguments: dict, n_jobs: int | None,
               progress: bool) -> dict:
     """The body of :func:`generate`, run while holding the folder's lock."""
@@ -556,17 +580,8 @@ def _generate(out: Path, parts: list[Part], fractions: dict, arguments: dict, n_
         return done
     _remove_stale_temporaries(out)
 
-    streams, tasks, entries = [], [], []
-    for part in parts:
-        for split, n in _split_games(part.games, fractions).items():
-            streams.append({**seed_stream(seed, split, part.stream_key, n), "configuration": part.key})
-            seeds = stream_seeds(streams[-1])
-            for k, a in enumerate(range(0, n, shard_games)):
-                b = min(n, a + shard_games)
-                rel = f"shards/{split}/{part.key}-{k:05d}.npz"
-                entries.append({"file": rel, "split": split, "config": part.key, "rows": part.rows,
-                                "cols": part.cols, "mines": part.mines, "games": [a, b]})
-                tasks.append((os.fspath(out / rel), part, seeds[a:b], a, record, float(epsilon), start))
+    streams, entries, shards = plan_shards(out, parts, fractions, seed, shard_games)
+    tasks = [(path, part, seeds, first, record, float(epsilon), start) for path, part, seeds, first in shards]
 
     from tqdm.auto import tqdm
 

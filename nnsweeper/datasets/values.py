@@ -48,12 +48,10 @@ from nnsweeper.seeds import (
     MAX_DATASET_GAMES,
     SPLITS,
     read_manifest_json,
-    seed_stream,
-    stream_seeds,
 )
 from nnsweeper.solvers.base import GUESS_KINDS, STARTS, Decision
 
-from .generate import MAX_SHARD_CELLS, Part, _check_splits, _split_games, _writer_lock, resolve_parts
+from .generate import MAX_SHARD_CELLS, Part, _check_splits, _writer_lock, plan_shards, resolve_parts
 from .policies import policy_solver
 from .storage import file_sha256, read_shard, write_shard
 
@@ -291,18 +289,8 @@ def generate_values(out, parts="value", *, games: int = 100, splits=(0.8, 0.1, 0
                 raise DatasetError(f"output folder {os.fspath(out)!r} holds a different value dataset; "
                                    f"choose a new folder or give the same arguments")
             return m
-        streams, tasks, entries = [], [], []
-        for part in parts:
-            for split, n in _split_games(part.games, fractions).items():
-                streams.append({**seed_stream(seed, split, (VALUE_KEY, *part.stream_key), n),
-                                "configuration": part.key})
-                seeds = stream_seeds(streams[-1])
-                for k, a in enumerate(range(0, n, shard_games)):
-                    b = min(n, a + shard_games)
-                    rel = f"shards/{split}/{part.key}-{k:05d}.npz"
-                    entries.append({"file": rel, "split": split, "config": part.key, "rows": part.rows,
-                                    "cols": part.cols, "mines": part.mines, "games": [a, b]})
-                    tasks.append((os.fspath(out / rel), part, seeds[a:b], a, start, record))
+        streams, entries, shards = plan_shards(out, parts, fractions, seed, shard_games, (VALUE_KEY,))
+        tasks = [(path, part, seeds, first, start, record) for path, part, seeds, first in shards]
         from tqdm.auto import tqdm
 
         by_path = {t[0]: e for t, e in zip(tasks, entries, strict=True)}

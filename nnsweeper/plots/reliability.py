@@ -13,7 +13,8 @@ _EXACT_COLOR = "0.25"  # the exact engine's curve when the models share it
 _EXACT_MARKER = "h"  # none of the shipped solvers' markers
 
 
-def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_exact=True, title=None):
+def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_exact=True, title=None,
+                     units="cells"):
     """Draw a reliability diagram: observed mine frequency against predicted probability.
 
     Cells are binned by predicted probability into ``bins`` equal-width bins; each
@@ -42,6 +43,9 @@ def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_e
         labelled ``"exact (name)"``.
     title : str, optional
         Axes title.
+    units : str, default="cells"
+        What the rows are, for the legend's note on marker areas ("positions" for a
+        value network's rows).
 
     Returns
     -------
@@ -104,7 +108,7 @@ def plot_reliability(preds_or_curves, ax=None, *, bins=15, label="model", show_e
     ax.set_ylabel("observed mine frequency")
     ax.grid(True, alpha=0.3)
     ax.legend(frameon=False, loc="upper left", fontsize="small", title_fontsize="small",
-              title="marker area: share of cells")
+              title=f"marker area: share of {units}")
     if title is not None:
         ax.set_title(title, fontsize=10)
     return ax

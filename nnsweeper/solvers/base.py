@@ -46,11 +46,21 @@ STARTS = ("center", "corner", "random")
 
 @dataclass(frozen=True)
 class Move:
-    """One revealed cell: where, why, and its mine probability when chosen."""
+    """One revealed cell: where, why, and its mine probability when chosen.
+
+    ``value`` is a value network's estimate of the chance to win after the move, for
+    the guesses that a value solver chose by it (None otherwise).
+    """
 
     cell: tuple[int, int]
     kind: str
     probability: float
+    value: float | None = None
+
+    @classmethod
+    def of(cls, i, j, kind: str, probability, value=None) -> Move:
+        """A move from numpy or Python numbers (stored as Python ints and floats)."""
+        return cls((int(i), int(j)), kind, float(probability), None if value is None else float(value))
 
 
 @dataclass
@@ -106,7 +116,9 @@ class GameRecord:
     def to_dict(self) -> dict:
         return {
             "won": self.won,
-            "moves": [[m.cell[0], m.cell[1], m.kind, m.probability] for m in self.moves],
+            # [i, j, kind, P(mine)], and the value estimate after it where a value model chose it
+            "moves": [[m.cell[0], m.cell[1], m.kind, m.probability, *(() if m.value is None else (m.value,))]
+                      for m in self.moves],
             "flags": self.flags,
             "guesses": self.guesses,
             "cleared": self.cleared,
@@ -377,11 +389,11 @@ class Turns:
         return Decision(self._decisions - 1, grid, flags, tuple(self.record.moves[n_moves:]),
                         self.cached_analysis(version, flags))
 
-    def reveal(self, i: int, j: int, kind: str, probability: float) -> bool:
+    def reveal(self, i: int, j: int, kind: str, probability: float, value: float | None = None) -> bool:
         """Reveal one covered cell; returns True when the game ended."""
         env = self.env
         _, _, done, info = env.step(env._flat(i, j))
-        self.record.moves.append(Move((int(i), int(j)), kind, float(probability)))
+        self.record.moves.append(Move.of(i, j, kind, probability, value))
         self.grid = covered_grid(env.mask, env._counts)
         self.version += 1
         if done:

@@ -100,6 +100,9 @@ class SearchChoice:
         Mine layouts consistent with the position.
     partner : (int, int) or None
         For ``"forced"``: the other cell of the pair.
+    value : float or None
+        For a value solver's look-ahead guess: the network's estimate of the chance
+        to win after it (kept in the game record's move).
     """
 
     cell: tuple[int, int]
@@ -109,6 +112,7 @@ class SearchChoice:
     win_probability: float | None = None
     layouts: int = 0
     partner: tuple[int, int] | None = None
+    value: float | None = None
 
 
 def _best_safety(a: BoardAnalysis) -> float:
@@ -160,9 +164,10 @@ class SearchSolver(Solver):
         Decisions the look-ahead scores: 1, this guess and the next decision's safety;
         2, the next decision as its own look-ahead, on positions with at most
         ``deep_cells`` covered cells. Depth 2 takes 5 to 7 times the time of depth 1
-        (more on dense boards); measured, it won 0.2 to 1.3 points more on three
-        intermediate samples (5000 and twice 10,000 games), and as often within
-        0.2 points on beginner and expert.
+        (more on dense boards); measured against depth 1 on the same games, it is
+        no better beyond noise on intermediate (-0.6 points, -1.6 to +0.4, on 5000
+        games; +0.6, -0.2 to +1.3, on 10,000 from base seed 2), +0.1 on beginner and
+        +0.3 (+0.0 to +0.5) on expert.
     deep_cells : int, default=300
         At ``depth`` 2, positions with more covered cells than this are scored at
         depth 1 (on expert, the guesses of the first few moves), to bound a game's time.
@@ -229,7 +234,7 @@ class SearchSolver(Solver):
         if isinstance(a, bool):
             return a
         choice = self.last_choice = self.choose(game.observation(flags), a, rng, game=game)
-        game.reveal(*choice.cell, choice.kind, choice.probability)
+        game.reveal(*choice.cell, choice.kind, choice.probability, choice.value)
         return True
 
     def choose(self, obs: Observation, a: BoardAnalysis, rng, *, game=None) -> SearchChoice:

@@ -166,8 +166,8 @@ class _PositionTurns(Turns):
             self._by_flags[key] = analyze(self.observation(flags), max_states=self._max_states)
         return self._by_flags[key]
 
-    def reveal(self, i: int, j: int, kind: str, probability: float) -> bool:
-        raise _Revealed(Move((int(i), int(j)), kind, float(probability)))
+    def reveal(self, i: int, j: int, kind: str, probability: float, value: float | None = None) -> bool:
+        raise _Revealed(Move.of(i, j, kind, probability, value))
 
 
 def suggest_move(solver, observation, rng=None, *, analysis: BoardAnalysis | None = None,
