@@ -202,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(sub)
     _add_evaluate_model(sub)
     _add_values(sub)
+    _add_watch(sub)
 
     an = sub.add_parser(
         "analyze",
@@ -500,6 +501,82 @@ def _cmd_train_value(args, argv) -> int:
         print(f"best epoch {b['epoch']}: validation cross-entropy {b['bce']:.4f}, "
               f"squared error {b['mse']:.5f} "
               f"(each board size's mean value: {b['mse_mean']:.5f}); wrote {m['config']['output']['dir']}")
+    return 0
+
+
+#: Evaluation games ``watch`` searches for one with enough guesses, without --seed.
+WATCH_SCAN = 1000
+
+
+def _add_watch(sub) -> None:
+    wa = sub.add_parser(
+        "watch",
+        help="play one seeded game with a solver and write it as a GIF (or MP4) of its moves",
+        description="Play one game with a solver and write an animation: one frame per move (runs "
+        "of proven-safe moves share one), the board before it coloured by the solver's P(mine) (its "
+        "model's for a neural solver, the exact engine's otherwise), the next cell outlined and "
+        "labelled with the move's kind and risk, and a last frame with the finished board. Without "
+        "--seed the game is the first evaluation game (the seeds of nnsweeper eval) in which the "
+        "solver guesses at least --min-guesses times.",
+        epilog="example: nnsweeper watch csp --preset expert --seed 3 --out game.gif",
+    )
+    wa.add_argument("solver", metavar="SOLVER", help="a registered solver name (csp, search, gnn, ...)")
+    board = wa.add_mutually_exclusive_group()
+    board.add_argument("--board", type=one_board, default=None, metavar="BOARD",
+                       help="ROWSxCOLS:MINES or a preset name (default: 10x10:20)")
+    board.add_argument("--preset", type=one_board, default=None, metavar="NAME",
+                       help="beginner, intermediate or expert")
+    wa.add_argument("--seed", type=_int_in(0), default=None,
+                    help="the game seed (default: the first evaluation game with enough guesses)")
+    wa.add_argument("--min-guesses", type=_int_in(0, 10_000), default=2, metavar="N",
+                    help="guesses the chosen game must have, without --seed (default: 2)")
+    wa.add_argument("--start", type=_start, default=None,
+                    help="first click: center, corner or ROW,COL (default: the solver's)")
+    wa.add_argument("--exact", action="store_true", help="colour by the exact engine's P(mine)")
+    wa.add_argument("--fps", type=float, default=1.5, help="frames per second (default: 1.5)")
+    wa.add_argument("--out", required=True, help="the animation to write: .gif, or .mp4 with ffmpeg")
+    wa.set_defaults(handler=_cmd_watch)
+
+
+def _cmd_watch(args, argv) -> int:
+    import numpy as np
+
+    from nnsweeper import MinesweeperEnv, get_solver
+    from nnsweeper.evaluation import game_seeds
+    from nnsweeper.plots import animate_game
+    from nnsweeper.solvers.replay import game_frames
+
+    rows, cols, mines = args.preset or args.board or (10, 10, 20)
+    if Path(args.out).suffix.lower() not in (".gif", ".mp4"):
+        raise ValueError(f"--out must end in .gif or .mp4; got {args.out!r}")
+    solver = get_solver(args.solver, **({} if args.start is None else {"start": args.start}))
+    if args.seed is None:
+        def guesses(seed: int) -> int:
+            env = MinesweeperEnv(rows, cols, mines, seed=seed)
+            return solver.play(env, np.random.default_rng(seed)).guesses
+
+        seeds = [int(s) for s in game_seeds(0, WATCH_SCAN)]
+        index = next((k for k, s in enumerate(seeds) if guesses(s) >= args.min_guesses), None)
+        if index is None:
+            raise ValueError(f"none of the first {WATCH_SCAN} evaluation games on {rows}x{cols} with "
+                             f"{mines} mines has {args.min_guesses} guesses by {args.solver}; give --seed")
+        seed = seeds[index]
+        print(f"game {index} of the evaluation games (game_seeds(0, {WATCH_SCAN})): seed {seed}")
+    else:
+        seed = args.seed
+    env = MinesweeperEnv(rows, cols, mines, seed=seed)
+    frames = game_frames(solver, env, np.random.default_rng(seed),
+                         probabilities="exact" if args.exact else None)
+    model = getattr(solver, "arch", None) if not args.exact else None
+    colours = f"{model} P(mine)" if model else "exact P(mine)"
+    title = f"{args.solver}, {rows}x{cols}, {mines} mines, seed {seed}\ncolour: {colours}"
+    if model and getattr(solver, "hybrid", False):
+        title += "; P in the label: exact risk"
+    path = animate_game(frames, args.out, fps=args.fps, title=title)
+    record = solver.last_record
+    result = "won" if record.won else "lost"
+    print(f"wrote {path}: {len(frames)} frames; {result} after {len(record.moves)} moves "
+          f"({record.guesses} guesses)")
     return 0
 
 

@@ -3,8 +3,10 @@
 import io
 import json
 
+import numpy as np
 import pytest
 
+import nnsweeper as ns
 from nnsweeper.cli import main
 from nnsweeper.evaluation import EvalTable, format_summary
 
@@ -572,3 +574,48 @@ def test_train_overrides_may_stand_on_both_sides_of_an_option(monkeypatch):
     monkeypatch.setattr("nnsweeper.cli._cmd_train", lambda args, argv: seen.update(vars(args)) or 0)
     assert main(["train", "--config", "c.toml", "output.dir=x", "--resume", "train.epochs=4"]) == 0
     assert seen["overrides"] == ["output.dir=x", "train.epochs=4"] and seen["resume"]
+
+
+# ----------------------------------------------------------------- watch
+def test_watch_writes_the_game_it_plays(tmp_path, capsys):
+    from PIL import Image
+
+    from nnsweeper.solvers.replay import game_frames
+
+    out = tmp_path / "game.gif"
+    assert main(["watch", "csp", "--board", "6x6:7", "--min-guesses", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    # Game 1 of the evaluation seeds is the first 6x6/7 game where csp guesses 4 times
+    # (game 0 has 3 guesses).
+    assert printed[0] == "game 1 of the evaluation games (game_seeds(0, 1000)): seed 1367864806"
+    solver = ns.get_solver("csp")
+    seed = 1367864806
+    frames = game_frames(solver, ns.MinesweeperEnv(6, 6, 7, seed=seed), np.random.default_rng(seed))
+    record = solver.last_record
+    assert printed[1].endswith(f"{len(frames)} frames; {'won' if record.won else 'lost'} after "
+                               f"{len(record.moves)} moves ({record.guesses} guesses)")
+    assert record.guesses == 4
+    with Image.open(out) as gif:
+        assert gif.n_frames == len(frames)
+    # The frames follow the record: each frame's outlined cell is the next recorded move.
+    moves = [m.cell for m in record.moves]
+    outlined = [f["move"] for f in frames if f["move"] is not None]
+    assert outlined[0] == moves[0] and set(outlined) <= set(moves)
+    assert main(["watch", "csp", "--preset", "beginner", "--seed", "3", "--exact", "--out",
+                 str(tmp_path / "b.gif")]) == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["watch", "nope", "--out", "x.gif"], "unknown solver 'nope'"),
+    (["watch", "csp", "--out", "x.png"], "--out must end in .gif or .mp4"),
+    (["watch", "csp", "--board", "3x3:9", "--out", "x.gif"], "mines"),
+    (["watch", "csp", "--seed", "-1", "--out", "x.gif"], "seed"),
+    (["watch", "csp", "--fps", "0", "--seed", "1", "--board", "4x4:2", "--out", "x.gif"], "fps must be"),
+    (["watch", "csp", "--board", "4x4:1", "--min-guesses", "10000", "--out", "x.gif"], "give --seed"),
+])
+def test_watch_refuses_bad_input_in_one_line(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not list(tmp_path.iterdir())

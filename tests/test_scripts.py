@@ -73,25 +73,6 @@ def test_model_table_refuses_different_splits(tmp_path, monkeypatch, capsys):
     assert "## The held-out dataset `unseen`" in (tmp_path / "t.md").read_text()
 
 
-def test_make_gif_draws_one_game(tmp_path, capsys):
-    from PIL import Image
-
-    mod = _module("eval/make_gif.py")
-    out = tmp_path / "game.gif"
-    assert mod.main(["--solver", "csp", "--board", "6x6:7", "--min-guesses", "4", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out.splitlines()
-    # Game 1 of the evaluation seeds is the first 6x6/7 game where csp guesses 4 times
-    # (game 0 has 3 guesses).
-    assert printed[0] == "game 1 of game_seeds(0, 1000): seed 1367864806"
-    frames = int(printed[1].split("(")[1].split()[0])
-    with Image.open(out) as gif:
-        assert gif.n_frames == frames
-    assert mod.main(["--board", "6x6:7", "--seed", "5", "--exact", "--solver", "nope", "--out",
-                     str(tmp_path / "x.gif")]) == 2
-    assert "unknown solver 'nope'" in capsys.readouterr().err
-    assert not (tmp_path / "x.gif").exists()
-
-
 def test_gap_table_writes_rates_gaps_and_summary(tmp_path, capsys):
     import nnsweeper as ns
 

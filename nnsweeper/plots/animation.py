@@ -22,12 +22,13 @@ __all__ = ["animate_game"]
 
 def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", title=None,
                  dpi=100, fig=None) -> Path:
-    """Write a game as an animated GIF: one frame per move, coloured by the solver's P(mine).
+    """Write a game as an animated GIF (or MP4): one frame per move, coloured by the solver's P(mine).
 
     Each frame is drawn like one panel of :func:`~nnsweeper.plots.plot_probability_boards`,
     with a cyan outline on the cell revealed next and the frame's label as the panel
     title. The file is written atomically (temporary file in the same folder, then
-    rename) with :class:`matplotlib.animation.PillowWriter`.
+    rename) with :class:`matplotlib.animation.PillowWriter` (GIF) or
+    :class:`matplotlib.animation.FFMpegWriter` (MP4, when ffmpeg is on the PATH).
 
     Parameters
     ----------
@@ -39,7 +40,7 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
         ``"label"`` (a short string such as ``"move 3: guess at (4, 5), P=0.21"``).
         Every grid has the first one's shape.
     path : str or os.PathLike
-        Target file, ending in ``.gif``. Parent folders are created.
+        Target file, ending in ``.gif`` or ``.mp4``. Parent folders are created.
     fps : float, default=2
         Frames per second.
     cmap : str or matplotlib.colors.Colormap, default="magma_r"
@@ -61,7 +62,8 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
     Raises
     ------
     ValueError
-        A path not ending in ``.gif``; no frames; a frame that is not a dict, lacks a
+        A path not ending in ``.gif`` or ``.mp4`` (or ``.mp4`` without ffmpeg); no
+        frames; a frame that is not a dict, lacks a
         key, or holds a bad grid, flags or P(mine) map (as for
         :func:`~nnsweeper.plots.plot_probability_boards`), a move that is not a
         covered cell of the board, a label that is not a string, or a grid of another
@@ -76,8 +78,13 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
     from nnsweeper.errors import check_int
 
     path = Path(path)
-    if path.suffix.lower() != ".gif":
-        raise ValueError(f"path must end in .gif (the animation is a GIF); got {str(path)!r}")
+    suffix = path.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"path must end in .gif or .mp4; got {str(path)!r}")
+    from matplotlib import animation
+
+    if suffix == ".mp4" and not animation.writers.is_available("ffmpeg"):
+        raise ValueError(f"writing {str(path)!r} needs ffmpeg on the PATH; write a .gif instead")
     if (isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not np.isfinite(fps)
             or fps <= 0):
         raise ValueError(f"fps must be a positive number; got {fps!r}")
@@ -88,8 +95,6 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
     if not own:
         check_empty_figure(fig)
 
-    from matplotlib.animation import PillowWriter
-
     rows, cols = checked[0]["grid"].shape
     label_lines = max(fr["label"].count("\n") + 1 if fr["label"] else 1 for fr in checked)
     title_lines = 0 if title is None else str(title).count("\n") + 1
@@ -99,9 +104,9 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
         _board_colorbar(fig, cm, cax=cax)
         if title is not None:
             fig.suptitle(title)
-        writer = PillowWriter(fps=fps)
-        # atomic_path keeps the target's suffix, so the temporary name ends in .gif as
-        # Pillow needs to pick the GIF format.
+        writer = animation.PillowWriter(fps=fps) if suffix == ".gif" else animation.FFMpegWriter(fps=fps)
+        # atomic_path keeps the target's suffix, so the temporary name ends in .gif (or
+        # .mp4) as the writer needs to pick the format.
         with atomic_path(path) as tmp:
             writer.setup(fig, tmp, dpi=dpi)
             for frame in checked:
