@@ -240,6 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print the chance that the search solver wins from here: the value network's estimate "
         "and a Monte Carlo estimate from GAMES games on layouts drawn from the position (default: 200)",
     )
+    an.add_argument(
+        "--png", default=None, metavar="OUT",
+        help="also draw the position as a picture: exact P(mine) of every covered cell, the proven safe "
+        "cells and mines, and each solver's next move (any matplotlib format by OUT's suffix)",
+    )
     an.set_defaults(handler=_cmd_analyze)
     return parser
 
@@ -905,7 +910,12 @@ def _cmd_analyze(args, argv) -> int:
     from nnsweeper.probability import analyze
     from nnsweeper.solvers.suggest import format_suggestions, load_solvers, suggest_move
 
+    if args.png is not None:
+        _check_figure_path(args.png)
     board = parse_observation(_read_board_text(args.file), args.mines)
+    if args.png is not None and board.grid.size > MAX_PICTURE_CELLS:
+        rows, cols = board.grid.shape
+        raise ValueError(f"--png draws boards of at most {MAX_PICTURE_CELLS} cells; got {rows}x{cols}")
     result = analyze(board, max_states=args.max_states)
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     solvers, skipped = load_solvers(args.solvers)
@@ -921,7 +931,27 @@ def _cmd_analyze(args, argv) -> int:
     if args.value:
         print()
         print(_value_line(board, args.value, args.seed))
+    if args.png is not None:
+        from nnsweeper.plots import agg_figure, plot_position, save_figure
+
+        save_figure(plot_position(board, result, moves, fig=agg_figure()), args.png, dpi=120)
+        print(f"\nwrote {args.png}")
     return 0
+
+
+#: The largest board ``analyze --png`` draws (one text per cell: 100x100 takes seconds).
+MAX_PICTURE_CELLS = 10_000
+
+
+def _check_figure_path(path: str) -> None:
+    """Refuse a figure path whose suffix matplotlib cannot write, before any work."""
+    from matplotlib.figure import Figure
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    formats = Figure().canvas.get_supported_filetypes()
+    if suffix not in formats:
+        raise ValueError(f"--png {path!r}: the suffix must name an image format "
+                         f"({', '.join(sorted(formats))})")
 
 
 def _value_line(board, games: int, seed: int) -> str:

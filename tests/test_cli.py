@@ -619,3 +619,29 @@ def test_watch_refuses_bad_input_in_one_line(argv, message, tmp_path, capsys, mo
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
     assert not list(tmp_path.iterdir())
+
+
+def test_analyze_draws_the_position(tmp_path, capsys):
+    from PIL import Image
+
+    board = tmp_path / "b.txt"
+    board.write_text("1...\n....\n....\n")
+    out = tmp_path / "pos.png"
+    assert main(["analyze", str(board), "--mines", "2", "--solvers", "csp,search", "--png", str(out)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"wrote {out}")
+    with Image.open(out) as image:
+        assert image.format == "PNG" and image.size[0] > 300
+
+
+@pytest.mark.parametrize("png, text, message", [
+    ("pos.xyz", "1...\n....\n", "the suffix must name an image format"),
+    ("pos", "1...\n....\n", "the suffix must name an image format"),
+    ("pos.png", ("." * 101 + "\n") * 100, "--png draws boards of at most 10000 cells; got 100x101"),
+])
+def test_analyze_refuses_a_bad_picture_in_one_line(png, text, message, tmp_path, capsys):
+    board = tmp_path / "b.txt"
+    board.write_text(text)
+    assert main(["analyze", str(board), "--mines", "2", "--png", str(tmp_path / png)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / png).exists()

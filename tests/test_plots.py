@@ -638,8 +638,8 @@ def test_public_names():
 
     assert sorted(plots.__all__) == sorted([
         "agg_figure", "animate_game", "evaluation_axis", "evaluation_title", "plot_evaluation",
-        "plot_probability_boards", "plot_reliability", "plot_win_rate", "plot_win_rate_difference",
-        "save_figure", "solver_color", "solver_style",
+        "plot_position", "plot_probability_boards", "plot_reliability", "plot_win_rate",
+        "plot_win_rate_difference", "save_figure", "solver_color", "solver_style",
     ])
     assert all(callable(getattr(plots, name)) for name in plots.__all__)
 
@@ -659,3 +659,43 @@ def test_evaluation_axis_and_title_read_the_table():
                                                   "2000 games per point")
     fig = agg_figure((3, 2))
     assert tuple(fig.get_size_inches()) == (3, 2) and type(fig.canvas).__name__ == "FigureCanvasAgg"
+
+
+# ----------------------------------------------------------------- a position as a picture
+def test_plot_position_marks_probabilities_proofs_and_moves():
+    import nnsweeper as ns
+    from nnsweeper.plots import plot_position
+
+    # 3x4, 3 mines. The 2 at (0, 3) makes (0, 2) and (1, 2) mines, so the 2 at (1, 3)
+    # proves (2, 2) and (2, 3) safe; the 1 at (0, 0) holds the third mine among its
+    # neighbours, which proves (2, 0) and (2, 1) safe too.
+    grid = np.array([[1, -1, -1, 2], [-1, -1, -1, 2], [-1, -1, -1, -1]])
+    obs = ns.Observation.of(grid, 3)
+    a = ns.analyze(obs)
+    assert a.mines[0, 2] and a.mines[1, 2] and a.mines.sum() == 2
+    assert {tuple(x) for x in np.argwhere(a.safe)} == {(2, 0), (2, 1), (2, 2), (2, 3)}
+    solver = ns.get_solver("csp")
+    moves = [("csp", ns.suggest_move(solver, obs, 0, analysis=a)),
+             ("single_point", ns.suggest_move(ns.get_solver("single_point"), obs, 0, analysis=a))]
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    assert plot_position(obs, a, moves, fig=fig) is fig
+    ax = fig.axes[0]
+    image = ax.get_images()[0].get_array()
+    covered = (grid == -1)
+    np.testing.assert_allclose(image.data[covered], a.probabilities[covered])
+    proven = {(round(p.get_x() + 0.44), round(p.get_y() + 0.44)) for p in ax.patches if p.get_gid() == "mine"}
+    assert proven == {(c, r) for r, c in np.argwhere(a.mines)}
+    safe = {(round(p.get_y() + 0.44), round(p.get_x() + 0.44)) for p in ax.patches if p.get_gid() == "safe"}
+    assert safe == {tuple(x) for x in np.argwhere(a.safe)}
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:2] == [f"csp: {moves[0][1].cell} {moves[0][1].kind}",
+                          f"single_point: {moves[1][1].cell} {moves[1][1].kind}"]
+    assert labels[-2:] == ["proven safe", "proven mine"]
+    for name, move in moves:
+        (line,) = [x for x in ax.get_lines() if x.get_gid() == f"suggestion-{name}"]
+        r, c = move.cell
+        assert abs(line.get_xdata()[0] - c) < 0.5 and abs(line.get_ydata()[0] - r) < 0.5
+        assert to_hex(line.get_color()) == to_hex(solver_style(name)["color"])
+    with pytest.raises(ValueError, match="fig must be None when ax is given"):
+        plot_position(obs, a, ax=ax, fig=fig)

@@ -18,7 +18,7 @@ never dependent on the other solvers of a figure.
 
 from nnsweeper.plots._common import agg_figure, save_figure
 from nnsweeper.plots.animation import animate_game
-from nnsweeper.plots.boards import plot_probability_boards
+from nnsweeper.plots.boards import plot_position, plot_probability_boards
 from nnsweeper.plots.palette import solver_color, solver_style
 from nnsweeper.plots.reliability import plot_reliability
 from nnsweeper.plots.winrate import (
@@ -38,6 +38,7 @@ __all__ = [
     "agg_figure",
     "save_figure",
     "plot_reliability",
+    "plot_position",
     "plot_probability_boards",
     "animate_game",
     "solver_style",

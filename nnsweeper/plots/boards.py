@@ -13,7 +13,7 @@ import numpy as np
 
 from nnsweeper.plots._common import check_board, check_empty_figure, check_probabilities, new_figure
 
-__all__ = ["plot_probability_boards"]
+__all__ = ["plot_position", "plot_probability_boards"]
 
 _MAX_TEXT_COLS = 16  # boards wider than this get no probability text
 _REVEALED_COLOR = "0.82"  # revealed cells
@@ -21,6 +21,7 @@ _TILE_COLOR = "0.6"  # covered cells without a colour: flagged, or no P(mine) ma
 _FLAG_COLOR = "red"
 _MINE_COLOR = "#16a34a"  # outline of a covered mine in the true layout
 _MOVE_COLOR = "cyan"  # outline of the cell revealed next
+_SAFE_COLOR = "#2563eb"  # dashed outline of a cell the exact engine proves safe
 _NUMBER_COLORS = {
     1: "#1f3fbf", 2: "#1a7f1a", 3: "#d01c1c", 4: "#1a237e",
     5: "#7f1a1a", 6: "#00838f", 7: "black", 8: "0.35",
@@ -123,11 +124,100 @@ def plot_probability_boards(grid, maps, *, flags=None, mines=None, axes=None, fi
     return fig
 
 
-def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None):
+def plot_position(observation, analysis, suggestions=(), *, ax=None, fig=None, title=None, cmap="magma_r"):
+    """Draw a position as a picture: the exact P(mine) of every covered cell, and the moves.
+
+    Covered cells are coloured by ``analysis.probabilities`` with the value written in
+    each (``0.12``) on boards of any width (the figure grows with the board); the cells
+    the engine proves safe get a blue dashed outline, those it proves mines a green one
+    (as true mines are marked elsewhere); each solver's suggested cell gets the solver's
+    marker and colour (:func:`~nnsweeper.plots.solver_style`), listed in the legend with
+    the move's kind.
+
+    Parameters
+    ----------
+    observation : Observation
+        The position (grid, flags, total mines).
+    analysis : BoardAnalysis
+        The exact engine's analysis of it (:func:`nnsweeper.analyze`).
+    suggestions : sequence of (str, Suggestion or None)
+        ``(solver name, its move)`` pairs, as :func:`nnsweeper.suggest_move` gives them;
+        None entries (nothing to reveal) are left out.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; without it, ``fig`` or a new figure (through pyplot), sized to
+        the board.
+    fig : matplotlib.figure.Figure, optional
+        An empty figure to draw on (resized here); not with ``ax``.
+    title : str, optional
+        Axes title (default: the board size, the mines left and the layout count).
+    cmap : str or matplotlib.colors.Colormap, default="magma_r"
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    from nnsweeper.plots.palette import solver_style
+
+    g, f, _ = check_board(observation.grid, observation.flags, None)
+    p = check_probabilities("analysis.probabilities", analysis.probabilities, g.shape)
+    cm = _board_cmap(cmap)
+    rows, cols = g.shape
+    moves = [(name, move) for name, move in suggestions if move is not None]
+    legend_rows = -(-(len(moves) + 2) // 3)
+    if ax is not None and fig is not None:
+        raise ValueError(f"fig must be None when ax is given; got {type(fig).__name__}")
+    if ax is None:
+        if fig is not None:
+            check_empty_figure(fig)
+        # Cells large enough for their probability text, up to about 40 inches a side.
+        cell = min(0.42, 40 / max(rows, cols)) if cols > _MAX_TEXT_COLS else None
+        fig, (ax,), cax = _board_figure(1, rows, cols, title_lines=1, min_width=6.0, fig=fig,
+                                        cell_inches=cell, bottom_lines=legend_rows)
+        _board_colorbar(fig, cm, cax=cax)
+    else:
+        fig = ax.figure
+        _board_colorbar(fig, cm, ax=ax)
+    proven_mines = np.asarray(analysis.mines) & ~f
+    _draw_board(ax, g, p, f, cmap=cm, mines=proven_mines, values_text=max(rows, cols) <= 96)
+    for r, c in np.argwhere(np.asarray(analysis.safe)):
+        ax.add_patch(Rectangle((c - 0.44, r - 0.44), 0.88, 0.88, fill=False, edgecolor=_SAFE_COLOR,
+                               linestyle="--", linewidth=1.5, zorder=2, gid="safe"))
+    handles, seen = [], {}
+    for name, move in moves:
+        r, c = move.cell
+        k = seen.get((r, c), 0)
+        seen[(r, c)] = k + 1
+        style = solver_style(name)
+        # Several solvers on one cell: their markers step round the cell's corners.
+        dr, dc = [(-0.25, -0.25), (-0.25, 0.25), (0.25, -0.25), (0.25, 0.25)][k % 4]
+        ax.plot(c + dc, r + dr, linestyle="none", marker=style["marker"], color=style["color"],
+                markeredgecolor="white", markersize=9, zorder=3, gid=f"suggestion-{name}")
+        handles.append(Line2D([], [], linestyle="none", marker=style["marker"], color=style["color"],
+                              markeredgecolor="white", markersize=8,
+                              label=f"{name}: ({r}, {c}) {move.kind}"))
+    handles += [Rectangle((0, 0), 1, 1, fill=False, edgecolor=_SAFE_COLOR, linestyle="--",
+                          label="proven safe"),
+                Rectangle((0, 0), 1, 1, fill=False, edgecolor=_MINE_COLOR, label="proven mine")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.01), ncol=3, frameon=False,
+              fontsize="small")
+    if title is None:
+        left = observation.total_mines - int(f.sum())
+        n = analysis.layouts
+        count = f"{n:,}" if n < 10**12 else f"about {float(n):.3g}"
+        title = f"{rows}x{cols}, {left} mines left, {count} layouts: exact P(mine)"
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None, values_text=None):
     """Draw one checked board on ``ax``; return the P(mine) image.
 
     Covered unflagged cells take their colour from ``probabilities`` (0..1), with the
-    value as text on boards at most ``_MAX_TEXT_COLS`` wide; the image is masked on
+    value as text on boards at most ``_MAX_TEXT_COLS`` wide (``values_text`` True or
+    False: always, never); the image is masked on
     every other cell, which shows ``cmap``'s "bad" colour (revealed cells) or a grey
     tile (flagged cells, and every covered cell when ``probabilities`` is None).
     Numbers 1..8 and flags (``F``) are written in their cells; covered cells that are
@@ -171,7 +261,9 @@ def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None):
                 **centred)
     for r, c in np.argwhere(flags):
         ax.text(c, r, "F", color=_FLAG_COLOR, fontsize=large, fontweight="bold", **centred)
-    if probabilities is not None and cols <= _MAX_TEXT_COLS:
+    if values_text is None:
+        values_text = cols <= _MAX_TEXT_COLS
+    if probabilities is not None and values_text:
         for r, c in np.argwhere(coloured):
             p = float(probabilities[r, c])
             red, green, blue, _ = cmap(p)
@@ -188,19 +280,23 @@ def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None):
     return image
 
 
-def _board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=None, fig=None):
+def _board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=None, fig=None,
+                  cell_inches=None, bottom_lines=0):
     """A figure with ``n_panels`` board axes in a row and a colorbar axes.
 
     Returns ``(figure, list of axes, colorbar axes)``. The figure is ``fig`` (an empty
     one, resized here) or a new one (through pyplot). With ``dpi``, the figure's size
-    is a whole number of pixels at that resolution.
+    is a whole number of pixels at that resolution. ``cell_inches`` fixes the side of
+    a cell (default: as large as fits a panel of at most ``_PANEL_MAX_IN``), and
+    ``bottom_lines`` leaves that many text lines of room below the panels (a legend).
     """
-    cell = min(_CELL_MAX_IN, _PANEL_MAX_IN / max(rows, cols))
+    cell = cell_inches or min(_CELL_MAX_IN, _PANEL_MAX_IN / max(rows, cols))
     panel_w, panel_h = cols * cell, rows * cell
     panels_w = n_panels * panel_w + (n_panels - 1) * _GAP_IN
     body = panels_w + _CBAR_GAP_IN + _CBAR_IN + _RIGHT_IN
     width = max(_LEFT_IN + body, min_width)
-    height = _TOP_IN + title_lines * _LINE_IN + panel_h + _BOTTOM_IN
+    bottom = _BOTTOM_IN + bottom_lines * _LINE_IN
+    height = _TOP_IN + title_lines * _LINE_IN + panel_h + bottom
     if dpi is not None:
         width, height = np.ceil(width * dpi) / dpi, np.ceil(height * dpi) / dpi
     left = _LEFT_IN + (width - _LEFT_IN - body) / 2
@@ -211,7 +307,7 @@ def _board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=Non
         fig.set_size_inches(width, height)
 
     def box(x, w):
-        return [x / width, _BOTTOM_IN / height, w / width, panel_h / height]
+        return [x / width, bottom / height, w / width, panel_h / height]
 
     panels = [fig.add_axes(box(left + k * (panel_w + _GAP_IN), panel_w)) for k in range(n_panels)]
     cax = fig.add_axes(box(left + panels_w + _CBAR_GAP_IN, _CBAR_IN))
