@@ -203,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate_model(sub)
     _add_values(sub)
     _add_watch(sub)
+    _add_play(sub)
 
     an = sub.add_parser(
         "analyze",
@@ -506,6 +507,69 @@ def _cmd_train_value(args, argv) -> int:
         print(f"best epoch {b['epoch']}: validation cross-entropy {b['bce']:.4f}, "
               f"squared error {b['mse']:.5f} "
               f"(each board size's mean value: {b['mse_mean']:.5f}); wrote {m['config']['output']['dir']}")
+    return 0
+
+
+def _add_play(sub) -> None:
+    from nnsweeper.game import FIRST_CLICK_RULES
+
+    pa = sub.add_parser(
+        "play",
+        help="play Minesweeper in the terminal, with the exact engine's hints and a solver's advice",
+        description="Play a seeded game in the terminal (needs the play extra: pip install "
+        "'nnsweeper[play]'). Arrows move, space or enter reveals, f flags, c chords, h shows every covered "
+        "cell's exact P(mine), s asks a solver for its move and its reason, n starts a new game, q quits; "
+        "left click reveals, right click flags.",
+        epilog="example: nnsweeper play --preset beginner --seed 7 --save game.json; "
+        "then nnsweeper play --replay game.json",
+    )
+    board = pa.add_mutually_exclusive_group()
+    board.add_argument("--board", type=one_board, default=None, metavar="BOARD",
+                       help="ROWSxCOLS:MINES or a preset name (default: beginner)")
+    board.add_argument("--preset", type=one_board, default=None, metavar="NAME",
+                       help="beginner, intermediate or expert")
+    pa.add_argument("--seed", type=_int_in(0), default=None, help="the game seed (default: a new one)")
+    pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
+                    help="first-click rule (default: safe)")
+    pa.add_argument("--solver", default="search", help="the solver the s key asks (default: search)")
+    pa.add_argument("--save", default=None, metavar="FILE", help="save the game (JSON) when it ends")
+    pa.add_argument("--replay", default=None, metavar="FILE", help="play back a game saved with --save")
+    pa.set_defaults(handler=_cmd_play)
+
+
+def _cmd_play(args, argv) -> int:
+    import numpy as np
+
+    from nnsweeper.game import Rules
+    from nnsweeper.play import MAX_PLAY_SIDE, load_game
+    from nnsweeper.solvers import get_solver
+
+    get_solver(args.solver)  # an unknown name is refused before the screen changes
+    if args.replay is not None:
+        if args.board or args.preset or args.seed is not None:
+            raise ValueError("--replay plays the saved game's own board and seed: give no --board, "
+                             "--preset or --seed with it")
+        log = load_game(args.replay)
+        rules, seed = log.rules, log.seed
+    else:
+        log = None
+        rows, cols, mines = args.preset or args.board or (9, 9, 10)
+        rules = Rules(rows, cols, mines, args.first_click)
+        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+    if max(rules.rows, rules.cols) > MAX_PLAY_SIDE:
+        raise ValueError(f"play takes boards of at most {MAX_PLAY_SIDE} rows and columns; "
+                         f"got {rules.rows}x{rules.cols}")
+    if args.save is not None and Path(args.save).is_dir():
+        raise ValueError(f"--save {args.save!r} is a folder; give a file name")
+    try:
+        from nnsweeper.play import run_app
+
+        app = run_app(rules, seed, solver=args.solver, save=args.save, replay=log)
+    except ImportError:
+        raise ValueError("nnsweeper play needs Textual: pip install 'nnsweeper[play]'") from None
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ValueError("nnsweeper play needs a terminal (standard input and output are not one)")
+    app.run()
     return 0
 
 

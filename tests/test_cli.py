@@ -164,7 +164,7 @@ def test_help_for_each_command(capsys):
     ("argv", "fragments"),
     [
         ([], ["required: COMMAND"]),
-        (["play"], ["invalid choice: 'play'"]),
+        (["play"], ["play needs a terminal"]),
         (["eval", "--mines", "5"], ["--out", "required"]),
         (["eval", "--mines", "5,x", "--out", "o"], ["--mines", "5,x"]),
         (["eval", "--trials", "0", "--out", "o"], ["--trials", "positive integer; got 0"]),
