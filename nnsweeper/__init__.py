@@ -7,6 +7,7 @@ from nnsweeper.boardtext import (
     format_probabilities,
     parse_board,
     parse_observation,
+    parse_position,
 )
 from nnsweeper.errors import (
     BoardParseError,
@@ -71,6 +72,7 @@ __all__ = [
     "sample_layouts",
     "parse_board",
     "parse_observation",
+    "parse_position",
     "suggest_move",
     "__version__",
 ]

@@ -9,6 +9,18 @@ whitespace around each line are ignored::
     . F .
     . . .
 
+The text format of the MineSweeperProb solver is read too: a first line
+``WIDTHxHEIGHTxMINES`` (columns, rows, mines on the board), then one row per line
+with ``H`` (or ``h``) a covered cell, ``M`` a flagged mine, ``m`` a covered cell
+(a mine the file's author knew of; a player does not see it) and the digits::
+
+    3x3x2
+    11H
+    HMH
+    HHH
+
+Such a text carries its mine count (:func:`parse_position`).
+
 A board has at most :data:`~nnsweeper.game.MAX_ROWS` rows and
 :data:`~nnsweeper.game.MAX_COLS` cells per row, and its text at most
 :data:`MAX_TEXT_CHARS` characters.
@@ -30,6 +42,7 @@ the P(mine) of any other covered cell, in percent (see :data:`LEGEND`).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -46,6 +59,7 @@ __all__ = [
     "format_probabilities",
     "parse_board",
     "parse_observation",
+    "parse_position",
 ]
 
 #: Most characters of a board's text (16 Mi). The largest board, 1000x1000 with a
@@ -68,8 +82,44 @@ _STYLES = {"number": "1", "flag": "33", "safe": "32", "mine": "31"}
 _EXACT_DIGITS = 15
 
 
+#: The first line of a MineSweeperProb board text: WIDTHxHEIGHTxMINES.
+_HEADER = re.compile(r"\s*(\d{1,7})\s*x\s*(\d{1,7})\s*x\s*(\d{1,13})\s*")
+#: Cells of each format: character -> (grid value, flag); digits are added below.
+_ALPHABETS = {
+    "nnsweeper": ({_COVERED: (-1, False), **{f: (-1, True) for f in _FLAGS}},
+                  "'.' (covered), 'F' (flag) or a digit 0-8"),
+    "MineSweeperProb": ({"H": (-1, False), "h": (-1, False), "m": (-1, False), "M": (-1, True)},
+                        "'H' (covered), 'M' (flagged mine), 'm' (covered) or a digit 0-8"),
+}
+
+
+def parse_position(text: str) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """Read a board from text in either format; ``(grid, flags, mines)``.
+
+    ``mines`` is the count a MineSweeperProb header gives (``WIDTHxHEIGHTxMINES``),
+    None for nnsweeper's own format, which does not carry one. Raises as
+    :func:`parse_board`, and when the rows differ from the header's size.
+    """
+    if not isinstance(text, str):
+        raise BoardParseError(f"board text must be a string; got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise BoardParseError(f"board text must be at most {MAX_TEXT_CHARS} characters; got {len(text)}")
+    lines = text.splitlines()
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    header = _HEADER.fullmatch(lines[first]) if first is not None else None
+    if header is None:
+        grid, flags = _parse_rows(lines, "nnsweeper", 0)
+        return grid, flags, None
+    width, height, mines = (int(v) for v in header.groups())
+    grid, flags = _parse_rows(lines[first + 1:], "MineSweeperProb", first + 1)
+    if grid.shape != (height, width):
+        raise BoardParseError(f"line {first + 1}: the header says {width} columns and {height} rows "
+                              f"({lines[first].strip()}); the board has {grid.shape[1]} and {grid.shape[0]}")
+    return grid, flags, mines
+
+
 def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read a board from text.
+    """Read a board from text (either format; see :func:`parse_position` for its mine count).
 
     Parameters
     ----------
@@ -94,14 +144,16 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
         :data:`~nnsweeper.game.MAX_ROWS` rows or :data:`~nnsweeper.game.MAX_COLS`
         columns.
     """
-    if not isinstance(text, str):
-        raise BoardParseError(f"board text must be a string; got {type(text).__name__}")
-    if len(text) > MAX_TEXT_CHARS:
-        raise BoardParseError(f"board text must be at most {MAX_TEXT_CHARS} characters; got {len(text)}")
-    lines = text.splitlines()
-    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+    grid, flags, _ = parse_position(text)
+    return grid, flags
+
+
+def _parse_rows(lines: list[str], fmt: str, skipped: int) -> tuple[np.ndarray, np.ndarray]:
+    """The grid and flags of a board's rows in format ``fmt``; ``skipped`` lines came before them."""
+    alphabet, expected = _ALPHABETS[fmt]
+    numbered = [(n, line) for n, line in enumerate(lines, start=skipped + 1) if line.strip()]
     if not numbered:
-        raise BoardParseError("the board is empty: expected rows of '.', 'F' and digits 0-8")
+        raise BoardParseError(f"the board is empty: expected rows of {expected.replace(' or ', ', ')}")
     first, last = numbered[0][0], numbered[-1][0]
     if last - first + 1 > MAX_ROWS:
         raise BoardParseError(f"a board has at most {MAX_ROWS} rows; got {last - first + 1} "
@@ -112,7 +164,7 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
     width = None
     width_line = None
     for n in range(first, last + 1):
-        line = lines[n - 1]
+        line = lines[n - 1 - skipped]
         if not line.strip():
             raise BoardParseError(f"line {n}: blank line inside the board")
         cells: list[int] = []
@@ -120,20 +172,16 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
         for col, ch in enumerate(line, start=1):
             if ch.isspace():
                 continue
-            if ch == _COVERED:
-                cells.append(-1)
-                flags.append(False)
-            elif ch in _FLAGS:
-                cells.append(-1)
-                flags.append(True)
+            if ch in alphabet:
+                value, flag = alphabet[ch]
+                cells.append(value)
+                flags.append(flag)
             elif ch in "012345678":
                 cells.append(int(ch))
                 flags.append(False)
             else:
                 raise BoardParseError(
-                    f"line {n}, column {col}: unexpected character {ch!r}; "
-                    "expected '.' (covered), 'F' (flag) or a digit 0-8"
-                )
+                    f"line {n}, column {col}: unexpected character {ch!r}; expected {expected}")
             if len(cells) > MAX_COLS:
                 raise BoardParseError(
                     f"line {n}: a board row has at most {MAX_COLS} cells; got more than that"
@@ -150,26 +198,33 @@ def parse_board(text: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows, dtype=np.int8), np.array(flag_rows, dtype=bool)
 
 
-def parse_observation(text: str, total_mines: int) -> Observation:
+def parse_observation(text: str, total_mines: int | None = None) -> Observation:
     """Read a board from text, with its mine count, as an :class:`~nnsweeper.observation.Observation`.
 
     Parameters
     ----------
     text : str
         The board, as for :func:`parse_board`.
-    total_mines : int
-        Mines on the whole board, flagged ones included.
+    total_mines : int, optional
+        Mines on the whole board, flagged ones included; may be left out when the
+        text carries the count (a MineSweeperProb header), and must agree with it.
 
     Raises
     ------
     BoardParseError
-        As :func:`parse_board`.
+        As :func:`parse_board`; no mine count at all, or one that differs from the header's.
     InvalidBoardError, InconsistentBoardError
         A bad mine count, more flags than mines, or more mines left than covered
         unflagged cells (see :class:`~nnsweeper.observation.Observation`).
     """
-    grid, flags = parse_board(text)
-    return Observation.of(grid, total_mines, flags)
+    grid, flags, carried = parse_position(text)
+    if total_mines is None and carried is None:
+        raise BoardParseError("the board text does not say how many mines the board has: give the count "
+                              "(--mines)")
+    if total_mines is not None and carried is not None and total_mines != carried:
+        raise BoardParseError(
+            f"the board text's header says {carried} mines; the count given is {total_mines}")
+    return Observation.of(grid, carried if total_mines is None else total_mines, flags)
 
 
 def format_board(grid, flags=None) -> str:

@@ -213,13 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
         "'safe' and 'mine'; then the mines left, the interior probability, the number of consistent "
         "mine layouts, and the cell each solver would reveal next, with its reason. Cells are "
         "(row, col), both from 0. Board text: one row per line, '.' covered, 'F' flag, digits 0-8 "
-        "revealed numbers; spaces between cells are allowed.",
+        "revealed numbers; spaces between cells are allowed. MineSweeperProb's format is read too: a "
+        "first line WIDTHxHEIGHTxMINES, then H covered, M flagged mine, m covered, digits.",
         epilog="example: nnsweeper analyze examples/board.txt --mines 10 --solvers single_point,csp",
     )
     an.add_argument("file", metavar="FILE", help="board text file, or - to read stdin")
     an.add_argument(
-        "--mines", type=_int_in(0), required=True,
-        help="total mines on the board, flagged ones included",
+        "--mines", type=_int_in(0), default=None,
+        help="total mines on the board, flagged ones included (may be left out for a board text "
+        "whose header gives it)",
     )
     an.add_argument(
         "--max-states", type=_int_in(1), default=MAX_STATES, metavar="N",
@@ -510,6 +512,15 @@ def _cmd_train_value(args, argv) -> int:
     return 0
 
 
+def _add_one_board(p, default: str) -> None:
+    """--board or --preset: the one board a command plays (``args.preset or args.board``, or None)."""
+    board = p.add_mutually_exclusive_group()
+    board.add_argument("--board", type=one_board, default=None, metavar="BOARD",
+                       help=f"ROWSxCOLS:MINES or a preset name (default: {default})")
+    board.add_argument("--preset", type=one_board, default=None, metavar="NAME",
+                       help="beginner, intermediate or expert")
+
+
 def _add_play(sub) -> None:
     from nnsweeper.game import FIRST_CLICK_RULES
 
@@ -523,11 +534,7 @@ def _add_play(sub) -> None:
         epilog="example: nnsweeper play --preset beginner --seed 7 --save game.json; "
         "then nnsweeper play --replay game.json",
     )
-    board = pa.add_mutually_exclusive_group()
-    board.add_argument("--board", type=one_board, default=None, metavar="BOARD",
-                       help="ROWSxCOLS:MINES or a preset name (default: beginner)")
-    board.add_argument("--preset", type=one_board, default=None, metavar="NAME",
-                       help="beginner, intermediate or expert")
+    _add_one_board(pa, "beginner")
     pa.add_argument("--seed", type=_int_in(0), default=None, help="the game seed (default: a new one)")
     pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
                     help="first-click rule (default: safe)")
@@ -590,11 +597,7 @@ def _add_watch(sub) -> None:
         epilog="example: nnsweeper watch csp --preset expert --seed 3 --out game.gif",
     )
     wa.add_argument("solver", metavar="SOLVER", help="a registered solver name (csp, search, gnn, ...)")
-    board = wa.add_mutually_exclusive_group()
-    board.add_argument("--board", type=one_board, default=None, metavar="BOARD",
-                       help="ROWSxCOLS:MINES or a preset name (default: 10x10:20)")
-    board.add_argument("--preset", type=one_board, default=None, metavar="NAME",
-                       help="beginner, intermediate or expert")
+    _add_one_board(wa, "10x10:20")
     wa.add_argument("--seed", type=_int_in(0), default=None,
                     help="the game seed (default: the first evaluation game with enough guesses)")
     wa.add_argument("--min-guesses", type=_int_in(0, 10_000), default=2, metavar="N",

@@ -191,3 +191,20 @@ def test_board_text_functions_are_top_level():
 
     assert ns.format_board is format_board and ns.parse_board is parse_board
     assert {"format_board", "parse_board", "parse_observation", "format_analysis"} <= set(ns.__all__)
+
+
+def test_minesweeperprob_text_reads_as_the_same_board_with_its_mine_count():
+    from nnsweeper.boardtext import parse_position
+
+    grid, flags, mines = parse_position("\n  5x2x3 \n12HmH\nHHMhH\n")
+    np.testing.assert_array_equal(grid, [[1, 2, -1, -1, -1], [-1, -1, -1, -1, -1]])
+    np.testing.assert_array_equal(flags, [[False] * 5, [False, False, True, False, False]])
+    assert mines == 3
+    assert parse_position("12..F\n")[2] is None
+    assert parse_observation("5x2x3\n12HmH\nHHMhH\n").total_mines == 3
+    with pytest.raises(BoardParseError, match="header says 5 columns and 3 rows"):
+        parse_position("5x3x3\n12HmH\nHHMhH\n")
+    with pytest.raises(BoardParseError, match=r"line 2, column 3: unexpected character '\.'"):
+        parse_position("5x2x3\n12.mH\nHHMhH\n")
+    with pytest.raises(BoardParseError, match="the board is empty"):
+        parse_position("5x2x3\n\n")

@@ -175,7 +175,6 @@ def test_help_for_each_command(capsys):
         (["eval", "--preset", "classic", "--mines", "5", "--out", "o"],
          ["--preset", "--mines"]),
         (["eval", "--start", "middle", "--out", "o"], ["--start", "'middle'"]),
-        (["analyze", "board.txt"], ["--mines", "required"]),
         (["generate", "out", "10x10:5:3", "--policy", "greedy"], ["--policy", "'greedy'"]),
         (["generate", "out", "10x10:99:3"], ["impossible configuration 10x10 with 99 mines"]),
         (["generate", "out", "10x10:5:3", "--splits", "0.5,0.5"], ["three fractions"]),
@@ -645,3 +644,22 @@ def test_analyze_refuses_a_bad_picture_in_one_line(png, text, message, tmp_path,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
     assert not (tmp_path / png).exists()
+
+
+def test_analyze_reads_a_minesweeperprob_board_and_its_mine_count(tmp_path, capsys):
+    # WIDTHxHEIGHTxMINES, then H covered, M flagged mine, m covered, digits.
+    prob = tmp_path / "b.txt"
+    prob.write_text("4x3x2\n1HHH\nHMHH\nHHmH\n")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("1...\n.F..\n....\n")
+    assert main(["analyze", str(prob), "--solvers", "csp"]) == 0
+    ours = capsys.readouterr().out
+    assert main(["analyze", str(plain), "--mines", "2", "--solvers", "csp"]) == 0
+    assert capsys.readouterr().out == ours
+    assert main(["analyze", str(prob), "--mines", "2", "--solvers", "csp"]) == 0
+    capsys.readouterr()
+    for argv, message in (([str(prob), "--mines", "3"], "header says 2 mines; the count given is 3"),
+                          ([str(plain)], "does not say how many mines")):
+        assert main(["analyze", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and message in err, err
