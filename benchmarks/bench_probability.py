@@ -12,6 +12,11 @@ read them back (the positions depend on the engine's choices while they are buil
 
     python benchmarks/bench_probability.py [--games 100] [--seed-base 0] [--save POS.npz]
     python benchmarks/bench_probability.py --load POS.npz
+
+When the ms_toollib package (a Rust engine; not a dependency of nnsweeper) is
+installed, its ``cal_probability_onboard`` is timed on the same positions in the same
+run, interleaved with nnsweeper's, and the ratio of the medians printed; its answers
+are checked against nnsweeper's exact ones (largest difference printed).
 """
 
 from __future__ import annotations
@@ -62,12 +67,35 @@ def play(seed: int, every: int) -> list[Position]:
 
 def time_position(grid: np.ndarray, repeats: int) -> float:
     """Median wall time of one ``mine_probabilities`` call, in milliseconds."""
+    return _median_ms(lambda: ns.mine_probabilities(grid, MINES), repeats)
+
+
+def _median_ms(call, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        ns.mine_probabilities(grid, MINES)
+        call()
         times.append(time.perf_counter() - t0)
     return 1e3 * float(np.median(times))
+
+
+def _summary(ms: np.ndarray) -> str:
+    return (f"  count {ms.size}  median {np.median(ms):.2f}  mean {ms.mean():.2f}  "
+            f"p90 {np.percentile(ms, 90):.2f}  p99 {np.percentile(ms, 99):.2f}  max {ms.max():.2f}")
+
+
+def reference_engine():
+    """ms_toollib's probability call on a grid (-1 covered), or None when it is not installed."""
+    try:
+        import ms_toollib
+    except ImportError:
+        return None
+
+    def probabilities(grid: np.ndarray) -> np.ndarray:
+        board = np.where(grid < 0, 10, grid).tolist()  # its code for a covered cell is 10
+        return np.asarray(ms_toollib.cal_probability_onboard(board, MINES)[0], dtype=float)
+
+    return probabilities
 
 
 def main(argv=None) -> None:
@@ -106,17 +134,30 @@ def main(argv=None) -> None:
             args.save, seed=[p.seed for p in positions], turn=[p.turn for p in positions],
             grid=np.stack([p.grid for p in positions]), share=[p.revealed_share for p in positions],
         )
-    ms = np.array([time_position(pos.grid, args.repeats) for pos in positions])
+    reference = reference_engine()
+    ms, ref_ms, worst = [], [], 0.0
+    for pos in positions:  # interleaved, so that both engines see the same machine state
+        ms.append(time_position(pos.grid, args.repeats))
+        if reference is not None:
+            ref_ms.append(_median_ms(lambda g=pos.grid: reference(g), args.repeats))
+            exact = ns.mine_probabilities(pos.grid, MINES)
+            worst = max(worst, float(np.abs(reference(pos.grid) - exact)[pos.grid < 0].max()))
+    ms, ref_ms = np.array(ms), np.array(ref_ms)
 
     print(
         f"expert {ROWS}x{COLS}, {MINES} mines: {len(positions)} positions from {source}, "
         f"built in {build_s:.1f} s"
     )
     print(f"mine_probabilities, median of {args.repeats} calls per position (ms):")
-    print(
-        f"  count {ms.size}  median {np.median(ms):.2f}  mean {ms.mean():.2f}  "
-        f"p90 {np.percentile(ms, 90):.2f}  p99 {np.percentile(ms, 99):.2f}  max {ms.max():.2f}"
-    )
+    print(_summary(ms))
+    if reference is not None:
+        print("ms_toollib cal_probability_onboard on the same positions (ms):")
+        print(_summary(ref_ms))
+        print(f"  nnsweeper / ms_toollib: median {np.median(ms) / np.median(ref_ms):.2f}x, "
+              f"per-position median ratio {np.median(ms / ref_ms):.2f}x; "
+              f"largest difference in P(mine) {worst:.2g}")
+    else:
+        print("(ms_toollib is not installed: nnsweeper alone)")
     print("slowest positions:")
     for k in np.argsort(ms)[::-1][: args.slowest]:
         pos = positions[k]
