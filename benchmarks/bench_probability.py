@@ -65,18 +65,19 @@ def play(seed: int, every: int) -> list[Position]:
     return kept
 
 
-def time_position(grid: np.ndarray, repeats: int) -> float:
-    """Median wall time of one ``mine_probabilities`` call, in milliseconds."""
+def time_position(grid: np.ndarray, repeats: int) -> tuple[float, np.ndarray]:
+    """Median wall time of one ``mine_probabilities`` call, in milliseconds, and its answer."""
     return _median_ms(lambda: ns.mine_probabilities(grid, MINES), repeats)
 
 
-def _median_ms(call, repeats: int) -> float:
+def _median_ms(call, repeats: int):
+    """(median wall time of ``call()`` over ``repeats`` calls in milliseconds, its last answer)."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        call()
+        answer = call()
         times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+    return 1e3 * float(np.median(times)), answer
 
 
 def _summary(ms: np.ndarray) -> str:
@@ -137,11 +138,12 @@ def main(argv=None) -> None:
     reference = reference_engine()
     ms, ref_ms, worst = [], [], 0.0
     for pos in positions:  # interleaved, so that both engines see the same machine state
-        ms.append(time_position(pos.grid, args.repeats))
+        took, exact = time_position(pos.grid, args.repeats)
+        ms.append(took)
         if reference is not None:
-            ref_ms.append(_median_ms(lambda g=pos.grid: reference(g), args.repeats))
-            exact = ns.mine_probabilities(pos.grid, MINES)
-            worst = max(worst, float(np.abs(reference(pos.grid) - exact)[pos.grid < 0].max()))
+            took, theirs = _median_ms(lambda g=pos.grid: reference(g), args.repeats)
+            ref_ms.append(took)
+            worst = max(worst, float(np.abs(theirs - exact)[pos.grid < 0].max()))
     ms, ref_ms = np.array(ms), np.array(ref_ms)
 
     print(

@@ -20,12 +20,10 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.metrics import PredictionSet, metrics
 from nnsweeper.models.value import load_value_model
-from nnsweeper.value_training import prepare_positions, value_metrics
+from nnsweeper.value_training import predict_positions, prepare_positions, value_metrics
 
 
 def main(argv=None) -> int:
@@ -49,17 +47,11 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     model = load_value_model(args.model)
     positions = prepare_positions(args.dataset, args.split, args.jobs)
-    summary = value_metrics(model, positions)
+    predicted = predict_positions(model, positions)
+    summary = value_metrics(model, positions, predictions=predicted)
     preds, rows = [], {}
     for shape, arrays in positions.items():
-        p = []
-        for k in range(0, len(arrays["value"]), 256):
-            idx = np.arange(k, min(k + 256, len(arrays["value"])))
-            data = model.inputs(arrays["grid"][idx], arrays["total_mines"][idx], arrays["flags"][idx],
-                                arrays["prob"][idx], arrays["log_layouts"][idx])
-            with torch.no_grad():
-                p.append(torch.sigmoid(model(data).double()).numpy())
-        p = np.concatenate(p)
+        p = predicted[shape]
         won = arrays["survived"].astype(bool)
         preds.append(PredictionSet(p, p, won.astype(float)))
         m = metrics(preds[-1])
@@ -67,7 +59,8 @@ def main(argv=None) -> int:
             "positions": int(p.size), "ece": m["ece"], "brier": m["brier"],
             "mean_predicted": float(p.mean()), "observed_wins": float(won.mean()),
         }
-    pooled = metrics(PredictionSet.concat(preds))
+    pooled_set = PredictionSet.concat(preds)
+    pooled = metrics(pooled_set)
     result = {"dataset": str(args.dataset), "split": args.split, "model": str(args.model),
               "positions": summary["positions"], "ece": pooled["ece"], "brier": pooled["brier"],
               "value_label_mse": summary["mse"], "value_label_mse_of_board_means": summary["mse_mean"],
@@ -77,7 +70,7 @@ def main(argv=None) -> int:
     write_text_atomic(out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
     fig, ax = plt.subplots(figsize=(5, 5))
     title = f"value network on {summary['positions']} held-out positions (ECE {pooled['ece']:.3f})"
-    plot_reliability(PredictionSet.concat(preds), ax=ax, label="value-gnn", show_exact=False, title=title,
+    plot_reliability(pooled_set, ax=ax, label="value-gnn", show_exact=False, title=title,
                      units="positions")
     ax.set_xlabel("predicted chance that search wins")
     ax.set_ylabel("observed share of wins")

@@ -545,7 +545,6 @@ def _add_play(sub) -> None:
 
 
 def _cmd_play(args, argv) -> int:
-    import numpy as np
 
     from nnsweeper.game import Rules
     from nnsweeper.play import MAX_PLAY_SIDE, load_game
@@ -562,7 +561,7 @@ def _cmd_play(args, argv) -> int:
         log = None
         rows, cols, mines = args.preset or args.board or (9, 9, 10)
         rules = Rules(rows, cols, mines, args.first_click)
-        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+        seed = args.seed  # None: the game draws a new one (shown on the status line)
     if max(rules.rows, rules.cols) > MAX_PLAY_SIDE:
         raise ValueError(f"play takes boards of at most {MAX_PLAY_SIDE} rows and columns; "
                          f"got {rules.rows}x{rules.cols}")

@@ -169,13 +169,12 @@ class MinesweeperGymEnv(gymnasium.Env):
         return {"board": grid.astype(np.int8), "action_mask": (grid.ravel() < 0).astype(np.int8)}
 
     def _ansi(self) -> str:
-        grid = self.game.observe()
-        rows = []
-        for i, row in enumerate(grid):
-            cells = ["." if v < 0 else str(int(v)) for v in row]
-            if self.game.exploded is not None and self.game.exploded[0] == i:
-                cells[self.game.exploded[1]] = "*"
-            rows.append(" ".join(cells))
+        from nnsweeper.boardtext import format_board
+
+        rows = format_board(self.game.observe()).splitlines()  # "." covered, digits, one space apart
+        if self.game.exploded is not None:
+            i, j = self.game.exploded
+            rows[i] = rows[i][:2 * j] + "*" + rows[i][2 * j + 1:]
         status = self.game.result or ("in play" if self.game.placed else "new")
         return "\n".join(rows) + f"\n{self.rules.mines} mines, {self.game.moves} moves, {status}\n"
 

@@ -93,11 +93,11 @@ class PlaySession:
     returns a short message for the status line ("" when there is nothing to say).
     """
 
-    def __init__(self, rules: Rules, seed: int):
+    def __init__(self, rules: Rules, seed: int | None):
         self.rules = rules
         self.game = MinesweeperEnv(rules.rows, rules.cols, rules.mines, seed=seed,
                                    first_click=rules.first_click)
-        self.log = GameLog(rules, seed)
+        self.log = GameLog(rules, self.game.seed)  # the seed the game drew when given None
         self.started: float | None = None
         self.finished: float | None = None
 
@@ -202,8 +202,8 @@ def render_board(session: PlaySession, cursor: tuple[int, int] | None, hints: np
     return text
 
 
-def run_app(rules: Rules, seed: int, *, solver: str = "search", save=None, replay: GameLog | None = None,
-            replay_delay: float = 0.4):
+def run_app(rules: Rules, seed: int | None, *, solver: str = "search", save=None,
+            replay: GameLog | None = None, replay_delay: float = 0.4):
     """Build the Textual app (``app.run()`` plays it); the CLI's ``nnsweeper play``."""
     from textual import events
     from textual.app import App, ComposeResult

@@ -112,21 +112,29 @@ def _inputs(model: ValueNet, arrays: dict, rows: np.ndarray):
 
 
 @torch.no_grad()
-def value_metrics(model: ValueNet, positions: dict, batch_size: int = 256) -> dict:
+def predict_positions(model: ValueNet, positions: dict, batch_size: int = 256) -> dict:
+    """The model's P(win) (float64) of every prepared position, per board shape, in their order."""
+    model.eval()
+    return {shape: np.concatenate([torch.sigmoid(model(_inputs(model, arrays, idx)).double()).numpy()
+                                   for _, idx in _batches({shape: arrays}, batch_size, None)])
+            for shape, arrays in positions.items()}
+
+
+def value_metrics(model: ValueNet, positions: dict, batch_size: int = 256, *,
+                  predictions: dict | None = None) -> dict:
     """Loss and errors of ``model`` on prepared positions, overall and per board size.
 
     ``bce``: cross-entropy against the value labels; ``mse``: squared error against
     them; ``mse_mean``: the squared error of predicting each board size's mean value
     (what the model must beat); ``brier``: squared error against the one-bit
-    ``survived`` labels.
+    ``survived`` labels. ``predictions`` (from :func:`predict_positions`) spares
+    running the model again.
     """
-    model.eval()
+    if predictions is None:
+        predictions = predict_positions(model, positions, batch_size)
     rows = {}
     for shape, arrays in positions.items():
-        pred = []
-        for _, idx in _batches({shape: arrays}, batch_size, None):
-            pred.append(torch.sigmoid(model(_inputs(model, arrays, idx)).double()).numpy())
-        p = np.concatenate(pred)
+        p = predictions[shape]
         v = arrays["value"]
         eps = 1e-7
         q = np.clip(p, eps, 1 - eps)

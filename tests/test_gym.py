@@ -104,6 +104,11 @@ def test_rendering():
     lines = text.splitlines()
     assert len(lines) == 5 and lines[0].split()[0] == str(obs["board"][0, 0])
     assert lines[-1].startswith("3 mines, 1 moves")
+    # The mine that ended a game shows as * in its place.
+    mine = tuple(int(x) for x in np.argwhere(text_env.unwrapped.game.mine_layout())[0])
+    text_env.step(mine[0] * 5 + mine[1])
+    row = text_env.render().splitlines()[mine[0]].split()
+    assert row[mine[1]] == "*" and row.count("*") == 1
 
 
 def test_bad_arguments_and_actions_are_refused():

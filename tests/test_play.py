@@ -103,6 +103,16 @@ def test_a_saved_game_plays_back(tmp_path):
     asyncio.run(replay())
 
 
+def test_a_game_without_a_seed_draws_one_and_saves_it(tmp_path):
+    session = PlaySession(Rules(5, 5, 3), None)
+    session.act("reveal", 2, 2)
+    log = load_game(session.log.save(tmp_path / "g.json"))
+    assert log.seed == session.seed >= 0
+    again = PlaySession(log.rules, log.seed)
+    again.act(*log.actions[0])
+    assert (again.grid() == session.grid()).all()
+
+
 def test_chords_and_mistakes_never_raise():
     s = PlaySession(Rules(4, 4, 2), 5)
     assert s.act("flag", 0, 0) == "" and s.game.flags[0, 0]

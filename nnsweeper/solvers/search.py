@@ -121,6 +121,26 @@ def _best_safety(a: BoardAnalysis) -> float:
     return 1.0 - float(a.probabilities[rest].min()) if rest.any() else 1.0
 
 
+def next_decision(a: BoardAnalysis) -> tuple[Fraction, bool]:
+    """After a guess showed a number (``a``: the board then), P(the next decision is safe) and
+    whether some cell is proved safe there (1 exactly when one is, else the best safety)."""
+    if a.safe.any():
+        return Fraction(1), True
+    return Fraction(_best_safety(a)), False
+
+
+def first_living(cands, order) -> int:
+    """The first of ``order`` (indices into ``cands``), or, when that candidate is dead, the first
+    living one at least as safe (a dead cell is played only when no living one is as safe)."""
+    order = list(order)
+    first = order[0]
+    if cands[first].dead:
+        for k in order:
+            if not cands[k].dead and cands[k].probability <= cands[first].probability:
+                return k
+    return first
+
+
 def forced_guess(grid: np.ndarray, mines: np.ndarray) -> tuple[tuple[int, int], tuple[int, int]] | None:
     """Two cells that must be guessed between at even odds, or None.
 
@@ -285,9 +305,8 @@ class SearchSolver(Solver):
         if out[0].dead:  # a dead cell only when no living one is at least as safe
             if prune and len(picked) > 1:
                 return self.score_candidates(obs, a, rng, depth, prune=False)
-            living = [c for c in out if not c.dead and c.probability <= out[0].probability]
-            if living:
-                out = (living[0], *(c for c in out if c is not living[0]))
+            k = first_living(out, range(len(out)))
+            out = (out[k], *(c for j, c in enumerate(out) if j != k))
         return out
 
     def candidate_cells(self, obs: Observation, a: BoardAnalysis, rng) -> np.ndarray:
@@ -326,14 +345,12 @@ class SearchSolver(Solver):
             counts[v] = a2.layouts
             weight = Fraction(a2.layouts, total)
             left -= weight
-            if a2.safe.any():
-                score += weight
+            safety, certain = next_decision(a2)
+            score += weight * safety
+            if certain:
                 progress += a2.layouts
-            else:
-                safety = Fraction(_best_safety(a2))
-                score += weight * safety
-                if depth > 1 and safety < 1:  # 1: nothing is left to reveal
-                    pending.append((weight, safety, board, a2))
+            elif depth > 1 and safety < 1:  # 1: nothing is left to reveal
+                pending.append((weight, safety, board, a2))
             if bound is not None and score + left < bound:
                 return None
         # At depth 2 the next decision is worth its own look-ahead, which is at most

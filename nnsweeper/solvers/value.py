@@ -32,7 +32,7 @@ from nnsweeper.observation import Observation
 from nnsweeper.probability import BoardAnalysis
 from nnsweeper.sampling import each_outcome
 
-from .search import Candidate, SearchChoice, SearchSolver, _best_safety
+from .search import Candidate, SearchChoice, SearchSolver, first_living, next_decision
 
 __all__ = ["ValueSolver"]
 
@@ -131,16 +131,16 @@ class ValueSolver(SearchSolver):
         exact, progress = [Fraction(0)] * n, [0] * n
         for k, w, val, (_, a2) in zip(owner, weights, values, boards, strict=True):
             q[k] += float(w) * val
-            certain = bool(a2.safe.any())
+            safety, certain = next_decision(a2)
             progress[k] += a2.layouts if certain else 0
-            exact[k] += w if certain else w * Fraction(_best_safety(a2))
+            exact[k] += w * safety
         q = np.round(q, self.decimals)
         dead = [sum(c > 0 for c in seen) == 1 for seen in counts]
         cands = [Candidate(cell, float(p[cell]), float(q[k]), progress[k] / a.layouts,
                            tuple(c / a.layouts for c in counts[k]), dead[k]) for k, cell in enumerate(picked)]
-        best = _first_living(cands, sorted(range(n), key=lambda k: -q[k]))  # stable: ties to the earlier
+        best = first_living(cands, sorted(range(n), key=lambda k: -q[k]))  # stable: ties to the earlier
         if self.trust is not None:
-            chosen = _first_living(cands, sorted(range(n), key=lambda k: (-exact[k], -progress[k])))
+            chosen = first_living(cands, sorted(range(n), key=lambda k: (-exact[k], -progress[k])))
             if q[best] - q[chosen] > self.trust:
                 chosen = best
             best = chosen
@@ -148,12 +148,3 @@ class ValueSolver(SearchSolver):
         return SearchChoice(cands[best].cell, "look-ahead", cands[best].probability, ranked, None, a.layouts,
                             value=float(q[best]))
 
-
-def _first_living(cands: list[Candidate], order: list[int]) -> int:
-    """The first candidate in ``order``, or the first living one at least as safe when it is dead."""
-    first = order[0]
-    if cands[first].dead:
-        for k in order:
-            if not cands[k].dead and cands[k].probability <= cands[first].probability:
-                return k
-    return first
