@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 #: Packages whose presence after the import is reported (each costs a lot to load).
-HEAVY = ("torch", "torch_geometric", "scipy", "sklearn", "matplotlib", "joblib", "pandas")
+HEAVY = ("torch", "torch_geometric", "scipy", "sklearn", "matplotlib", "joblib", "pandas", "numba")
 
 _CHILD = """
 import json, sys, time

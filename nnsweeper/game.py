@@ -385,7 +385,18 @@ class Game:
 
     def reveal(self, i: int, j: int):
         """Reveal cell ``(i, j)``; same return value as :meth:`step`."""
-        i, j = self._check_cell(i, j)
+        reward, done, info = self.open_cell(i, j)
+        return self.observe(), reward, done, info
+
+    def open_cell(self, i: int, j: int) -> tuple[float, bool, dict]:
+        """:meth:`reveal` without building the observation: ``(reward, done, info)``.
+
+        For players that reveal many cells in a row and look at the board once after
+        them (:attr:`mask` and :meth:`observe` are up to date after every call).
+        """
+        r, c = self.shape
+        if not (type(i) is int and type(j) is int and 0 <= i < r and 0 <= j < c):  # noqa: E721
+            i, j = self._check_cell(i, j)
         if self.done:
             raise InvalidActionError(f"the game is over ({self.result}); call reset() first")
         if self.mask[i, j] == 0:
@@ -406,22 +417,22 @@ class Game:
             self.exploded = (i, j)
             self.done, self.result = True, "lose"
             info.update(result="lose", revealed=1)
-            return self.observe(), -1.0, True, info
+            return -1.0, True, info
         if self._counts[i, j] == 0:
             opened = dilate(self._zero_labels == self._zero_labels[i, j]) & (self.mask == 1)
+            k = int(opened.sum())
+            self.mask[opened] = 0
+            self.flags[opened] = False  # a wrong flag on a cell that flood fill opens goes away
         else:
-            opened = np.zeros(self.shape, dtype=bool)
-            opened[i, j] = True
-        k = int(opened.sum())
-        self.mask[opened] = 0
-        self.flags[opened] = False  # a wrong flag on a cell that flood fill opens goes away
+            k = 1
+            self.mask[i, j] = 0
         self._covered_safe -= k
         info["revealed"] = k
         if self._covered_safe == 0:
             self.done, self.result = True, "win"
             info["result"] = "win"
-            return self.observe(), 1.0, True, info
-        return self.observe(), k / self.safe_cells, False, info
+            return 1.0, True, info
+        return k / self.safe_cells, False, info
 
     def toggle_flag(self, i: int, j: int) -> bool:
         """Flag or unflag a covered cell; returns the new flag state."""

@@ -39,14 +39,17 @@ steps share private structures (components, plans, solutions) that mean nothing 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
-from nnsweeper.grid import OFFSETS, dilate, neighbour_sum, single_point_rules
+from nnsweeper.grid import OFFSETS, dilate
 
 # The board checks live with the Observation; check_flags, check_grid_values and
 # validate_board stay importable from here.
@@ -57,7 +60,8 @@ from nnsweeper.observation import (  # noqa: F401
     validate_board,
 )
 
-__all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board", "MAX_STATES"]
+__all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board", "MAX_STATES", "CACHE_SIZE",
+           "CacheInfo", "cache_info", "clear_cache", "set_cache_size"]
 
 # C(s, j) for box sizes s <= 8 (a box lies inside one number's 3x3 neighbourhood).
 _COMB_INT = np.array([[math.comb(s, j) for j in range(9)] for s in range(9)], dtype=object)
@@ -216,42 +220,30 @@ class _Reduced:
 
 
 def _reduce(obs) -> _Reduced:
-    """Settle what the single-point rules settle (the same in every layout); check the rest fits."""
-    g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
-    covered = g == -1
-    revealed = ~covered
-    unknown = covered & ~flags
+    """Settle what the single-point rules settle (the same in every layout); check the rest fits.
 
-    # Cells the single-point rules settle are the same in every layout: take them out
-    # of the enumeration as known mines (like flags) or known safe cells.
-    mine, safe, free = flags.copy(), np.zeros_like(flags), unknown.copy()
-    first = True
-    while True:
-        need, free_nb, new_safe, new_mine = single_point_rules(g, mine, free)
-        bad = revealed & ((need < 0) | (need > free_nb))
-        if bad.any():
-            i, j = np.argwhere(bad)[0]
-            if first:
-                raise InconsistentBoardError(
-                    f"the {g[i, j]} at ({i}, {j}) cannot be satisfied: it needs {need[i, j]} more "
-                    f"mines among {free_nb[i, j]} covered unflagged neighbours"
-                )
-            raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
-        first = False
-        if not (new_safe.any() or new_mine.any()):
-            break
-        both = new_safe & new_mine
-        if both.any():
-            i, j = np.argwhere(both)[0]
-            raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
-        safe |= new_safe
-        mine |= new_mine
-        free &= ~(new_safe | new_mine)
+    The rules (those of :func:`~nnsweeper.grid.single_point_rules`) run in rounds until
+    nothing changes, in compiled loops (:func:`nnsweeper._kernels.settle`).
+    """
+    from nnsweeper._kernels import CONTRADICTION, UNSATISFIABLE, settle
+
+    g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
+    revealed = g >= 0
+    mine = flags.copy()
+    free = (g == -1) & ~flags
+    status, i, j, need, free_nb = settle(g, mine, free)
+    if status == UNSATISFIABLE:
+        raise InconsistentBoardError(
+            f"the {g[i, j]} at ({i}, {j}) cannot be satisfied: it needs {need[i, j]} more "
+            f"mines among {free_nb[i, j]} covered unflagged neighbours"
+        )
+    if status == CONTRADICTION:
+        raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
     mines_left = total_mines - int(mine.sum())
     _check_room(mines_left, int(free.sum()), total_mines)
 
     is_con = revealed & (free_nb > 0)
-    return _Reduced(mine, free, need, is_con, free & (neighbour_sum(is_con) > 0), mines_left)
+    return _Reduced(mine, free, need, is_con, free & dilate(is_con), mines_left)
 
 
 def _check_room(mines_left: int, cells: int, total_mines: int) -> None:
@@ -274,6 +266,9 @@ class _Component:
     box_cons: list[list[int]]  # per box: the numbers (local ids) it touches
     need: list[int]  # per number: mines it still needs
     where: list[tuple[int, int]]  # position of each number, for messages
+    # What the counts depend on: the cells of each box, the numbers each box touches and
+    # what each number needs (the cache key of its solution, with the mines left).
+    key: tuple = ()
 
 
 def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> list[_Component]:
@@ -283,16 +278,19 @@ def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> l
     cid = np.full((r + 2, c + 2), -1, dtype=np.int64)
     inner = cid[1:-1, 1:-1]
     inner[is_con] = np.arange(con_pos.size)
-    fi, fj = np.nonzero(frontier)
-    sig = np.stack([cid[fi + 1 + di, fj + 1 + dj] for di, dj in OFFSETS], axis=1)
+    flat_f = np.flatnonzero(frontier.ravel())
+    fi, fj = np.divmod(flat_f, c)
+    # The ids of the numbers around each frontier cell, in one gather on the padded board.
+    sig = cid.ravel()[((fi + 1) * (c + 2) + fj + 1)[:, None] + _padded_offsets(c)]
     sig.sort(axis=1)
-    flat_f = fi * c + fj
 
     boxes: dict[tuple, list[int]] = {}
     for k, row in enumerate(map(tuple, sig.tolist())):
         boxes.setdefault(row, []).append(k)
     box_sigs = list(boxes)
     box_cells = [flat_f[boxes[s]] for s in box_sigs]
+    flat_list = flat_f.tolist()
+    box_flat = [tuple([flat_list[k] for k in boxes[s]]) for s in box_sigs]
     box_cons = [[x for x in s if x >= 0] for s in box_sigs]
 
     # Union-find over numbers, joined through the boxes they share.
@@ -319,21 +317,32 @@ def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> l
     for bs in groups.values():
         cons = sorted({x for b in bs for x in box_cons[b]})
         local = {x: k for k, x in enumerate(cons)}
+        local_cons = [[local[x] for x in box_cons[b]] for b in bs]
+        need_local = [need_flat[x] for x in cons]
         out.append(
             _Component(
                 cells=[box_cells[b] for b in bs],
                 sizes=[len(boxes[box_sigs[b]]) for b in bs],
-                box_cons=[[local[x] for x in box_cons[b]] for b in bs],
-                need=[need_flat[x] for x in cons],
+                box_cons=local_cons,
+                need=need_local,
                 where=[divmod(int(con_pos[x]), c) for x in cons],
+                key=(tuple([box_flat[b] for b in bs]), tuple(map(tuple, local_cons)), tuple(need_local)),
             )
         )
     return out
 
 
+def _padded_offsets(cols: int) -> np.ndarray:
+    """Flat offsets of the eight neighbours (:data:`OFFSETS` order) on a board padded to ``cols + 2``."""
+    return np.array([di * (cols + 2) + dj for di, dj in OFFSETS], dtype=np.int64)
+
+
 def _box_order(comp: _Component) -> list[int]:
     """Cuthill-McKee order of the boxes (adjacent when they share a number)."""
     n = len(comp.sizes)
+    if n <= 2:
+        # What the search below gives: from box 0 to the last box reached, then back.
+        return [1, 0] if n == 2 else [0]
     boxes_of: list[list[int]] = [[] for _ in comp.need]
     for b, cons in enumerate(comp.box_cons):
         for x in cons:
@@ -426,106 +435,143 @@ def _count_small(comp: _Component, plan: list[_Step], mines_left: int, most: int
     The dynamic program over the boxes in ``plan`` order: a state is the remaining need
     of every open number (seen, with boxes to come) and the mines placed so far; states
     that agree are merged and their layout counts added. The forward pass keeps every
-    transition (state, mines in the box, next state); the backward pass (``tallies``)
-    carries, per state, the weighted number of its completions, which gives each box's
-    tally. Small components (most of them) need a few dozen states, where this beats
-    array code by far.
+    transition (state, mines in the box, next state); the backward pass
+    (:meth:`_Counted.tallies`) carries, per state, the weighted number of its
+    completions, which gives each box's tally. Small components (most of them) need a
+    few dozen states, where this beats array code by far.
     """
+    counted = _count_states(comp, plan, mines_left, most)
+    return None if counted is None else counted.solution(comp)
+
+
+def _count_states(comp: _Component, plan: list[_Step], mines_left: int, most: int) -> _Counted | None:
+    """The forward pass of :func:`_count_small`: a :class:`_Counted`, or None past ``most`` states."""
     keys: list[tuple[tuple[int, ...], int]] = [((), 0)]
     counts = [1]
-    history = []  # per box: (counts before, transitions (src, j, dst))
+    history = []  # per box: (counts before, and the transitions src, j, dst as three tuples)
     for step in plan:
-        comb = _COMB_ROWS[step.size]
+        size, opened, touched = step.size, step.opened, step.touched
+        comb = _COMB_ROWS[size]
+        # Per number still open after this box: where it is, and whether the box touches it.
+        moved = {pos for pos, _ in touched}
+        kept = [(p, p in moved) for p in step.keep]
         index: dict = {}
-        new_keys, new_counts, moves = [], [], []
+        new_keys, new_counts, srcs, js, dsts = [], [], [], [], []
         for src, ((needs, m), a) in enumerate(zip(keys, counts, strict=True)):
-            ext = needs + step.opened
-            lo, hi = 0, min(step.size, mines_left - m)
-            for pos, room in step.touched:
+            ext = needs + opened
+            lo, hi = 0, mines_left - m
+            if size < hi:
+                hi = size
+            for pos, room in touched:
                 v = ext[pos]
-                hi = min(hi, v)
-                lo = max(lo, v - room)
+                if v < hi:
+                    hi = v
+                if v - room > lo:
+                    lo = v - room
             for j in range(lo, hi + 1):
-                if j:
-                    lst = list(ext)
-                    for pos, _ in step.touched:
-                        lst[pos] -= j
-                else:
-                    lst = ext
-                key = (tuple([lst[p] for p in step.keep]), m + j)
+                key = (tuple([ext[p] - j if t else ext[p] for p, t in kept]), m + j)
                 d = index.get(key)
                 if d is None:
                     d = index[key] = len(new_keys)
                     new_keys.append(key)
                     new_counts.append(0)
                 new_counts[d] += a * comb[j]
-                moves.append((src, j, d))
+                srcs.append(src)
+                js.append(j)
+                dsts.append(d)
         if not new_keys:
             raise _no_layout(comp, comp.box_cons[step.box][0], mines_left)
         if len(new_keys) > most:
             return None
-        history.append((counts, moves))
+        history.append((tuple(counts), tuple(srcs), tuple(js), tuple(dsts)))
         keys, counts = new_keys, new_counts
-
-    final = [m for _, m in keys]  # the final states differ in their mines only
+    final = tuple(m for _, m in keys)  # the final states differ in their mines only
     m_lo = min(final)
-    layouts = np.zeros(max(final) - m_lo + 1, dtype=object)
-    layouts[[m - m_lo for m in final]] = counts
+    layouts = [0] * (max(final) - m_lo + 1)
+    for m, a in zip(final, counts, strict=True):
+        layouts[m - m_lo] = a
+    return _Counted(m_lo, tuple(layouts), final, tuple(history), tuple((st.box, st.size) for st in plan))
 
-    def tallies(g):
-        beta = [g[m - m_lo] for m in final]
-        out = [0] * len(plan)
-        for step, (before, moves) in zip(reversed(plan), reversed(history), strict=True):
-            comb = _COMB_ROWS[step.size]
+
+class _Counted:
+    """A component counted in plain integers: what :func:`_count_states` found, in tuples.
+
+    Kept by the component cache, so it holds no lists or closures (tuples of integers
+    cost the garbage collector nothing once it has seen them); :meth:`solution` puts a
+    component's cells around it.
+    """
+
+    __slots__ = ("m_lo", "layouts", "final", "history", "steps", "_into")
+
+    def __init__(self, m_lo, layouts, final, history, steps):
+        self.m_lo = m_lo
+        self.layouts = layouts  # per mine count from m_lo: the layouts (Python ints)
+        self.final = final  # the mines of each final state
+        self.history = history  # per step: (counts before, srcs, js, dsts)
+        self.steps = steps  # per step: (box, size)
+        self._into = None
+
+    def solution(self, comp: _Component) -> _Solution:
+        layouts = np.empty(len(self.layouts), dtype=object)
+        layouts[:] = self.layouts
+        return _Solution(comp, self.m_lo, layouts, self.tallies, self.sample, self.each)
+
+    def tallies(self, g) -> list:
+        m_lo = self.m_lo
+        beta = [g[m - m_lo] for m in self.final]
+        out = [0] * len(self.steps)
+        for (box, size), (before, srcs, js, dsts) in zip(reversed(self.steps), reversed(self.history),
+                                                        strict=True):
+            comb = _COMB_ROWS[size]
             back = [0] * len(before)
             tally = 0
-            for src, j, d in moves:
+            for src, j, d in zip(srcs, js, dsts, strict=True):
                 down = comb[j] * beta[d]  # this box's layouts times the weighted future
                 if j:
                     tally += before[src] * j * down
                 back[src] += down
-            out[step.box] = tally
+            out[box] = tally
             beta = back
         return out
 
-    into: list[dict] = []  # per box, built on first use: transitions by destination state
-
-    def incoming():
-        if not into:
-            for _, moves in history:
+    def _incoming(self) -> list[dict]:
+        """Per step, built on first use: the transitions (src, j) by destination state."""
+        if self._into is None:
+            into = []
+            for _, srcs, js, dsts in self.history:
                 by_dst: dict[int, list] = {}
-                for src, j, d in moves:
+                for src, j, d in zip(srcs, js, dsts, strict=True):
                     by_dst.setdefault(d, []).append((src, j))
                 into.append(by_dst)
-        return into
+            self._into = into
+        return self._into
 
-    def each(m):
+    def each(self, m) -> list[list[int]]:
         # Backwards from the final state with m mines: every path is one assignment.
-        paths = [(final.index(m), [])] if m in final else []
-        for by_dst in reversed(incoming()):
+        paths = [(self.final.index(m), [])] if m in self.final else []
+        for by_dst in reversed(self._incoming()):
             paths = [(src, [j, *mines]) for d, mines in paths for src, j in by_dst[d]]
         out = []
-        for _, mines in paths:  # in plan order; by box
-            box_mines = [0] * len(plan)
-            for step, j in zip(plan, mines, strict=True):
-                box_mines[step.box] = j
+        for _, mines in paths:  # in step order; by box
+            box_mines = [0] * len(self.steps)
+            for (box, _), j in zip(self.steps, mines, strict=True):
+                box_mines[box] = j
             out.append(box_mines)
         return out
 
-    def sample(m, below):
-        incoming()
-        d = final.index(m)
-        box_mines = [0] * len(plan)
-        for step, (before, _), by_dst in zip(reversed(plan), reversed(history), reversed(into), strict=True):
-            comb = _COMB_ROWS[step.size]
+    def sample(self, m, below) -> list[int]:
+        into = self._incoming()
+        d = self.final.index(m)
+        box_mines = [0] * len(self.steps)
+        for (box, size), (before, *_), by_dst in zip(reversed(self.steps), reversed(self.history),
+                                                     reversed(into), strict=True):
+            comb = _COMB_ROWS[size]
             options = by_dst[d]
             # A transition's share of the layouts that reach d: its source's layouts times
             # the ways to place its mines in this box.
             d, j = options[_pick([before[src] * comb[j] for src, j in options], below)]
-            box_mines[step.box] = j
+            box_mines[box] = j
         return box_mines
-
-    return _Solution(comp, m_lo, layouts, tallies, sample, each)
 
 
 def _pick(weights: list[int], below) -> int:
@@ -624,9 +670,95 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
 
 
 def _solve_component(comp: _Component, mines_left: int, max_states: int) -> _Solution:
+    # The mines left bound a component's counts only when they are fewer than its cells.
+    key = (comp.key, min(mines_left, sum(comp.sizes)), max_states)
+    counted = _CACHE.get(key)
+    if counted is not None:
+        return counted.solution(comp)
     plan = _plan(comp)
-    solved = _count_small(comp, plan, mines_left, min(_SMALL_STATES, max_states))
-    return solved if solved is not None else _count_arrays(comp, plan, mines_left, max_states)
+    counted = _count_states(comp, plan, mines_left, min(_SMALL_STATES, max_states))
+    if counted is None:
+        return _count_arrays(comp, plan, mines_left, max_states)
+    _CACHE.put(key, counted)
+    return counted.solution(comp)
+
+
+class _SolutionCache:
+    """The solutions of the components counted last in this process, by content (LRU).
+
+    Consecutive positions of one game, and the boards a look-ahead tries, share most of
+    their frontier components: a component with the same cells, the same numbers
+    around them and the same needs has the same solution, found here instead of
+    counted again. Only components counted in plain integers are kept (they are small).
+    The answers are those of a fresh count, to the last bit.
+    """
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self.hits = self.misses = 0
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                self._data.move_to_end(key)
+            return hit
+
+    def put(self, key, solved) -> None:
+        with self._lock:
+            if self.maxsize:
+                self._data[key] = solved
+                while len(self._data) > self.maxsize:
+                    self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+
+#: Components kept by default (a few kilobytes each).
+CACHE_SIZE = 2048
+_CACHE = _SolutionCache(CACHE_SIZE)
+
+
+class CacheInfo(NamedTuple):
+    """Hits and misses of the component cache since it was last cleared, its size and bound."""
+
+    hits: int
+    misses: int
+    currsize: int
+    maxsize: int
+
+
+def cache_info() -> CacheInfo:
+    """How the engine's component cache has done (see :func:`set_cache_size`)."""
+    return CacheInfo(_CACHE.hits, _CACHE.misses, len(_CACHE._data), _CACHE.maxsize)
+
+
+def clear_cache() -> None:
+    """Empty the component cache and reset its counts."""
+    _CACHE.clear()
+
+
+def set_cache_size(maxsize: int) -> int:
+    """Keep at most ``maxsize`` component solutions (0 turns the cache off); returns the old bound.
+
+    The engine counts each frontier component exactly; a component already counted
+    (the same cells, numbers and needs, as between consecutive moves of one game) is
+    taken from this cache. Results are identical with and without it.
+    """
+    maxsize = check_int("maxsize", maxsize, 0, InvalidBoardError)
+    old, _CACHE.maxsize = _CACHE.maxsize, maxsize
+    with _CACHE._lock:
+        while len(_CACHE._data) > maxsize:
+            _CACHE._data.popitem(last=False)
+    return old
 
 
 def _group(need: np.ndarray, mines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -502,3 +502,23 @@ def test_neighbour_sum_and_dilate_on_stacks_of_boards():
         assert out.shape == stack.shape
         for k in np.ndindex(2, 3):
             np.testing.assert_array_equal(out[k], f(stack[k]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 7), st.integers(0, 2**32 - 1))
+def test_neighbour_sum_and_dilate_match_a_cell_by_cell_count(rows, cols, seed):
+    from nnsweeper.grid import dilate, neighbour_sum, neighbours
+
+    a = np.random.default_rng(seed).integers(-3, 9, size=(rows, cols))
+    mask = a > 4
+    want_sum = np.zeros((rows, cols), dtype=np.int64)
+    want_dilate = mask.copy()
+    for i, j in np.ndindex(rows, cols):
+        for x, y in neighbours(i, j, rows, cols):
+            want_sum[i, j] += a[x, y]
+            want_dilate[i, j] |= mask[x, y]
+    out = neighbour_sum(a)
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, want_sum)
+    np.testing.assert_array_equal(neighbour_sum(mask), neighbour_sum(mask.astype(int)))
+    np.testing.assert_array_equal(dilate(mask), want_dilate)

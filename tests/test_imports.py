@@ -9,7 +9,7 @@ from nnsweeper._version import __version__
 
 #: Packages that must stay out of a fresh ``import nnsweeper`` (and so out of every
 #: worker process that only plays or generates games).
-HEAVY = ("torch", "torch_geometric", "scipy", "scipy.stats", "sklearn", "matplotlib")
+HEAVY = ("torch", "torch_geometric", "scipy", "scipy.stats", "sklearn", "matplotlib", "numba")
 
 
 def loaded_by(code: str) -> list[str]:

@@ -111,12 +111,12 @@ class SurvivalGame(Game):
         self.redraws: list[int] = []
         return obs
 
-    def reveal(self, i: int, j: int):
+    def open_cell(self, i: int, j: int):
         i, j = self._check_cell(i, j)
         hidden = self.mask[i, j] == 1 and not self.flags[i, j]
         if self.placed and not self.done and hidden and self._mine[i, j]:
             self._redraw(i, j)
-        return super().reveal(i, j)
+        return super().open_cell(i, j)
 
     def _redraw(self, i: int, j: int) -> None:
         grid = self.observe()

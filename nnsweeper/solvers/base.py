@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nnsweeper.grid import covered_grid, single_point_rules
+from nnsweeper.game import Game
+from nnsweeper.grid import covered_grid
 from nnsweeper.observation import Observation
 from nnsweeper.probability import BoardAnalysis, analyze
 
@@ -166,8 +167,9 @@ def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.nda
     -------
     safe, mines : ndarray of bool, shape (rows, cols)
     """
-    _, _, safe, mines = single_point_rules(grid, flags, (grid < 0) & ~flags)
-    return safe, mines
+    from nnsweeper._kernels import rules_once  # compiled; loaded on first use
+
+    return rules_once(grid, flags, (grid < 0) & ~flags)
 
 
 @dataclass(frozen=True)
@@ -391,19 +393,29 @@ class Turns:
 
     def reveal(self, i: int, j: int, kind: str, probability: float, value: float | None = None) -> bool:
         """Reveal one covered cell; returns True when the game ended."""
+        done = self._open(i, j, kind, probability, value)
+        self.grid = covered_grid(self.env.mask, self.env._counts)
+        return done
+
+    def reveal_all(self, cells: np.ndarray, kind: str) -> None:
+        """Reveal every still-covered cell of a boolean mask of certainly-safe cells."""
+        mask = self.env.mask
+        for i, j in np.argwhere(cells).tolist():
+            if mask[i, j] == 1 and self._open(i, j, kind, 0.0):
+                break
+        self.grid = covered_grid(mask, self.env._counts)
+
+    def _open(self, i: int, j: int, kind: str, probability: float, value: float | None = None) -> bool:
+        """Reveal one cell and record the move, leaving :attr:`grid` to the caller."""
         env = self.env
-        _, _, done, info = env.step(env._flat(i, j))
+        if isinstance(env, Game):
+            _, done, info = env.open_cell(i, j)
+        else:  # any seed-compatible environment
+            _, _, done, info = env.step(env._flat(i, j))
         self.record.moves.append(Move.of(i, j, kind, probability, value))
-        self.grid = covered_grid(env.mask, env._counts)
         self.version += 1
         if done:
             self.done = True
             self.won = info.get("result") == "win"
             self.lost = not self.won
         return self.done
-
-    def reveal_all(self, cells: np.ndarray, kind: str) -> None:
-        """Reveal every still-covered cell of a boolean mask of certainly-safe cells."""
-        for i, j in np.argwhere(cells):
-            if self.env.mask[i, j] == 1 and self.reveal(i, j, kind, 0.0):
-                return

@@ -166,7 +166,7 @@ class _PositionTurns(Turns):
             self._by_flags[key] = analyze(self.observation(flags), max_states=self._max_states)
         return self._by_flags[key]
 
-    def reveal(self, i: int, j: int, kind: str, probability: float, value: float | None = None) -> bool:
+    def _open(self, i: int, j: int, kind: str, probability: float, value: float | None = None) -> bool:
         raise _Revealed(Move.of(i, j, kind, probability, value))
 
 

@@ -1,0 +1,92 @@
+"""The compiled single-point rules against the whole-array ones of nnsweeper.grid."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nnsweeper import _kernels
+from nnsweeper.grid import neighbour_sum, single_point_rules
+
+
+def _board(rows, cols, density, shown, flagged, seed, lie):
+    """A visible grid from a random layout: some cells revealed, some mines flagged, and
+    with ``lie`` one revealed number changed (so that some boards are inconsistent)."""
+    rng = np.random.default_rng(seed)
+    mine = rng.random((rows, cols)) < density
+    counts = neighbour_sum(mine)
+    revealed = (rng.random((rows, cols)) < shown) & ~mine
+    grid = np.where(revealed, counts, -1).astype(np.int8)
+    flags = mine & (rng.random((rows, cols)) < flagged)
+    if lie and revealed.any():
+        i, j = np.argwhere(revealed)[rng.integers(revealed.sum())]
+        grid[i, j] = (grid[i, j] + 1 + rng.integers(3)) % 9
+    return grid, flags
+
+
+boards = st.builds(
+    _board, st.integers(1, 9), st.integers(1, 9), st.floats(0.0, 0.5), st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0), st.integers(0, 2**32 - 1), st.booleans(),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards)
+def test_rules_once_is_single_point_rules(board):
+    grid, flags = board
+    free = (grid < 0) & ~flags
+    _, _, safe, mines = single_point_rules(grid, flags, free)
+    got_safe, got_mines = _kernels.rules_once(grid, flags, free)
+    np.testing.assert_array_equal(got_safe, safe)
+    np.testing.assert_array_equal(got_mines, mines)
+
+
+def _settle_by_rounds(grid, flags):
+    """The whole-array fixpoint: apply both rules in rounds until nothing changes, or None
+    when the board is inconsistent (a number unsatisfiable, or a cell proved both ways)."""
+    revealed = grid >= 0
+    mine, free = flags.copy(), (grid < 0) & ~flags
+    while True:
+        need, free_nb, safe, new_mines = single_point_rules(grid, mine, free)
+        if (revealed & ((need < 0) | (need > free_nb))).any() or (safe & new_mines).any():
+            return None
+        if not (safe | new_mines).any():
+            return mine, free, need, free_nb
+        mine |= new_mines
+        free &= ~(safe | new_mines)
+
+
+@settings(max_examples=200, deadline=None)
+@given(boards)
+def test_settle_reaches_the_fixpoint_of_the_whole_array_rules(board):
+    grid, flags = board
+    mine, free = flags.copy(), (grid < 0) & ~flags
+    status, i, j, need, free_nb = _kernels.settle(grid, mine, free)
+    want = _settle_by_rounds(grid, flags)
+    if want is None:
+        assert status in (_kernels.UNSATISFIABLE, _kernels.CONTRADICTION)
+        assert 0 <= i < grid.shape[0] and 0 <= j < grid.shape[1]
+        return
+    assert status == _kernels.SETTLED
+    want_mine, want_free, want_need, want_free_nb = want
+    np.testing.assert_array_equal(mine, want_mine)
+    np.testing.assert_array_equal(free, want_free)
+    revealed = grid >= 0
+    np.testing.assert_array_equal(need[revealed], want_need[revealed])
+    np.testing.assert_array_equal(free_nb, want_free_nb)
+
+
+def test_settle_names_the_unsatisfiable_number():
+    grid = np.array([[3, -1], [-1, 0]], dtype=np.int8)  # the 3 has two covered cells, and the 0 says none
+    mine, free = np.zeros((2, 2), bool), grid < 0
+    status, i, j, need, free_nb = _kernels.settle(grid, mine, free)
+    assert (status, i, j, need[0, 0], free_nb[0, 0]) == (_kernels.UNSATISFIABLE, 0, 0, 3, 2)
+
+
+def test_settle_proves_a_chain():
+    # The zeros clear (1, 1) in the first round; then the middle 1 has one covered cell left.
+    grid = np.array([[1, 1, 0], [-1, -1, 0]], dtype=np.int8)
+    mine, free = np.zeros((2, 3), bool), grid < 0
+    status, *_ = _kernels.settle(grid, mine, free)
+    assert status == _kernels.SETTLED
+    assert mine.tolist() == [[False, False, False], [True, False, False]]
+    assert not free.any()
