@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
-from nnsweeper.grid import OFFSETS, dilate
+from nnsweeper.grid import dilate
 
 # The board checks live with the Observation; check_flags, check_grid_values and
 # validate_board stay importable from here.
@@ -70,6 +70,9 @@ _COMB_ROWS = _COMB_INT.tolist()
 # Components are counted in plain Python while every box has at most this many
 # states, in whole-array steps beyond.
 _SMALL_STATES = 128
+# Components are counted in compiled loops while every box has at most this many states
+# (and the counts fit int64), before any of the above.
+_COMPILED_STATES = 4096
 # Array counts stay float64 below this (with the factor 8 of a box's mines, below 2**53,
 # where float64 still holds every integer).
 _FLOAT_EXACT = float(2**50)
@@ -265,76 +268,74 @@ class _Component:
     sizes: list[int]  # per box: its number of cells
     box_cons: list[list[int]]  # per box: the numbers (local ids) it touches
     need: list[int]  # per number: mines it still needs
-    where: list[tuple[int, int]]  # position of each number, for messages
+    where: _Where  # position of each number, for messages (where[x] is (row, col))
     # What the counts depend on: the cells of each box, the numbers each box touches and
     # what each number needs (the cache key of its solution, with the mines left).
     key: tuple = ()
 
 
 def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> list[_Component]:
-    """Group frontier cells into boxes and boxes into independent components."""
-    r, c = is_con.shape
+    """Group frontier cells into boxes and boxes into independent components.
+
+    The grouping runs in compiled loops (:func:`nnsweeper._kernels.boxes`): boxes in the
+    order of their first cell (row-major), components in the order of their first box,
+    the numbers of a component by their position (row-major), numbered from 0.
+    """
+    from nnsweeper._kernels import boxes
+
+    box_of, box_cons, n_cons, comp_of, numbers = boxes(is_con, frontier)
     con_pos = np.flatnonzero(is_con.ravel())
-    cid = np.full((r + 2, c + 2), -1, dtype=np.int64)
-    inner = cid[1:-1, 1:-1]
-    inner[is_con] = np.arange(con_pos.size)
     flat_f = np.flatnonzero(frontier.ravel())
-    fi, fj = np.divmod(flat_f, c)
-    # The ids of the numbers around each frontier cell, in one gather on the padded board.
-    sig = cid.ravel()[((fi + 1) * (c + 2) + fj + 1)[:, None] + _padded_offsets(c)]
-    sig.sort(axis=1)
-
-    boxes: dict[tuple, list[int]] = {}
-    for k, row in enumerate(map(tuple, sig.tolist())):
-        boxes.setdefault(row, []).append(k)
-    box_sigs = list(boxes)
-    box_cells = [flat_f[boxes[s]] for s in box_sigs]
-    flat_list = flat_f.tolist()
-    box_flat = [tuple([flat_list[k] for k in boxes[s]]) for s in box_sigs]
-    box_cons = [[x for x in s if x >= 0] for s in box_sigs]
-
-    # Union-find over numbers, joined through the boxes they share.
-    parent = list(range(con_pos.size))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for cons in box_cons:
-        a = find(cons[0])
-        for x in cons[1:]:
-            b = find(x)
-            if a != b:
-                parent[b] = a
-    groups: dict[int, list[int]] = {}
-    for b, cons in enumerate(box_cons):
-        groups.setdefault(find(cons[0]), []).append(b)
-
-    need_flat = need.ravel()[con_pos].tolist()
+    sizes = np.bincount(box_of, minlength=len(n_cons))
+    ends = np.cumsum(sizes).tolist()
+    by_box = flat_f[np.argsort(box_of, kind="stable")]
+    cells = [by_box[a - n:a] for a, n in zip(ends, sizes.tolist(), strict=True)]
+    flat_list = by_box.tolist()
+    keys = [tuple(flat_list[a - n:a]) for a, n in zip(ends, sizes.tolist(), strict=True)]
+    local = numbers[:, 1].tolist()
+    box_local = [[local[x] for x in row[:k]]
+                 for row, k in zip(box_cons.tolist(), n_cons.tolist(), strict=True)]
+    comps: list[list[int]] = [[] for _ in range(int(comp_of.max()) + 1)]
+    for b, k in enumerate(comp_of.tolist()):
+        comps[k].append(b)
+    # The numbers of each component, ascending (a stable sort by component).
+    by_comp = np.argsort(numbers[:, 0], kind="stable")
+    n_per = np.bincount(numbers[:, 0][numbers[:, 0] >= 0], minlength=len(comps)).tolist()
+    start = len(by_comp) - sum(n_per)  # numbers of no component sort first (-1)
+    need_by = need.ravel()[con_pos[by_comp]].tolist()
+    pos_by = con_pos[by_comp]
+    sizes = sizes.tolist()
     out = []
-    for bs in groups.values():
-        cons = sorted({x for b in bs for x in box_cons[b]})
-        local = {x: k for k, x in enumerate(cons)}
-        local_cons = [[local[x] for x in box_cons[b]] for b in bs]
-        need_local = [need_flat[x] for x in cons]
+    for bs, k in zip(comps, n_per, strict=True):
+        need_local = need_by[start:start + k]
+        local_cons = [box_local[b] for b in bs]
         out.append(
             _Component(
-                cells=[box_cells[b] for b in bs],
-                sizes=[len(boxes[box_sigs[b]]) for b in bs],
+                cells=[cells[b] for b in bs],
+                sizes=[sizes[b] for b in bs],
                 box_cons=local_cons,
                 need=need_local,
-                where=[divmod(int(con_pos[x]), c) for x in cons],
-                key=(tuple([box_flat[b] for b in bs]), tuple(map(tuple, local_cons)), tuple(need_local)),
+                where=_Where(pos_by[start:start + k], is_con.shape[1]),
+                key=(tuple([keys[b] for b in bs]), tuple(map(tuple, local_cons)), tuple(need_local)),
             )
         )
+        start += k
     return out
 
 
-def _padded_offsets(cols: int) -> np.ndarray:
-    """Flat offsets of the eight neighbours (:data:`OFFSETS` order) on a board padded to ``cols + 2``."""
-    return np.array([di * (cols + 2) + dj for di, dj in OFFSETS], dtype=np.int64)
+class _Where:
+    """The (row, col) of each number of a component, for messages: ``where[x]``."""
+
+    __slots__ = ("flat", "cols")
+
+    def __init__(self, flat: np.ndarray, cols: int):
+        self.flat, self.cols = flat, cols
+
+    def __getitem__(self, x: int) -> tuple[int, int]:
+        return divmod(int(self.flat[x]), self.cols)
+
+    def __len__(self) -> int:
+        return len(self.flat)
 
 
 def _box_order(comp: _Component) -> list[int]:
@@ -347,23 +348,26 @@ def _box_order(comp: _Component) -> list[int]:
     for b, cons in enumerate(comp.box_cons):
         for x in cons:
             boxes_of[x].append(b)
-    nbrs = [sorted({v for x in cons for v in boxes_of[x] if v != b}) for b, cons in enumerate(comp.box_cons)]
-    deg = [len(v) for v in nbrs]
+    nbrs = [{v for x in cons for v in boxes_of[x]} for cons in comp.box_cons]
+    deg = [len(v) - 1 for v in nbrs]  # each box is in its own set
+    # Neighbours by degree, then by number: the order in which the search takes them.
+    ranked = [sorted(v, key=lambda v: (deg[v], v)) for v in nbrs]
 
     def bfs(start):
         order, seen = [start], [False] * n
         seen[start] = True
         for u in order:  # grows while it is walked
-            for v in sorted((v for v in nbrs[u] if not seen[v]), key=deg.__getitem__):
-                seen[v] = True
-                order.append(v)
+            for v in ranked[u]:
+                if not seen[v]:
+                    seen[v] = True
+                    order.append(v)
         return order
 
     # Start from a pseudo-peripheral box: the last one reached from a low-degree box.
     return bfs(bfs(min(range(n), key=deg.__getitem__))[-1])
 
 
-@dataclass
+@dataclass(slots=True)
 class _Step:
     """One box of a component's dynamic program, in visiting order."""
 
@@ -383,17 +387,23 @@ def _plan(comp: _Component) -> list[_Step]:
         for x in cons:
             room[x] += comp.sizes[b]
     open_: list[int] = []
+    at: dict[int, int] = {}  # each open number's position in open_
     steps = []
+    need = comp.need
     for k, b in enumerate(order):
         s = comp.sizes[b]
-        new = [x for x in comp.box_cons[b] if x not in open_]
-        open_ += new
-        for x in comp.box_cons[b]:
+        cons = comp.box_cons[b]
+        new = [x for x in cons if x not in at]
+        for x in new:
+            at[x] = len(open_)
+            open_.append(x)
+        for x in cons:
             room[x] -= s
-        touched = [(open_.index(x), room[x]) for x in comp.box_cons[b]]
+        touched = [(at[x], room[x]) for x in cons]
         keep = [p for p, x in enumerate(open_) if last[x] != k]
-        steps.append(_Step(b, s, tuple(comp.need[x] for x in new), touched, keep))
+        steps.append(_Step(b, s, tuple([need[x] for x in new]), touched, keep))
         open_ = [open_[p] for p in keep]
+        at = {x: p for p, x in enumerate(open_)}
     return steps
 
 
@@ -676,11 +686,65 @@ def _solve_component(comp: _Component, mines_left: int, max_states: int) -> _Sol
     if counted is not None:
         return counted.solution(comp)
     plan = _plan(comp)
-    counted = _count_states(comp, plan, mines_left, min(_SMALL_STATES, max_states))
+    counted = _count_compiled(plan, mines_left, min(_COMPILED_STATES, max_states))
+    if counted is None:
+        counted = _count_states(comp, plan, mines_left, min(_SMALL_STATES, max_states))
     if counted is None:
         return _count_arrays(comp, plan, mines_left, max_states)
     _CACHE.put(key, counted)
     return counted.solution(comp)
+
+
+def _count_compiled(plan: list[_Step], mines_left: int, most: int) -> _Tallied | None:
+    """The dynamic program in compiled loops (:func:`nnsweeper._kernels.count_layouts`), in int64.
+
+    None when it cannot count the component exactly there (counts near 2**62, over
+    ``most`` states at a box, or no layout at all: plain integers then count it, and
+    report what is wrong).
+    """
+    from nnsweeper._kernels import count_layouts
+
+    radix = min(mines_left, sum(st.size for st in plan)) + 1
+    width = max(len(st.keep) for st in plan)
+    if 9 ** width * radix >= 1 << 62:
+        return None
+    spec = [len(plan), width]
+    for st in plan:
+        spec += (st.size, len(st.opened), *st.opened, len(st.touched))
+        for pos, room in st.touched:
+            spec += (pos, room)
+        spec.append(len(st.keep))
+        spec += st.keep
+    ok, m_lo, layouts, tallies = count_layouts(np.array(spec, dtype=np.int64), mines_left, radix, most)
+    if not ok:
+        return None
+    by_box = [()] * len(plan)
+    for st, row in zip(plan, tallies.tolist(), strict=True):
+        by_box[st.box] = tuple(row)
+    return _Tallied(int(m_lo), tuple(layouts.tolist()), tuple(by_box))
+
+
+class _Tallied:
+    """A component counted in compiled loops: its layouts and, per box, the tally of its
+    mines by the component's mine count (so that :meth:`tallies` is a dot product).
+
+    Tuples of Python integers only, as the cache keeps it; no layouts can be drawn
+    from it (sampling counts in plain integers, :func:`_count_small`).
+    """
+
+    __slots__ = ("m_lo", "layouts", "by_box")
+
+    def __init__(self, m_lo: int, layouts: tuple, by_box: tuple):
+        self.m_lo, self.layouts, self.by_box = m_lo, layouts, by_box
+
+    def solution(self, comp: _Component) -> _Solution:
+        layouts = np.empty(len(self.layouts), dtype=object)
+        layouts[:] = self.layouts
+        return _Solution(comp, self.m_lo, layouts, self.tallies)
+
+    def tallies(self, g) -> list:
+        g = list(g)
+        return [sum([t * x for t, x in zip(row, g, strict=True) if t]) for row in self.by_box]
 
 
 class _SolutionCache:

@@ -90,3 +90,51 @@ def test_settle_proves_a_chain():
     assert status == _kernels.SETTLED
     assert mine.tolist() == [[False, False, False], [True, False, False]]
     assert not free.any()
+
+
+def _boxes_by_dict(is_con, frontier):
+    """Boxes and components the plain way: a dict of signatures, then a graph search."""
+    ids = -np.ones(is_con.shape, dtype=int)
+    ids[is_con] = np.arange(is_con.sum())
+    rows, cols = is_con.shape
+    by_sig: dict[tuple, int] = {}
+    box_of = []
+    for i, j in zip(*np.nonzero(frontier), strict=True):
+        sig = tuple(sorted(int(ids[x, y]) for x in range(max(i - 1, 0), min(i + 2, rows))
+                           for y in range(max(j - 1, 0), min(j + 2, cols)) if ids[x, y] >= 0))
+        box_of.append(by_sig.setdefault(sig, len(by_sig)))
+    sigs = list(by_sig)
+    comp_of, n_comps = [-1] * len(sigs), 0
+    for b in range(len(sigs)):
+        if comp_of[b] >= 0:
+            continue
+        comp_of[b], todo = n_comps, [b]
+        while todo:
+            u = todo.pop()
+            for v in range(len(sigs)):
+                if comp_of[v] < 0 and set(sigs[u]) & set(sigs[v]):
+                    comp_of[v] = n_comps
+                    todo.append(v)
+        n_comps += 1
+    return box_of, sigs, comp_of
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards)
+def test_boxes_group_cells_and_components_as_a_dict_and_a_graph_search_do(board):
+    from nnsweeper.grid import dilate
+
+    grid, flags = board
+    free = (grid < 0) & ~flags
+    is_con = (grid >= 0) & (neighbour_sum(free) > 0)
+    frontier = free & dilate(is_con)
+    box_of, box_cons, n_cons, comp_of, numbers = _kernels.boxes(is_con, frontier)
+    want_box_of, want_sigs, want_comp_of = _boxes_by_dict(is_con, frontier)
+    assert box_of.tolist() == want_box_of
+    assert [row[:k] for row, k in zip(box_cons.tolist(), n_cons.tolist(), strict=True)] == \
+        [list(s) for s in want_sigs]
+    assert comp_of.tolist() == want_comp_of
+    # Each number's component and its rank among that component's numbers.
+    for x, (k, rank) in enumerate(numbers.tolist()):
+        mine = sorted({y for b, s in enumerate(want_sigs) if want_comp_of[b] == k for y in s})
+        assert mine.index(x) == rank

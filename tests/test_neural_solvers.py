@@ -184,7 +184,7 @@ def test_evaluate_takes_the_batched_path_and_reports_model_columns(models, monke
 
     monkeypatch.setattr(NeuralSolver, "play_many", spy)
     table = ns.evaluate({"hybrid-gnn": solver, "csp": CSPSolver()}, [6, 10], rows=6, cols=6, trials=30)
-    assert calls == [30, 30]  # one lockstep batch per configuration
+    assert calls == [60]  # one lockstep batch for both configurations (one board size)
     row = table.select(solver="hybrid-gnn", mines=10)[0]
     assert row["model_calls"] == pytest.approx(row["mean_guesses"])
     assert 0 <= row["model_safe_rate"] <= 1
@@ -193,6 +193,24 @@ def test_evaluate_takes_the_batched_path_and_reports_model_columns(models, monke
     # Same games one by one (a plain callable) give the same wins.
     plain = ns.eval_solver_over_mines(lambda env, rng: solver.play(env, rng).won, [6, 10], 6, 6, trials=30)
     np.testing.assert_allclose(plain, table.win_rates("hybrid-gnn"))
+
+
+def test_lockstep_batches_span_the_boards_of_one_size_and_change_no_game(models, monkeypatch):
+    solver = get_solver("gnn", model=models["gnn"])
+    calls = []
+    original = NeuralSolver.play_many
+
+    def spy(self, envs, rngs):
+        calls.append(sorted({(e.r, e.c, e.mines) for e in envs}))
+        return original(self, envs, rngs)
+
+    monkeypatch.setattr(NeuralSolver, "play_many", spy)
+    table = ns.evaluate({"gnn": solver}, boards=[(6, 6, 6), (6, 6, 10), (5, 7, 8)], trials=20)
+    assert calls == [[(6, 6, 6), (6, 6, 10)], [(5, 7, 8)]]
+    assert [(r["rows"], r["cols"], r["mines"]) for r in table] == [(6, 6, 6), (6, 6, 10), (5, 7, 8)]
+    for row in table:  # every configuration alone: the same games
+        alone = ns.evaluate({"gnn": solver}, boards=[(row["rows"], row["cols"], row["mines"])], trials=20)
+        np.testing.assert_array_equal(table.outcomes("gnn", mines=row["mines"])[0], alone.outcomes("gnn")[0])
 
 
 def test_model_from_a_checkpoint_path_and_bad_options(models, tmp_path):

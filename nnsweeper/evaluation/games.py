@@ -27,7 +27,7 @@ import numpy as np
 from nnsweeper.errors import check_int
 from nnsweeper.game import MinesweeperEnv
 
-__all__ = ["Board", "GameResults", "SolverSetup", "play_games", "prepare_solver"]
+__all__ = ["Board", "GameResults", "SolverSetup", "play_games", "play_lockstep", "prepare_solver"]
 
 
 @dataclass(frozen=True)
@@ -174,13 +174,20 @@ def _ready_engine() -> None:
     """Make one throwaway move, once per process, before any game's clock starts.
 
     The engine imports what it needs on its first move (about a third of a second),
-    which would otherwise land in the time of the first game a process plays.
+    and its compiled loops are loaded on their first call (as long again), which would
+    otherwise land in the time of the first game a process plays.
     """
     global _ENGINE_READY
     if not _ENGINE_READY:
         env = MinesweeperEnv(rows=2, cols=2, mines=1, seed=0, first_click="safe")
         env.reset()
         env.step(0)
+        from nnsweeper.probability import analyze
+        from nnsweeper.solvers.base import local_rules
+
+        grid = np.array([[1, -1, -1], [1, -1, -1]], dtype=np.int8)
+        local_rules(grid, np.zeros(grid.shape, dtype=bool))
+        analyze(grid, 2)
         _ENGINE_READY = True
 
 
@@ -301,13 +308,9 @@ def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record
             first_click=first_click,
         )
 
-    out = GameResults.empty(len(seeds))
     if record and batched(solver):
-        # Lockstep play: every board waiting on the model goes in one batch.
-        records = solver.play_many([env_of(sd) for sd in seeds], [np.random.default_rng(sd) for sd in seeds])
-        for k, rec in enumerate(records):
-            out.set_game(k, *_game_row(rec, rec.seconds))
-        return dataclasses.replace(out, setup_seconds=setup)
+        return play_lockstep(solver, [(board, seeds)], first_click)[0]
+    out = GameResults.empty(len(seeds))
     for k, sd in enumerate(seeds):
         env = env_of(sd)
         rng = np.random.default_rng(sd)
@@ -321,6 +324,44 @@ def play_games(solver, board: Board, first_click: str, seeds: np.ndarray, record
             # The env is ours, so the share cleared is known even for plain callables.
             out.set_game(k, won, math.nan, env.revealed_safe / env.safe_cells, seconds)
     return dataclasses.replace(out, setup_seconds=setup)
+
+
+def play_lockstep(solver, segments, first_click: str) -> list[GameResults]:
+    """Play the games of several boards in one lockstep batch of a batched solver.
+
+    Parameters
+    ----------
+    solver : NeuralSolver or another solver with ``play_many``
+    segments : list of (Board, ndarray of int64)
+        Boards (of any sizes; the harness groups boards of one size) and their seeds.
+    first_click : str
+        First-click rule of the games.
+
+    Returns
+    -------
+    list of GameResults
+        One per segment, its games in seed order; the first carries the solver's set-up
+        time. A game's record is the same whatever else shares its batch (see
+        :meth:`~nnsweeper.solvers.NeuralSolver.play_many`); only its time, a share of the
+        batched model calls, depends on the company.
+    """
+    setup = prepare_solver(solver)
+    _ready_engine()
+    envs, rngs = [], []
+    for board, seeds in segments:
+        for sd in seeds:
+            envs.append(MinesweeperEnv(rows=board.rows, cols=board.cols, mines=board.mines, seed=int(sd),
+                                       first_click=first_click))
+            rngs.append(np.random.default_rng(sd))
+    records = iter(solver.play_many(envs, rngs))
+    out = []
+    for _, seeds in segments:
+        games = GameResults.empty(len(seeds))
+        for k in range(len(seeds)):
+            rec = next(records)
+            games.set_game(k, *_game_row(rec, rec.seconds))
+        out.append(dataclasses.replace(games, setup_seconds=setup if not out else 0.0))
+    return out
 
 
 def _game_row(rec, seconds: float) -> tuple:

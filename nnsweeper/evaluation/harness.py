@@ -41,7 +41,7 @@ from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Rules
 from nnsweeper.parallel import check_n_jobs, effective_jobs, imap
 from nnsweeper.seeds import check_seed_overlap
 
-from .games import Board, GameResults, SolverSetup, batched, play_games
+from .games import Board, GameResults, SolverSetup, batched, play_games, play_lockstep
 from .stats import wilson_interval
 from .table import EvalTable, pack_outcomes
 
@@ -256,19 +256,51 @@ def _describe(fn) -> str:
 _BATCH_GAMES = 1024
 
 
-def _chunks(jobs, trials: int, size: int, big: int) -> Iterator[tuple[int, int, int]]:
-    """``(job, first game, end)`` of every chunk, job after job, generated as needed."""
-    for j, (solver, record, _) in enumerate(jobs):
-        step = big if record and batched(solver) else size
-        for a in range(0, trials, step):
-            yield j, a, min(a + step, trials)
+def _chunks(jobs, trials: int, size: int, workers: int) -> Iterator[list[tuple[int, int, int]]]:
+    """Every chunk as its ``(job, first game, end)`` segments, job after job, generated as needed.
+
+    A chunk of a plain solver is one job's run of ``size`` games. A batched solver
+    (:func:`~nnsweeper.evaluation.games.batched`, recording) plays the jobs of its boards
+    of one size together: their games, job after job, cut into lockstep batches of at
+    most :data:`_BATCH_GAMES` (and enough batches to keep every worker busy).
+    """
+    done: set[int] = set()
+    for j, (solver, record, board) in enumerate(jobs):
+        if j in done:
+            continue
+        if not (record and batched(solver)):
+            for a in range(0, trials, size):
+                yield [(j, a, min(a + size, trials))]
+            continue
+        group = [k for k in range(j, len(jobs)) if jobs[k][0] is solver and jobs[k][1]
+                 and (jobs[k][2].rows, jobs[k][2].cols) == (board.rows, board.cols)]
+        done.update(group)
+        games = [(k, g) for k in group for g in range(trials)]
+        step = min(_BATCH_GAMES, math.ceil(len(games) / workers))
+        for a in range(0, len(games), step):
+            part = games[a:a + step]
+            segments: list[tuple[int, int, int]] = []
+            for k, g in part:
+                if segments and segments[-1][0] == k:
+                    segments[-1] = (k, segments[-1][1], g + 1)
+                else:
+                    segments.append((k, g, g + 1))
+            yield segments
+
+
+def _play_chunk(solver, segments, first_click: str, record: bool) -> list[GameResults]:
+    """The games of one chunk (``segments``: (Board, seeds) pairs of one solver), one result each."""
+    if len(segments) == 1 and not (record and batched(solver)):
+        board, seeds = segments[0]
+        return [play_games(solver, board, first_click, seeds, record)]
+    return play_lockstep(solver, segments, first_click)
 
 
 def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool) -> Iterator[GameResults]:
     """Play every (solver, record, board) job on every seed.
 
     Yields each job's games (:class:`GameResults` in seed order) in job order, as
-    soon as the last of them is played, so that only the job being played is held
+    soon as the last of them is played, so that only the jobs being played are held
     in memory; their ``setup_seconds`` add up what the job's chunks reported. Chunks
     are generated as the workers take them, never listed.
     """
@@ -281,28 +313,32 @@ def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool)
     # games, so chunking never changes a result. Batched solvers get large chunks:
     # a chunk is one lockstep batch.
     size = 1 if workers == 1 else max(1, min(64, math.ceil(total / (8 * workers))))
-    big = min(_BATCH_GAMES, math.ceil(trials / workers))
 
     def calls():
-        for j, a, b in _chunks(jobs, trials, size, big):
-            solver, record, board = jobs[j]
-            yield solver, board, first_click, seeds[a:b], record
+        for segments in _chunks(jobs, trials, size, workers):
+            solver, record, _ = jobs[segments[0][0]]
+            yield solver, [(jobs[j][2], seeds[a:b]) for j, a, b in segments], first_click, record
 
     with tqdm(total=total, disable=not progress, unit="game", desc="games") as bar:
         # One worker: played here, in this process. Worker processes set the solvers
         # up (load their models) before their first task.
         setup = SolverSetup({id(solver): solver for solver, _, _ in jobs}.values())
-        done = imap(play_games, calls(), 1 if workers == 1 else n_jobs, worker_setup=setup or None)
-        games, setup_seconds = None, 0.0
-        for (_, a, b), chunk in zip(_chunks(jobs, trials, size, big), done, strict=True):
-            if a == 0:  # chunks come in job order, each job's in seed order
-                games, setup_seconds = GameResults.empty(trials), 0.0
-            games.put(a, chunk)
-            setup_seconds += chunk.setup_seconds
-            bar.update(b - a)
-            if b == trials:
+        done = imap(_play_chunk, calls(), 1 if workers == 1 else n_jobs, worker_setup=setup or None)
+        # Chunks come in job order (a lockstep chunk may span several jobs), each job's
+        # in seed order.
+        open_jobs: dict[int, list] = {}  # job: [games, set-up seconds, games played]
+        next_job = 0
+        for segments, results in zip(_chunks(jobs, trials, size, workers), done, strict=True):
+            for (j, a, b), chunk in zip(segments, results, strict=True):
+                entry = open_jobs.setdefault(j, [GameResults.empty(trials), 0.0, 0])
+                entry[0].put(a, chunk)
+                entry[1] += chunk.setup_seconds
+                entry[2] += b - a
+                bar.update(b - a)
+            while next_job in open_jobs and open_jobs[next_job][2] == trials:
+                games, setup_seconds, _ = open_jobs.pop(next_job)
                 yield dataclasses.replace(games, setup_seconds=setup_seconds)
-                games = None
+                next_job += 1
 
 
 # ---------------------------------------------------------------- public API
