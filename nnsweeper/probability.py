@@ -78,11 +78,18 @@ _COMPILED_STATES = 4096
 _FLOAT_EXACT = float(2**50)
 
 #: Default bound on the partial solutions the dynamic program may hold at one box of a
-#: component; over all its boxes they are bounded by ``_STORED_PER_STATE`` times this. A
-#: component beyond either is refused. Positions from play, even on 200 x 200 boards,
-#: stay far below it.
+#: component; over all the boxes of a board's wide components (those past the compiled
+#: program) they are bounded by ``_STORED_PER_STATE`` times this, and the exact
+#: combination of the components by ``_COMBINE_PER_STATE`` times this in big-integer
+#: word operations. A board beyond any of them is refused. Positions from play, even on
+#: 200 x 200 boards, stay far below them. With the default, a random search over dense
+#: positions (benchmarks/bench_dense.py) found none on boards up to 120 a side that took
+#: more than a second to answer or refuse; on boards of 100,000 cells and more, a refusal
+#: can take a few seconds (the engine orders a frontier of tens of thousands of cells
+#: before it knows that counting it is out of bounds: about 60 microseconds a cell).
 MAX_STATES = 1 << 20
-_STORED_PER_STATE = 8
+_STORED_PER_STATE = 2
+_COMBINE_PER_STATE = 16
 
 
 @dataclass(frozen=True)
@@ -195,8 +202,9 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     comps = _components(board.is_con, board.need, front) if front.any() else []
     prob = np.zeros(g.shape, dtype=np.float64)
     prob[mine] = 1.0
-    solved = [_solve_component(c, mines_left, max_states) for c in comps]
-    interior_p, count = _combine(solved, n_interior, mines_left, prob)
+    budget = [_STORED_PER_STATE * max_states]  # partial solutions the wide components may still store
+    solved = [_solve_component(c, mines_left, max_states, budget) for c in comps]
+    interior_p, count = _combine(solved, n_interior, mines_left, prob, max_states)
     if n_interior:
         prob[free & ~front] = interior_p
     return BoardAnalysis(
@@ -599,7 +607,8 @@ def _as_int(a: np.ndarray) -> np.ndarray:
     return a if a.dtype == object else a.astype(np.int64).astype(object)
 
 
-def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_states: int) -> _Solution:
+def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_states: int,
+                  budget: list | None = None) -> _Solution:
     """The same dynamic program as :func:`_count_small` in whole-array steps, for wide components.
 
     The forward counts are float64 while each stays below :data:`_FLOAT_EXACT`: every
@@ -609,9 +618,13 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
     summation. The backward pass carries the weights ``g`` (Python integers).
 
     A partial solution at a box is one (state, mines in the box) line. Their number
-    per box is bounded by ``max_states`` and over all boxes by ``_STORED_PER_STATE``
-    times that; beyond either the component is refused.
+    per box is bounded by ``max_states``, and over all boxes by what is left of
+    ``budget`` (a one-item list, shared by the components of one board; by default
+    ``_STORED_PER_STATE`` times ``max_states`` for this component alone); beyond
+    either the component is refused.
     """
+    if budget is None:
+        budget = [_STORED_PER_STATE * max_states]
     comb = _COMB  # _COMB_INT once the counts outgrow float64
 
     def refuse(what: str, limit: int):
@@ -625,15 +638,15 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
     mines = np.zeros(1, dtype=np.int64)
     alpha = np.ones(1)
     history = []  # per box: (alpha before, src, j, inv)
-    stored = 0
     for step in plan:
         s = step.size
         n_states = need.shape[0]
         if n_states * (s + 1) > max_states:
             refuse("partial solutions at one box", max_states)
-        stored += n_states * (s + 1)
-        if stored > _STORED_PER_STATE * max_states:
-            refuse("partial solutions over all boxes", _STORED_PER_STATE * max_states)
+        budget[0] -= n_states * (s + 1)
+        if budget[0] < 0:
+            refuse("partial solutions over all boxes of the board's wide components",
+                   _STORED_PER_STATE * max_states)
         if step.opened:
             opened = np.broadcast_to(np.array(step.opened, dtype=np.int8), (n_states, len(step.opened)))
             need = np.concatenate([need, opened], axis=1)
@@ -679,7 +692,8 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
     return _Solution(comp, m_lo, layouts, tallies)
 
 
-def _solve_component(comp: _Component, mines_left: int, max_states: int) -> _Solution:
+def _solve_component(comp: _Component, mines_left: int, max_states: int,
+                     budget: list | None = None) -> _Solution:
     # The mines left bound a component's counts only when they are fewer than its cells.
     key = (comp.key, min(mines_left, sum(comp.sizes)), max_states)
     counted = _CACHE.get(key)
@@ -690,7 +704,7 @@ def _solve_component(comp: _Component, mines_left: int, max_states: int) -> _Sol
     if counted is None:
         counted = _count_states(comp, plan, mines_left, min(_SMALL_STATES, max_states))
     if counted is None:
-        return _count_arrays(comp, plan, mines_left, max_states)
+        return _count_arrays(comp, plan, mines_left, max_states, budget)
     _CACHE.put(key, counted)
     return counted.solution(comp)
 
@@ -878,11 +892,51 @@ def _interior_weights(n_interior: int, mines_left: int, lo: int, hi: int):
     return w, (k_lo, down[0])
 
 
-def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np.ndarray):
+def _weights_without_each(polys: list[np.ndarray], weights: np.ndarray) -> tuple[np.ndarray, list]:
+    """The product of the polynomials ``polys`` and, for each, the weights the others leave it.
+
+    ``g_c[m] = sum_u rest_c[u] * weights[m + u]`` with ``rest_c`` the product of every
+    polynomial but ``c`` (coefficient lists, object arrays of Python ints). Computed on
+    a balanced product tree: each node's product from its children's, and each node's
+    weights from its parent's, correlated with its sibling's product (correlating with
+    ``A`` then ``B`` is correlating with ``A * B``). The work is about the square of the
+    product's length over the whole tree, where one leave-one-out product per
+    polynomial costs that square for each of them (hundreds of components on a large
+    dense board).
+    """
+    out: list[np.ndarray] = [weights] * len(polys)
+
+    def build(lo: int, hi: int):
+        if hi - lo == 1:
+            return polys[lo], lo, None, None
+        mid = (lo + hi) // 2
+        left, right = build(lo, mid), build(mid, hi)
+        return np.convolve(left[0], right[0]), None, left, right
+
+    def push(node, f: np.ndarray) -> None:
+        _, leaf, left, right = node
+        if left is None:
+            out[leaf] = f
+            return
+        push(left, np.correlate(f, right[0], mode="valid"))
+        push(right, np.correlate(f, left[0], mode="valid"))
+
+    if not polys:
+        return np.ones(1, dtype=object), []
+    root = build(0, len(polys))
+    push(root, weights)
+    return root[0], out
+
+
+def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np.ndarray,
+             max_states: int = MAX_STATES):
     """Fill ``prob`` for every frontier cell, in exact integer arithmetic.
 
     Every probability is a ratio of two integers, rounded once (``int / int``).
     Returns the interior probability and the layout count's parts (see BoardAnalysis).
+    The combination takes about ``L**2`` products of integers of ``B`` bits, for ``L``
+    frontier mine totals and weights of ``B`` bits; past ``_COMBINE_PER_STATE`` times
+    ``max_states`` 64-bit words of such work, the board is refused.
     """
     lo = sum(s.m_lo for s in solved)
     hi = lo + sum(s.layouts.size - 1 for s in solved)
@@ -892,16 +946,19 @@ def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np
             f"the frontier needs between {lo} and {hi} mines, which does not fit {mines_left} "
             f"mines left with {n_interior} interior cells"
         )
-    # Leave-one-out products of the component polynomials via prefix and suffix products.
-    one = np.ones(1, dtype=object)
-    prefix = [one]
-    for s in solved:
-        prefix.append(np.convolve(prefix[-1], s.layouts))
-    suffix = [one]
-    for s in reversed(solved):
-        suffix.append(np.convolve(suffix[-1], s.layouts))
-    suffix.reverse()
-    z = prefix[-1] * weights  # layouts (scaled) per frontier total
+    # The leave-one-out weights carry the interior's weights times the other components'
+    # products: their size in bits is at most the sum of all of them.
+    bits = max(int(w).bit_length() for w in weights) + sum(int(s.layouts.max()).bit_length() for s in solved)
+    words = weights.size**2 * (bits // 64 + 1)
+    if len(solved) > 1 and words > _COMBINE_PER_STATE * max_states:
+        raise EngineLimitError(
+            f"combining the {len(solved)} frontier components exactly (their mine totals span "
+            f"{weights.size} values, with weights of up to {bits:,} bits) needs about {words:,} "
+            f"word products, more than {_COMBINE_PER_STATE * max_states:,} (max_states="
+            f"{max_states:,}); the engine refuses it rather than run for minutes"
+        )
+    product, rest_weights = _weights_without_each([s.layouts for s in solved], weights)
+    z = product * weights  # layouts (scaled) per frontier total
     total = int(z.sum())
     if total == 0:
         raise InconsistentBoardError(
@@ -909,9 +966,7 @@ def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np
             f"{n_interior} out of the {mines_left} mines left"
         )
     flat = prob.ravel()
-    for c, s in enumerate(solved):
-        rest = np.convolve(prefix[c], suffix[c + 1])
-        g = np.correlate(weights, rest, mode="valid")  # g[m] = sum_u rest[u] * weights[m + u]
+    for s, g in zip(solved, rest_weights, strict=True):
         for cells, mined in zip(s.comp.cells, s.tallies(g), strict=True):
             flat[cells] = mined / (cells.size * total)
     count = (total, n_interior, k_lo, denominator)

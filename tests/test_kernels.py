@@ -138,3 +138,50 @@ def test_boxes_group_cells_and_components_as_a_dict_and_a_graph_search_do(board)
     for x, (k, rank) in enumerate(numbers.tolist()):
         mine = sorted({y for b, s in enumerate(want_sigs) if want_comp_of[b] == k for y in s})
         assert mine.index(x) == rank
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards)
+def test_compiled_counting_equals_counting_in_python_integers(board):
+    from nnsweeper.errors import InconsistentBoardError
+    from nnsweeper.observation import as_observation
+    from nnsweeper.probability import _components, _count_compiled, _count_states, _plan, _reduce
+
+    grid, flags = board
+    covered = int((grid < 0).sum())
+    try:
+        reduced = _reduce(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+    except InconsistentBoardError:
+        return
+    if not reduced.front.any():
+        return
+    for comp in _components(reduced.is_con, reduced.need, reduced.front):
+        plan = _plan(comp)
+        compiled = _count_compiled(plan, reduced.mines_left, 4096)
+        try:
+            exact = _count_states(comp, plan, reduced.mines_left, 10**6)
+        except InconsistentBoardError:
+            assert compiled is None  # no layout: the exact count names the number
+            continue
+        assert compiled is not None
+        assert (compiled.m_lo, compiled.layouts) == (exact.m_lo, exact.layouts)
+        weights = np.array([7**k + 3 for k in range(len(exact.layouts))], dtype=object)
+        assert compiled.tallies(weights) == exact.tallies(weights)
+
+
+def test_compiled_counting_gives_way_to_python_integers_past_int64():
+    from nnsweeper.observation import as_observation
+    from nnsweeper.probability import _components, _count_compiled, _count_states, _plan, _reduce
+
+    # Zeros on top; below them a 1 on every other cell, each over three covered cells that
+    # overlap its neighbours' by one: a single chain whose layouts grow geometrically.
+    cols = 400
+    grid = np.full((4, cols), -1, dtype=np.int8)
+    grid[0, :] = 0
+    grid[1, ::2] = 1
+    reduced = _reduce(as_observation(grid, cols // 2))
+    (comp,) = _components(reduced.is_con, reduced.need, reduced.front)
+    plan = _plan(comp)
+    exact = _count_states(comp, plan, reduced.mines_left, 10**6)
+    assert max(exact.layouts) >= 2**62
+    assert _count_compiled(plan, reduced.mines_left, 4096) is None

@@ -445,15 +445,23 @@ def test_wide_frontier_is_refused_with_the_limit():
 
 
 def test_wide_component_counts_agree():
-    # An expert board revealed at random: one component of 185 cells, past the plain
-    # Python program's states, counted by the array program; both agree exactly.
+    # An expert board revealed at random: one component of 185 cells. The compiled
+    # program, the whole-array program and the plain Python program all agree exactly.
     grid = scattered(16, 30, 99, 0.25, seed=3)
-    wide = ns.analyze(grid, 99)
-    with mock.patch.object(probability, "_SMALL_STATES", 10**9):
-        python = ns.analyze(grid, 99)
-    assert np.array_equal(wide.probabilities, python.probabilities)
-    assert wide.layouts == python.layouts
-    with pytest.raises(ns.EngineLimitError, match="more than 256 partial solutions at one box"):
+    compiled = ns.analyze(grid, 99)
+    arrays = mock.Mock(wraps=probability._count_arrays)
+    with mock.patch.object(probability._CACHE, "maxsize", 0), \
+            mock.patch.object(probability, "_COMPILED_STATES", 1), \
+            mock.patch.object(probability, "_count_arrays", arrays):
+        probability.clear_cache()
+        wide = ns.analyze(grid, 99)
+        assert arrays.called
+        with mock.patch.object(probability, "_SMALL_STATES", 10**9):
+            python = ns.analyze(grid, 99)
+    for other in (wide, python):
+        assert np.array_equal(compiled.probabilities, other.probabilities)
+        assert compiled.layouts == other.layouts
+    with pytest.raises(ns.EngineLimitError, match=r"more than [\d,]+ partial solutions .*max_states=256"):
         ns.analyze(grid, 99, max_states=256)
 
 
@@ -703,3 +711,15 @@ def test_rejects_more_flags_than_mines():
     flags = np.array([[True, True], [False, False]])
     with pytest.raises(InconsistentBoardError, match="2 flags exceed the 1 mines"):
         mine_probabilities(np.full((2, 2), -1), 1, flags)
+
+
+def test_combining_too_many_wide_components_is_refused_with_the_limit():
+    # Two frontier components apart on a wide board: with no room for the exact
+    # combination's big-integer work, the board is refused with a message naming it.
+    grid = np.full((3, 12), -1, dtype=np.int8)
+    grid[0, 0], grid[0, 11] = 1, 1
+    assert ns.analyze(grid, 5).probabilities[0, 1] == pytest.approx(1 / 3)
+    probability.clear_cache()
+    with mock.patch.object(probability, "_COMBINE_PER_STATE", 0), \
+            pytest.raises(ns.EngineLimitError, match=r"combining the 2 frontier components exactly"):
+        ns.analyze(grid, 5)
