@@ -26,18 +26,26 @@ from nnsweeper.sampling import enumerate_layouts, outcome_distribution, sample_l
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
 from nnsweeper.solvers.suggest import Suggestion, suggest_move
 
+#: Names that need torch, and their modules: imported on first use.
+_TORCH_NAMES = {
+    "load_model": "nnsweeper.models",
+    "BatchedGames": "nnsweeper.batched",
+    "play_batched": "nnsweeper.batched",
+}
+
 
 def __getattr__(name):
-    # The models need torch; importing them on first use keeps `import nnsweeper` (and
-    # every worker process that plays or generates games) free of it.
-    if name == "load_model":
-        from nnsweeper.models import load_model
+    # The models and the batched games need torch; importing them on first use keeps
+    # `import nnsweeper` (and every worker process that plays or generates games) free of it.
+    if name in _TORCH_NAMES:
+        import importlib
 
-        return load_model
+        return getattr(importlib.import_module(_TORCH_NAMES[name]), name)
     raise AttributeError(f"module 'nnsweeper' has no attribute {name!r}")
 
 
 __all__ = [
+    "BatchedGames",
     "BoardAnalysis",
     "BoardParseError",
     "EvalTable",
@@ -73,6 +81,7 @@ __all__ = [
     "parse_board",
     "parse_observation",
     "parse_position",
+    "play_batched",
     "suggest_move",
     "__version__",
 ]

@@ -18,7 +18,7 @@ from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
 __all__ = ["BOARD_SYNTAX", "MAX_BOARDS_PER_TEXT", "parse_boards", "parse_mine_counts",
            "FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
-           "MinesweeperEnv"]
+           "MinesweeperEnv", "draw_layout", "layout_rng", "mine_cells"]
 
 #: The first-click rules. ``safe``: the first revealed cell is never a mine.
 #: ``zero``: the first revealed cell and its neighbours are mine-free, so it opens
@@ -210,6 +210,55 @@ def parse_boards(text: str) -> list[tuple[str, int, int, int]]:
     return [(f"{rows}x{cols}", rows, cols, m) for m in counts]
 
 
+def layout_rng(seed: int) -> np.random.Generator:
+    """The generator that places the mines of the game of ``seed``.
+
+    A child stream of the seed, not ``default_rng(seed)`` itself: the seed notebook's
+    harness hands solvers ``default_rng(seed)``, and a solver drawing the same
+    numbers that placed the mines would be correlated with the layout.
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_LAYOUT_STREAM,)))
+
+
+def mine_cells(rules: Rules, first_cell: tuple[int, int] | None = None) -> np.ndarray:
+    """The cells that may hold a mine (bool, the board's shape) given the first click.
+
+    Every cell when ``first_cell`` is None (the layout of ``first_click="none"``, placed
+    at reset); else every cell but the clicked one (``safe``) or but its 3x3 block
+    (``zero``).
+    """
+    allowed = np.ones((rules.rows, rules.cols), dtype=bool)
+    if first_cell is not None:
+        i, j = first_cell
+        if rules.first_click == "zero":
+            allowed[max(i - 1, 0) : i + 2, max(j - 1, 0) : j + 2] = False
+        else:
+            allowed[i, j] = False
+    return allowed
+
+
+def _choose_mines(rng: np.random.Generator, allowed: np.ndarray, mines: int) -> np.ndarray:
+    """``mines`` mines drawn uniformly among the ``allowed`` cells with ``rng``: a bool layout."""
+    cells = np.flatnonzero(allowed.ravel())
+    chosen = rng.choice(cells, size=mines, replace=False)
+    mine = np.zeros(allowed.shape, dtype=bool)
+    mine.ravel()[chosen] = True
+    return mine
+
+
+def draw_layout(rules: Rules, seed: int, first_cell: tuple[int, int] | None = None) -> np.ndarray:
+    """The mine layout (bool, the board's shape) of ``Game(rules, seed)`` for a first click.
+
+    ``first_cell`` is the ``(row, col)`` of the first revealed cell; it is ignored
+    under ``first_click="none"``, whose layout is drawn at reset over every cell.
+    :class:`Game` and :class:`nnsweeper.batched.BatchedGames` both place their mines
+    with it (the same draw of :func:`layout_rng`).
+    """
+    if rules.first_click == "none":
+        first_cell = None
+    return _choose_mines(layout_rng(seed), mine_cells(rules, first_cell), rules.mines)
+
+
 class Game:
     """A seeded game of Minesweeper.
 
@@ -283,11 +332,8 @@ class Game:
         """Start the game again (same seed unless one is given); returns the observation."""
         if seed is not None:
             self.seed = self._check_seed(seed)
-        # The layout comes from a child stream of the seed, not from default_rng(seed)
-        # itself: the seed notebook's harness hands solvers default_rng(seed), and a
-        # solver drawing the same numbers that placed the mines would be correlated
-        # with the layout.
-        self._rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(_LAYOUT_STREAM,)))
+        # The layout's own stream of the seed (see layout_rng).
+        self._rng = layout_rng(self.seed)
         r, c = self.shape
         self.mask = np.ones((r, c), dtype=np.int8)  # 1 covered, 0 revealed
         self.flags = np.zeros((r, c), dtype=bool)
@@ -302,16 +348,13 @@ class Game:
         self.moves = 0
         self._covered_safe = r * c - self.rules.mines
         if self.rules.first_click == "none":
-            self._place(np.ones((r, c), dtype=bool))
+            self._place(mine_cells(self.rules))
         return self.observe()
 
     def _place(self, allowed: np.ndarray) -> None:
-        """Place the mines uniformly among ``allowed`` cells with the game's generator."""
-        cells = np.flatnonzero(allowed.ravel())
-        chosen = self._rng.choice(cells, size=self.rules.mines, replace=False)
-        mine = np.zeros(self.shape, dtype=bool)
-        mine.ravel()[chosen] = True
-        self._set_layout(mine)
+        """Place the mines uniformly among ``allowed`` cells with the game's generator
+        (the draw of :func:`draw_layout`)."""
+        self._set_layout(_choose_mines(self._rng, allowed, self.rules.mines))
 
     def _set_layout(self, mine: np.ndarray) -> None:
         """Make ``mine`` (bool, the board's shape, the rules' mine count) the hidden layout."""
@@ -404,12 +447,7 @@ class Game:
         if self.flags[i, j]:
             raise InvalidActionError(f"cell ({i}, {j}) is flagged; unflag it before revealing")
         if not self.placed:
-            allowed = np.ones(self.shape, dtype=bool)
-            if self.rules.first_click == "zero":
-                allowed[max(i - 1, 0) : i + 2, max(j - 1, 0) : j + 2] = False
-            else:
-                allowed[i, j] = False
-            self._place(allowed)
+            self._place(mine_cells(self.rules, (i, j)))
         self.moves += 1
         info: dict = {"moves": self.moves}
         if self._mine[i, j]:

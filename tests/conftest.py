@@ -25,3 +25,27 @@ settings.register_profile(
 )
 settings.register_profile("explore", deadline=None, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def perturbed_model():
+    """``make(config, seed=0)``: a small MineModel of ``config`` with non-trivial random weights
+    (its probabilities vary by cell), the same for the same seed."""
+
+    def make(config: dict, seed: int = 0):
+        import torch
+
+        from nnsweeper.models import MineModel
+
+        torch.manual_seed(seed)
+        model = MineModel.from_config(config).eval()
+        gen = torch.Generator().manual_seed(seed + 1)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.randn(p.shape, generator=gen) * 0.3)
+        return model
+
+    return make

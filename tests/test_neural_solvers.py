@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import nnsweeper as ns
-from nnsweeper.models import MineModel, save_checkpoint
+from nnsweeper.models import save_checkpoint
 from nnsweeper.solvers import SOLVERS, CSPSolver, NeuralSolver, get_solver
 from nnsweeper.solvers.ranking import rank_cells
 
@@ -17,20 +16,9 @@ TINY = {
 }
 
 
-def _tiny(arch: str, seed: int = 0) -> MineModel:
-    """A small model with non-trivial random weights (its probabilities vary by cell)."""
-    torch.manual_seed(seed)
-    model = MineModel.from_config(TINY[arch]).eval()
-    gen = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(torch.randn(p.shape, generator=gen) * 0.3)
-    return model
-
-
 @pytest.fixture(scope="module")
-def models():
-    return {arch: _tiny(arch) for arch in TINY}
+def models(perturbed_model):
+    return {arch: perturbed_model(config) for arch, config in TINY.items()}
 
 
 def _solvers(models):

@@ -334,6 +334,28 @@ class NeuralSolver(Solver):
             rec.seconds = t
         return records
 
+    def play_batched(self, rules, seeds: Sequence[int], *, device=None, batch_size: int | None = None,
+                     in_play: int | None = None):
+        """Play the pure policy on the games of ``seeds`` as whole-batch tensor operations.
+
+        :func:`nnsweeper.batched.play_batched` with this solver: the games are
+        :class:`~nnsweeper.batched.BatchedGames` (the layouts of
+        ``Game(rules, seed)``), every decision of every game is made at once on the
+        device, and there is no Python step per game (``batch_size``: boards per
+        forward pass, ``in_play``: games in lockstep). Exact ties are broken by a
+        seeded hash rather than the game's numpy generator, so single games may
+        differ from :meth:`play_many`'s while win rates agree.
+
+        Returns
+        -------
+        BatchedResults
+            Per-game numpy arrays: ``won``, ``lost``, ``revealed_safe``, ``moves``,
+            ``guesses``, ``flags``, ``model_calls``.
+        """
+        from nnsweeper.batched import play_batched
+
+        return play_batched(self, rules, seeds, device=device, batch_size=batch_size, in_play=in_play)
+
     def predict_requests(self, requests: Sequence[ModelRequest]) -> list[np.ndarray]:
         """The model's P(mine) maps for the boards of ``requests``, in one batched call.
 
