@@ -684,8 +684,9 @@ class BatchedResults:
     ----------
     seeds : int64
     won, lost : bool
-        A game that is neither stopped with nothing left to open (which a game in
-        play never reaches: its solver's flags never outnumber the mines).
+        How each game ended. A game that is neither was stopped with nothing left to
+        open (which a game in play never reaches: its solver's flags never outnumber
+        the mines).
     revealed_safe : int64
         Safe cells revealed when the game ended.
     moves : int64
