@@ -70,6 +70,9 @@ class Endgame:
             sets = {int(v): _bits(col == v) for v in np.unique(col)}
             self._mine.append(sets.pop(-1, 0))
             self._shows.append(list(sets.values()))
+        # (cell, its mine set, its number sets) for the search's loop over the cells.
+        self._cells_sets = [(c, mine, shows)
+                            for c, (mine, shows) in enumerate(zip(self._mine, self._shows, strict=True))]
         self.shape = (rows, cols)
         self.node_limit = node_limit
         self.nodes = 0
@@ -122,26 +125,33 @@ class Endgame:
         if self.nodes > self.node_limit:
             raise SearchBudgetExceeded(f"more than {self.node_limit} positions")
         parts, guesses = [s], []
-        for c, (mine, shows) in enumerate(zip(self._mine, self._shows, strict=True)):
+        for c, mine, shows in self._cells_sets:
             m = (s & mine).bit_count()
             if m == 0:  # safe in every layout left: revealing it is free
-                parts = [q for p in parts for x in shows if (q := p & x)]
+                if len(shows) > 1:  # (a cell showing one number everywhere splits nothing)
+                    parts = [q for p in parts for x in shows if (q := p & x)]
             elif m < n:
                 guesses.append((m, c))
+        win = self._win
         if len(parts) > 1:
-            best, col = sum(self._win(p) for p in parts), -1
+            best, col = 0, -1
+            for p in parts:
+                best += win(p)
         else:
             best, col = -1, -1
             guesses.sort()  # safest first, then by cell
             seen = set()
+            shows_of = self._shows
             for m, c in guesses:
                 if n - m <= best:
                     break  # no cell from here on can win more often
-                split = tuple(q for x in self._shows[c] if (q := s & x))
+                split = tuple([q for x in shows_of[c] if (q := s & x)])
                 if split in seen:
                     continue
                 seen.add(split)
-                w = sum(self._win(q) for q in split)
+                w = 0
+                for q in split:
+                    w += win(q)
                 if w > best:
                     best, col = w, c
         self._memo[s] = (best, col)
