@@ -30,7 +30,8 @@ Method
 Every probability is therefore a ratio of two exact integers, divided once
 (``int / int`` rounds correctly): the result is the float64 nearest to the exact
 rational, the same on every machine and with every library version (1/5 is always
-``0.2``). A cell is exactly 0 or 1 only when no layout says otherwise.
+``0.2``). A cell is exactly 0 or 1 only when no layout says otherwise: a probability
+that would round to 0 or 1 without being it is the nearest float inside (0, 1).
 
 The module is longer than most (about 650 lines) because it is one algorithm: its
 steps share private structures (components, plans, solutions) that mean nothing apart.
@@ -968,9 +969,30 @@ def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np
     flat = prob.ravel()
     for s, g in zip(solved, rest_weights, strict=True):
         for cells, mined in zip(s.comp.cells, s.tallies(g), strict=True):
-            flat[cells] = mined / (cells.size * total)
+            flat[cells] = _ratio(mined, cells.size * total)
     count = (total, n_interior, k_lo, denominator)
     if n_interior == 0:
         return 0.0, count
     interior_mines = int(z @ (mines_left - lo - np.arange(z.size, dtype=object)))
-    return interior_mines / (n_interior * total), count
+    return _ratio(interior_mines, n_interior * total), count
+
+
+def _ratio(num: int, den: int) -> float:
+    """``num / den`` (``0 <= num <= den``) rounded to the nearest float64, but never to 0 or 1
+    unless it is exactly 0 or 1.
+
+    A probability within half a unit of the last place of 1 (or below the smallest
+    float) would otherwise round to certainty, and a cell that some layout leaves safe
+    would read as a proven mine: on a large, sparse board the interior's binomial
+    weights can make a layout that many times less likely than the others.
+    """
+    q = num / den
+    if q == 1.0 and num != den:
+        return _BELOW_ONE
+    if q == 0.0 and num:
+        return _ABOVE_ZERO
+    return q
+
+
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
+_ABOVE_ZERO = float(np.nextafter(0.0, 1.0))

@@ -723,3 +723,14 @@ def test_combining_too_many_wide_components_is_refused_with_the_limit():
     with mock.patch.object(probability, "_COMBINE_PER_STATE", 0), \
             pytest.raises(ns.EngineLimitError, match=r"combining the 2 frontier components exactly"):
         ns.analyze(grid, 5)
+
+
+def test_a_probability_rounds_to_certainty_only_when_it_is_certain():
+    from nnsweeper.probability import _ratio
+
+    huge = 10**40
+    assert _ratio(huge - 1, huge) == np.nextafter(1.0, 0.0)  # int / int alone gives 1.0
+    assert (huge - 1) / huge == 1.0
+    assert _ratio(1, 10**400) == np.nextafter(0.0, 1.0)  # int / int alone gives 0.0
+    assert _ratio(huge, huge) == 1.0 and _ratio(0, huge) == 0.0
+    assert _ratio(1, 5) == 0.2 and _ratio(5, 17) == 5 / 17
