@@ -1,11 +1,14 @@
-"""Compiled cell-by-cell loops of the single-point rules (numba).
+"""Compiled loops of the single-point rules and of the exact engine (numba).
 
 The rules over a whole board are a handful of neighbour counts and dilations; in
 numpy each is a call with its own overhead, and a game asks for them dozens of times
 per move. Here they are plain loops over the cells, compiled once per machine (the
-compiled code is cached beside this file). Everything is integer arithmetic: the
-answers are the same on every machine, and the same as the whole-array versions in
-:mod:`nnsweeper.grid` (the tests hold them to it).
+compiled code is cached beside this file): the rules once (:func:`rules_once`) and to
+their fixpoint (:func:`settle`), the grouping of frontier cells into boxes and
+components (:func:`boxes`), and the engine's counting program in int64
+(:func:`count_layouts`). Everything is integer arithmetic: the answers are the same on
+every machine, and the same as the whole-array and plain-Python versions in
+:mod:`nnsweeper.grid` and :mod:`nnsweeper.probability` (the tests hold them to it).
 
 numba is imported with this module, which only the engine and the solvers import, on
 first use: ``import nnsweeper`` stays light.

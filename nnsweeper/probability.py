@@ -609,7 +609,7 @@ def _as_int(a: np.ndarray) -> np.ndarray:
 
 
 def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_states: int,
-                  budget: list | None = None) -> _Solution:
+                  budget: list) -> _Solution:
     """The same dynamic program as :func:`_count_small` in whole-array steps, for wide components.
 
     The forward counts are float64 while each stays below :data:`_FLOAT_EXACT`: every
@@ -620,12 +620,9 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
 
     A partial solution at a box is one (state, mines in the box) line. Their number
     per box is bounded by ``max_states``, and over all boxes by what is left of
-    ``budget`` (a one-item list, shared by the components of one board; by default
-    ``_STORED_PER_STATE`` times ``max_states`` for this component alone); beyond
-    either the component is refused.
+    ``budget`` (a one-item list, shared by the components of one board, that starts at
+    ``_STORED_PER_STATE`` times ``max_states``); beyond either the component is refused.
     """
-    if budget is None:
-        budget = [_STORED_PER_STATE * max_states]
     comb = _COMB  # _COMB_INT once the counts outgrow float64
 
     def refuse(what: str, limit: int):
@@ -693,8 +690,7 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
     return _Solution(comp, m_lo, layouts, tallies)
 
 
-def _solve_component(comp: _Component, mines_left: int, max_states: int,
-                     budget: list | None = None) -> _Solution:
+def _solve_component(comp: _Component, mines_left: int, max_states: int, budget: list) -> _Solution:
     # The mines left bound a component's counts only when they are fewer than its cells.
     key = (comp.key, min(mines_left, sum(comp.sizes)), max_states)
     counted = _CACHE.get(key)
@@ -930,7 +926,7 @@ def _weights_without_each(polys: list[np.ndarray], weights: np.ndarray) -> tuple
 
 
 def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np.ndarray,
-             max_states: int = MAX_STATES):
+             max_states: int):
     """Fill ``prob`` for every frontier cell, in exact integer arithmetic.
 
     Every probability is a ratio of two integers, rounded once (``int / int``).
@@ -947,17 +943,8 @@ def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np
             f"the frontier needs between {lo} and {hi} mines, which does not fit {mines_left} "
             f"mines left with {n_interior} interior cells"
         )
-    # The leave-one-out weights carry the interior's weights times the other components'
-    # products: their size in bits is at most the sum of all of them.
-    bits = max(int(w).bit_length() for w in weights) + sum(int(s.layouts.max()).bit_length() for s in solved)
-    words = weights.size**2 * (bits // 64 + 1)
-    if len(solved) > 1 and words > _COMBINE_PER_STATE * max_states:
-        raise EngineLimitError(
-            f"combining the {len(solved)} frontier components exactly (their mine totals span "
-            f"{weights.size} values, with weights of up to {bits:,} bits) needs about {words:,} "
-            f"word products, more than {_COMBINE_PER_STATE * max_states:,} (max_states="
-            f"{max_states:,}); the engine refuses it rather than run for minutes"
-        )
+    if len(solved) > 1:
+        _check_combination(solved, weights, max_states)
     product, rest_weights = _weights_without_each([s.layouts for s in solved], weights)
     z = product * weights  # layouts (scaled) per frontier total
     total = int(z.sum())
@@ -977,6 +964,23 @@ def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np
     return _ratio(interior_mines, n_interior * total), count
 
 
+def _check_combination(solved: list[_Solution], weights: np.ndarray, max_states: int) -> None:
+    """Refuse a combination of components whose exact work is past the bound (see :func:`_combine`).
+
+    The leave-one-out weights carry the interior's weights times the other components'
+    products: their size in bits is at most the sum of all of them.
+    """
+    bits = max(int(w).bit_length() for w in weights) + sum(int(s.layouts.max()).bit_length() for s in solved)
+    words = weights.size**2 * (bits // 64 + 1)
+    if words > _COMBINE_PER_STATE * max_states:
+        raise EngineLimitError(
+            f"combining the {len(solved)} frontier components exactly (their mine totals span "
+            f"{weights.size} values, with weights of up to {bits:,} bits) needs about {words:,} "
+            f"word products, more than {_COMBINE_PER_STATE * max_states:,} (max_states="
+            f"{max_states:,}); the engine refuses it rather than run for minutes"
+        )
+
+
 def _ratio(num: int, den: int) -> float:
     """``num / den`` (``0 <= num <= den``) rounded to the nearest float64, but never to 0 or 1
     unless it is exactly 0 or 1.
@@ -994,5 +998,5 @@ def _ratio(num: int, den: int) -> float:
     return q
 
 
-_BELOW_ONE = float(np.nextafter(1.0, 0.0))
-_ABOVE_ZERO = float(np.nextafter(0.0, 1.0))
+_BELOW_ONE = math.nextafter(1.0, 0.0)
+_ABOVE_ZERO = math.nextafter(0.0, 1.0)

@@ -10,6 +10,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 # "ci" (the default) explores the same examples on every run and keeps no example
@@ -25,9 +26,6 @@ settings.register_profile(
 )
 settings.register_profile("explore", deadline=None, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -62,17 +62,15 @@ class Endgame:
         self.cells = covered[~always]
         counts = neighbour_sum(layouts).reshape(n, -1)[:, self.cells]
         values = np.where(flat[:, self.cells], -1, counts)
-        # Per cell: the set of layouts in which it holds a mine, and per number it can
-        # show, the set of layouts in which it shows it.
-        self._mine: list[int] = []
+        # Per cell (its column): the set of layouts in which it holds a mine, and per
+        # number it can show, the set of layouts in which it shows it.
         self._shows: list[list[int]] = []
-        for col in values.T:
+        self._cells_sets: list[tuple[int, int, list[int]]] = []  # (column, mine set, number sets)
+        for c, col in enumerate(values.T):
             sets = {int(v): _bits(col == v) for v in np.unique(col)}
-            self._mine.append(sets.pop(-1, 0))
+            mine = sets.pop(-1, 0)
             self._shows.append(list(sets.values()))
-        # (cell, its mine set, its number sets) for the search's loop over the cells.
-        self._cells_sets = [(c, mine, shows)
-                            for c, (mine, shows) in enumerate(zip(self._mine, self._shows, strict=True))]
+            self._cells_sets.append((c, mine, self._shows[-1]))
         self.shape = (rows, cols)
         self.node_limit = node_limit
         self.nodes = 0
