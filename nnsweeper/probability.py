@@ -33,7 +33,7 @@ rational, the same on every machine and with every library version (1/5 is alway
 ``0.2``). A cell is exactly 0 or 1 only when no layout says otherwise: a probability
 that would round to 0 or 1 without being it is the nearest float inside (0, 1).
 
-The module is longer than most (about 650 lines) because it is one algorithm: its
+The module is longer than most (about 1,100 lines) because it is one algorithm: its
 steps share private structures (components, plans, solutions) that mean nothing apart.
 """
 
@@ -50,7 +50,6 @@ from typing import NamedTuple
 import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
-from nnsweeper.grid import dilate
 
 # The board checks live with the Observation; check_flags, check_grid_values and
 # validate_board stay importable from here.
@@ -197,23 +196,27 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     max_states = check_int("max_states", max_states, 1, InvalidBoardError)
     board = _reduce(obs)
     g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
-    revealed, unknown = g != -1, (g == -1) & ~flags
+    unknown = (g == -1) & ~flags
     mine, free, mines_left, front = board.mine, board.free, board.mines_left, board.front
-    n_interior = int(free.sum()) - int(front.sum())
-    comps = _components(board.is_con, board.need, front) if front.any() else []
+    n_interior = board.n_interior
+    frame = _Frontier(board) if board.n_front else None
     prob = np.zeros(g.shape, dtype=np.float64)
     prob[mine] = 1.0
     budget = [_STORED_PER_STATE * max_states]  # partial solutions the wide components may still store
-    solved = [_solve_component(c, mines_left, max_states, budget) for c in comps]
-    interior_p, count = _combine(solved, n_interior, mines_left, prob, max_states)
+    solved = [frame.solve(k, mines_left, max_states, budget) for k in range(frame.n)] if frame else []
+    sizes = frame.box_size.tolist() if frame is not None else []
+    ratios, interior_p, count = _combine(solved, sizes, n_interior, mines_left, max_states)
+    if frame is not None:
+        # Every box's probability onto its cells, in one step (the cells lie box after box).
+        prob.ravel()[frame.cells] = np.repeat(ratios, frame.box_size)
     if n_interior:
         prob[free & ~front] = interior_p
     return BoardAnalysis(
         probabilities=prob,
-        frontier=unknown & dilate(revealed),
+        frontier=board.frontier,
         interior_probability=interior_p if n_interior else None,
-        mines_left=total_mines - int(flags.sum()),
-        n_components=len(comps),
+        mines_left=board.unflagged_mines,
+        n_components=frame.n if frame else 0,
         unknown=unknown,
         _count=count,
     )
@@ -229,6 +232,10 @@ class _Reduced:
     is_con: np.ndarray  # revealed numbers with free neighbours
     front: np.ndarray  # free cells next to such a number
     mines_left: int  # mines among the free cells
+    frontier: np.ndarray  # covered, unflagged cells next to a revealed cell (the analysis' frontier)
+    n_front: int  # cells in front
+    n_interior: int  # free cells not next to a number
+    unflagged_mines: int  # mines not accounted for by flags
 
 
 def _reduce(obs) -> _Reduced:
@@ -237,10 +244,9 @@ def _reduce(obs) -> _Reduced:
     The rules (those of :func:`~nnsweeper.grid.single_point_rules`) run in rounds until
     nothing changes, in compiled loops (:func:`nnsweeper._kernels.settle`).
     """
-    from nnsweeper._kernels import CONTRADICTION, UNSATISFIABLE, settle
+    from nnsweeper._kernels import CONTRADICTION, UNSATISFIABLE, fronts, settle
 
     g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
-    revealed = g >= 0
     mine = flags.copy()
     free = (g == -1) & ~flags
     status, i, j, need, free_nb = settle(g, mine, free)
@@ -251,11 +257,12 @@ def _reduce(obs) -> _Reduced:
         )
     if status == CONTRADICTION:
         raise InconsistentBoardError(f"the numbers around ({i}, {j}) contradict each other")
-    mines_left = total_mines - int(mine.sum())
-    _check_room(mines_left, int(free.sum()), total_mines)
-
-    is_con = revealed & (free_nb > 0)
-    return _Reduced(mine, free, need, is_con, free & dilate(is_con), mines_left)
+    is_con, front, frontier, counts = fronts(g, flags, mine, free, free_nb)
+    n_mine, n_free, n_front, n_flags = counts.tolist()
+    mines_left = total_mines - n_mine
+    _check_room(mines_left, n_free, total_mines)
+    return _Reduced(mine, free, need, is_con, front, mines_left, frontier, n_front, n_free - n_front,
+                    total_mines - n_flags)
 
 
 def _check_room(mines_left: int, cells: int, total_mines: int) -> None:
@@ -278,9 +285,6 @@ class _Component:
     box_cons: list[list[int]]  # per box: the numbers (local ids) it touches
     need: list[int]  # per number: mines it still needs
     where: _Where  # position of each number, for messages (where[x] is (row, col))
-    # What the counts depend on: the cells of each box, the numbers each box touches and
-    # what each number needs (the cache key of its solution, with the mines left).
-    key: tuple = ()
 
 
 def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> list[_Component]:
@@ -299,8 +303,6 @@ def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> l
     ends = np.cumsum(sizes).tolist()
     by_box = flat_f[np.argsort(box_of, kind="stable")]
     cells = [by_box[a - n:a] for a, n in zip(ends, sizes.tolist(), strict=True)]
-    flat_list = by_box.tolist()
-    keys = [tuple(flat_list[a - n:a]) for a, n in zip(ends, sizes.tolist(), strict=True)]
     local = numbers[:, 1].tolist()
     box_local = [[local[x] for x in row[:k]]
                  for row, k in zip(box_cons.tolist(), n_cons.tolist(), strict=True)]
@@ -325,11 +327,83 @@ def _components(is_con: np.ndarray, need: np.ndarray, frontier: np.ndarray) -> l
                 box_cons=local_cons,
                 need=need_local,
                 where=_Where(pos_by[start:start + k], is_con.shape[1]),
-                key=(tuple([keys[b] for b in bs]), tuple(map(tuple, local_cons)), tuple(need_local)),
             )
         )
         start += k
     return out
+
+
+class _Frontier:
+    """The frontier of a reduced board in flat arrays, for :func:`analyze`.
+
+    The same boxes and components as :func:`_components` (in the same order), built in
+    compiled loops (:func:`nnsweeper._kernels.frontier_components`) with no Python
+    object per box: a component is its *description*, the integers its counts depend
+    on (its boxes' sizes, the numbers each box touches, what each number needs), which
+    is also its key in the component cache. Python :class:`_Component` objects are made
+    only for the rare component that the compiled program cannot count.
+    """
+
+    __slots__ = ("cells", "box_size", "comp_boxes", "desc", "comp_desc", "con_pos", "comp_cons", "n",
+                 "_cols", "_n_cells")
+
+    def __init__(self, board: _Reduced):
+        from nnsweeper._kernels import frontier_components
+
+        (self.cells, self.box_size, self.comp_boxes, self.desc, self.comp_desc, self.con_pos,
+         self.comp_cons) = frontier_components(board.is_con, board.need, board.front)
+        self.n = len(self.comp_boxes) - 1
+        self._cols = board.front.shape[1]
+        self._n_cells = np.add.reduceat(self.box_size, self.comp_boxes[:-1]).tolist()  # per component
+
+    def solve(self, k: int, mines_left: int, max_states: int, budget: list):
+        """Component ``k`` counted: a cached :class:`_Tallied` or :class:`_Counted`, or a
+        :class:`_Solution` of the whole-array program (see :func:`_combine`)."""
+        from nnsweeper._kernels import count_component
+
+        desc = self.desc[self.comp_desc[k]:self.comp_desc[k + 1]]
+        # The mines left bound a component's counts only when they are fewer than its cells.
+        key = (desc.tobytes(), min(mines_left, self._n_cells[k]), max_states)
+        counted = _CACHE.get(key)
+        if counted is not None:
+            return counted
+        ok, m_lo, layouts, by_box = count_component(desc, mines_left, min(_COMPILED_STATES, max_states))
+        if ok:
+            counted = _Tallied(int(m_lo), tuple(layouts.tolist()), tuple(map(tuple, by_box.tolist())))
+        elif m_lo >= 0 and layouts[0] <= min(_SMALL_STATES, max_states):
+            # No layout, found where the plain-integer count would find it (no step before
+            # held more states than it allows): its error, without counting again.
+            comp = self.component(k)
+            raise _no_layout(comp, comp.box_cons[m_lo][0], mines_left)
+        else:  # past int64 or the compiled program's states, or no layout: plain integers decide
+            comp = self.component(k)
+            plan = _plan(comp)
+            counted = _count_states(comp, plan, mines_left, min(_SMALL_STATES, max_states))
+            if counted is None:
+                return _count_arrays(comp, plan, mines_left, max_states, budget)
+        _CACHE.put(key, counted)
+        return counted
+
+    def component(self, k: int) -> _Component:
+        """Component ``k`` as :func:`_components` makes it."""
+        b0, b1 = int(self.comp_boxes[k]), int(self.comp_boxes[k + 1])
+        ends = np.cumsum(self.box_size).tolist()
+        starts = [e - n for e, n in zip(ends, self.box_size.tolist(), strict=True)]
+        desc = self.desc[self.comp_desc[k]:self.comp_desc[k + 1]].tolist()
+        nb, nn = desc[0], desc[1]
+        n_cons = desc[2 + nb:2 + 2 * nb]
+        at = 2 + 2 * nb
+        box_cons = []
+        for n in n_cons:
+            box_cons.append(desc[at:at + n])
+            at += n
+        return _Component(
+            cells=[self.cells[starts[b]:ends[b]] for b in range(b0, b1)],
+            sizes=desc[2:2 + nb],
+            box_cons=box_cons,
+            need=desc[at:at + nn],
+            where=_Where(self.con_pos[self.comp_cons[k]:self.comp_cons[k + 1]], self._cols),
+        )
 
 
 class _Where:
@@ -690,22 +764,6 @@ def _count_arrays(comp: _Component, plan: list[_Step], mines_left: int, max_stat
     return _Solution(comp, m_lo, layouts, tallies)
 
 
-def _solve_component(comp: _Component, mines_left: int, max_states: int, budget: list) -> _Solution:
-    # The mines left bound a component's counts only when they are fewer than its cells.
-    key = (comp.key, min(mines_left, sum(comp.sizes)), max_states)
-    counted = _CACHE.get(key)
-    if counted is not None:
-        return counted.solution(comp)
-    plan = _plan(comp)
-    counted = _count_compiled(plan, mines_left, min(_COMPILED_STATES, max_states))
-    if counted is None:
-        counted = _count_states(comp, plan, mines_left, min(_SMALL_STATES, max_states))
-    if counted is None:
-        return _count_arrays(comp, plan, mines_left, max_states, budget)
-    _CACHE.put(key, counted)
-    return counted.solution(comp)
-
-
 def _count_compiled(plan: list[_Step], mines_left: int, most: int) -> _Tallied | None:
     """The dynamic program in compiled loops (:func:`nnsweeper._kernels.count_layouts`), in int64.
 
@@ -762,10 +820,11 @@ class _SolutionCache:
     """The solutions of the components counted last in this process, by content (LRU).
 
     Consecutive positions of one game, and the boards a look-ahead tries, share most of
-    their frontier components: a component with the same cells, the same numbers
-    around them and the same needs has the same solution, found here instead of
-    counted again. Only components counted in plain integers are kept (they are small).
-    The answers are those of a fresh count, to the last bit.
+    their frontier components: a component with the same boxes (their sizes and the
+    numbers each touches, in order) and the same needs has the same solution wherever
+    its cells lie, found here instead of counted again (the key is its description, see
+    :class:`_Frontier`). Components counted by the whole-array program are not kept
+    (they are large). The answers are those of a fresh count, to the last bit.
     """
 
     def __init__(self, maxsize: int):
@@ -825,7 +884,7 @@ def set_cache_size(maxsize: int) -> int:
     """Keep at most ``maxsize`` component solutions (0 turns the cache off); returns the old bound.
 
     The engine counts each frontier component exactly; a component already counted
-    (the same cells, numbers and needs, as between consecutive moves of one game) is
+    (the same boxes, numbers and needs, as between consecutive moves of one game) is
     taken from this cache. Results are identical with and without it.
     """
     maxsize = check_int("maxsize", maxsize, 0, InvalidBoardError)
@@ -873,8 +932,16 @@ def _interior_weights(n_interior: int, mines_left: int, lo: int, hi: int):
     Returns ``(weights, scale)``: an object array over ``t - lo`` (0 where infeasible)
     and ``(k_lo, denominator)`` with ``C(n, k) = weight * C(n, k_lo) / denominator``.
     """
+    w, scale = _weight_list(n_interior, mines_left, lo, hi)
+    out = np.empty(len(w), dtype=object)
+    out[:] = w
+    return out, scale
+
+
+def _weight_list(n_interior: int, mines_left: int, lo: int, hi: int) -> tuple[list[int], tuple[int, int]]:
+    """:func:`_interior_weights` as a list of Python ints (what :func:`_combine` sums over)."""
     k_lo, k_hi = max(0, mines_left - hi), min(n_interior, mines_left - lo)
-    w = np.zeros(hi - lo + 1, dtype=object)
+    w = [0] * (hi - lo + 1)
     if k_lo > k_hi:
         return w, (k_lo, 1)
     up = [1]  # prod_{i=k_lo+1..k} (n - i + 1)
@@ -889,93 +956,117 @@ def _interior_weights(n_interior: int, mines_left: int, lo: int, hi: int):
     return w, (k_lo, down[0])
 
 
-def _weights_without_each(polys: list[np.ndarray], weights: np.ndarray) -> tuple[np.ndarray, list]:
+def _convolve(a: list[int], b: list[int]) -> list[int]:
+    """The product of two polynomials (coefficient lists of Python ints)."""
+    out = [0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                out[i + j] += x * y
+    return out
+
+
+def _correlate(f: list[int], p: list[int]) -> list[int]:
+    """``out[m] = sum_u p[u] * f[m + u]`` for ``m = 0..len(f) - len(p)`` (numpy's "valid" correlation)."""
+    n = len(p)
+    return [sum([x * y for x, y in zip(p, f[m:m + n], strict=True) if x]) for m in range(len(f) - n + 1)]
+
+
+def _weights_without_each(polys: list[list[int]], weights: list[int]) -> tuple[list[int], list]:
     """The product of the polynomials ``polys`` and, for each, the weights the others leave it.
 
     ``g_c[m] = sum_u rest_c[u] * weights[m + u]`` with ``rest_c`` the product of every
-    polynomial but ``c`` (coefficient lists, object arrays of Python ints). Computed on
-    a balanced product tree: each node's product from its children's, and each node's
-    weights from its parent's, correlated with its sibling's product (correlating with
-    ``A`` then ``B`` is correlating with ``A * B``). The work is about the square of the
+    polynomial but ``c`` (coefficient lists of Python ints). Computed on a balanced
+    product tree: each node's product from its children's, and each node's weights
+    from its parent's, correlated with its sibling's product (correlating with ``A``
+    then ``B`` is correlating with ``A * B``). The work is about the square of the
     product's length over the whole tree, where one leave-one-out product per
     polynomial costs that square for each of them (hundreds of components on a large
     dense board).
     """
-    out: list[np.ndarray] = [weights] * len(polys)
+    out: list[list[int]] = [weights] * len(polys)
 
     def build(lo: int, hi: int):
         if hi - lo == 1:
             return polys[lo], lo, None, None
         mid = (lo + hi) // 2
         left, right = build(lo, mid), build(mid, hi)
-        return np.convolve(left[0], right[0]), None, left, right
+        return _convolve(left[0], right[0]), None, left, right
 
-    def push(node, f: np.ndarray) -> None:
+    def push(node, f: list[int]) -> None:
         _, leaf, left, right = node
         if left is None:
             out[leaf] = f
             return
-        push(left, np.correlate(f, right[0], mode="valid"))
-        push(right, np.correlate(f, left[0], mode="valid"))
+        push(left, _correlate(f, right[0]))
+        push(right, _correlate(f, left[0]))
 
     if not polys:
-        return np.ones(1, dtype=object), []
+        return [1], []
     root = build(0, len(polys))
     push(root, weights)
     return root[0], out
 
 
-def _combine(solved: list[_Solution], n_interior: int, mines_left: int, prob: np.ndarray,
-             max_states: int):
-    """Fill ``prob`` for every frontier cell, in exact integer arithmetic.
+def _combine(solved: list, box_sizes: list[int], n_interior: int, mines_left: int, max_states: int):
+    """Every frontier box's probability, in exact integer arithmetic.
 
-    Every probability is a ratio of two integers, rounded once (``int / int``).
-    Returns the interior probability and the layout count's parts (see BoardAnalysis).
+    ``solved``: per component, its count (anything with ``m_lo``, ``layouts`` (a sequence
+    of Python ints per mine count from ``m_lo``) and ``tallies(g)``, as
+    :class:`_Tallied`, :class:`_Counted` and :class:`_Solution` have); ``box_sizes``:
+    the cells of each box, component after component. Every
+    probability is a ratio of two integers, rounded once (``int / int``).
+    Returns the probabilities of the boxes (component after component, box after
+    box), the interior probability and the layout count's parts (see BoardAnalysis).
     The combination takes about ``L**2`` products of integers of ``B`` bits, for ``L``
     frontier mine totals and weights of ``B`` bits; past ``_COMBINE_PER_STATE`` times
     ``max_states`` 64-bit words of such work, the board is refused.
     """
+    polys = [list(s.layouts) for s in solved]
     lo = sum(s.m_lo for s in solved)
-    hi = lo + sum(s.layouts.size - 1 for s in solved)
-    weights, (k_lo, denominator) = _interior_weights(n_interior, mines_left, lo, hi)
-    if not weights.any():
+    hi = lo + sum(len(p) - 1 for p in polys)
+    weights, (k_lo, denominator) = _weight_list(n_interior, mines_left, lo, hi)
+    if not any(weights):
         raise InconsistentBoardError(
             f"the frontier needs between {lo} and {hi} mines, which does not fit {mines_left} "
             f"mines left with {n_interior} interior cells"
         )
     if len(solved) > 1:
-        _check_combination(solved, weights, max_states)
-    product, rest_weights = _weights_without_each([s.layouts for s in solved], weights)
-    z = product * weights  # layouts (scaled) per frontier total
-    total = int(z.sum())
+        _check_combination(polys, weights, max_states)
+    product, rest_weights = _weights_without_each(polys, weights)
+    z = [x * w for x, w in zip(product, weights, strict=True)]  # layouts (scaled) per frontier total
+    total = sum(z)
     if total == 0:
         raise InconsistentBoardError(
             f"no layout of the frontier leaves a number of interior mines between 0 and "
             f"{n_interior} out of the {mines_left} mines left"
         )
-    flat = prob.ravel()
+    mined = []
     for s, g in zip(solved, rest_weights, strict=True):
-        for cells, mined in zip(s.comp.cells, s.tallies(g), strict=True):
-            flat[cells] = _ratio(mined, cells.size * total)
+        if isinstance(s, _Solution):  # the whole-array program's tallies index g with arrays
+            g = np.array(g, dtype=object)
+        mined += s.tallies(g)
+    ratios = [_ratio(m, size * total) for m, size in zip(mined, box_sizes, strict=True)]
     count = (total, n_interior, k_lo, denominator)
     if n_interior == 0:
-        return 0.0, count
-    interior_mines = int(z @ (mines_left - lo - np.arange(z.size, dtype=object)))
-    return _ratio(interior_mines, n_interior * total), count
+        return ratios, 0.0, count
+    top = mines_left - lo  # interior mines when the frontier holds lo
+    interior_mines = sum([x * (top - t) for t, x in enumerate(z)])
+    return ratios, _ratio(interior_mines, n_interior * total), count
 
 
-def _check_combination(solved: list[_Solution], weights: np.ndarray, max_states: int) -> None:
+def _check_combination(polys: list[list[int]], weights: list[int], max_states: int) -> None:
     """Refuse a combination of components whose exact work is past the bound (see :func:`_combine`).
 
     The leave-one-out weights carry the interior's weights times the other components'
     products: their size in bits is at most the sum of all of them.
     """
-    bits = max(int(w).bit_length() for w in weights) + sum(int(s.layouts.max()).bit_length() for s in solved)
-    words = weights.size**2 * (bits // 64 + 1)
+    bits = max(w.bit_length() for w in weights) + sum(max(p).bit_length() for p in polys)
+    words = len(weights)**2 * (bits // 64 + 1)
     if words > _COMBINE_PER_STATE * max_states:
         raise EngineLimitError(
-            f"combining the {len(solved)} frontier components exactly (their mine totals span "
-            f"{weights.size} values, with weights of up to {bits:,} bits) needs about {words:,} "
+            f"combining the {len(polys)} frontier components exactly (their mine totals span "
+            f"{len(weights)} values, with weights of up to {bits:,} bits) needs about {words:,} "
             f"word products, more than {_COMBINE_PER_STATE * max_states:,} (max_states="
             f"{max_states:,}); the engine refuses it rather than run for minutes"
         )

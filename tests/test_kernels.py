@@ -1,11 +1,16 @@
-"""The compiled single-point rules against the whole-array ones of nnsweeper.grid."""
+"""The compiled loops against the plain versions they were written from: the single-point
+rules against the whole-array ones of nnsweeper.grid, the engine's frontier grouping,
+plans and counts against its Python lists and integers, the forced guess and the
+endgame search against plain Python."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nnsweeper import _kernels
 from nnsweeper.grid import neighbour_sum, single_point_rules
+from nnsweeper.solvers.endgame import SearchBudgetExceeded
 
 
 def _board(rows, cols, density, shown, flagged, seed, lie):
@@ -185,3 +190,224 @@ def test_compiled_counting_gives_way_to_python_integers_past_int64():
     exact = _count_states(comp, plan, reduced.mines_left, 10**6)
     assert max(exact.layouts) >= 2**62
     assert _count_compiled(plan, reduced.mines_left, 4096) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards)
+def test_frontier_components_and_plans_are_those_of_the_python_lists(board):
+    from nnsweeper.errors import InconsistentBoardError
+    from nnsweeper.observation import as_observation
+    from nnsweeper.probability import _components, _Frontier, _plan, _reduce
+
+    grid, flags = board
+    covered = int((grid < 0).sum())
+    try:
+        reduced = _reduce(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+    except InconsistentBoardError:
+        return
+    if not reduced.front.any():
+        return
+    comps = _components(reduced.is_con, reduced.need, reduced.front)
+    frame = _Frontier(reduced)
+    assert frame.n == len(comps)
+    for k, comp in enumerate(comps):
+        flat = frame.component(k)
+        assert [c.tolist() for c in flat.cells] == [c.tolist() for c in comp.cells]
+        assert (flat.sizes, flat.box_cons, flat.need) == (comp.sizes, comp.box_cons, comp.need)
+        assert flat.where.flat.tolist() == comp.where.flat.tolist()
+        plan = _plan(comp)
+        want = [len(plan), max(len(step.keep) for step in plan)]
+        for step in plan:
+            want += (step.size, len(step.opened), *step.opened, len(step.touched))
+            for pos, room in step.touched:
+                want += (pos, room)
+            want += (len(step.keep), *step.keep)
+        spec, order = _kernels.plan_spec(frame.desc[frame.comp_desc[k]:frame.comp_desc[k + 1]])
+        assert spec.tolist() == want
+        assert order.tolist() == [step.box for step in plan]
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards)
+def test_counting_a_description_equals_counting_in_python_integers(board):
+    from nnsweeper.errors import InconsistentBoardError
+    from nnsweeper.observation import as_observation
+    from nnsweeper.probability import _count_states, _Frontier, _no_layout, _plan, _reduce
+
+    grid, flags = board
+    covered = int((grid < 0).sum())
+    try:
+        reduced = _reduce(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+    except InconsistentBoardError:
+        return
+    if not reduced.front.any():
+        return
+    frame = _Frontier(reduced)
+    for k in range(frame.n):
+        comp = frame.component(k)
+        ok, m_lo, layouts, by_box = _kernels.count_component(
+            frame.desc[frame.comp_desc[k]:frame.comp_desc[k + 1]], reduced.mines_left, 4096)
+        try:
+            exact = _count_states(comp, _plan(comp), reduced.mines_left, 10**6)
+        except InconsistentBoardError as e:
+            # No layout: the kernel names the box where the count ran dry, as the message does.
+            assert not ok and m_lo >= 0
+            assert str(_no_layout(comp, comp.box_cons[m_lo][0], reduced.mines_left)) == str(e)
+            continue
+        assert ok
+        assert (m_lo, tuple(layouts.tolist())) == (exact.m_lo, exact.layouts)
+        weights = [7**i + 3 for i in range(len(exact.layouts))]
+        assert [sum(t * w for t, w in zip(row, weights, strict=True)) for row in by_box.tolist()] == \
+            exact.tallies(weights)
+
+
+def _forced_guess_in_python(grid, mines):
+    """The search solver's forced guess, cell by cell with sets (what the kernel was written from)."""
+    from nnsweeper.grid import neighbours
+
+    rows, cols = grid.shape
+    unknown = (grid < 0) & ~mines
+    for i, j in np.argwhere(grid >= 0):
+        nb = neighbours(i, j, rows, cols)
+        free = [(x, y) for x, y in nb if unknown[x, y]]
+        if len(free) != 2 or grid[i, j] - sum(bool(mines[x, y]) for x, y in nb) != 1:
+            continue
+        p, q = free
+        around_p = set(neighbours(*p, rows, cols)) - {q}
+        around_q = set(neighbours(*q, rows, cols)) - {p}
+        if all(mines[x, y] for x, y in around_p ^ around_q):
+            def living(cell):
+                return sum(bool(unknown[x, y]) for x, y in neighbours(*cell, rows, cols))
+            return (p, q) if living(p) >= living(q) else (q, p)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(boards, st.floats(0.0, 1.0))
+def test_forced_pair_is_the_python_forced_guess(board, known):
+    from nnsweeper.solvers.search import forced_guess
+
+    grid, flags = board
+    # Known mines beyond the flags: some covered cells, right or wrong (the rule trusts them).
+    rng = np.random.default_rng(int(grid.sum()) + grid.size)
+    mines = flags | ((grid < 0) & (rng.random(grid.shape) < known))
+    want = _forced_guess_in_python(grid, mines)
+    got = forced_guess(grid, mines)
+    assert got == (None if want is None else tuple((int(x), int(y)) for x, y in want))
+
+
+class _EndgameInPython:
+    """The endgame search as a plain recursion over Python-int bit sets (the reference
+    the compiled search is held to: the same values, best cells and positions expanded)."""
+
+    def __init__(self, layouts, grid, node_limit):
+        from nnsweeper.grid import neighbour_sum
+
+        n = layouts.shape[0]
+        flat = layouts.reshape(n, -1)
+        covered = np.flatnonzero((grid < 0).ravel())
+        self.cells = covered[~flat[:, covered].all(axis=0)]
+        counts = neighbour_sum(layouts).reshape(n, -1)[:, self.cells]
+        self.values = np.where(flat[:, self.cells], -1, counts)
+        self.sets = []  # per cell: (mine set, number sets ascending)
+        for col in self.values.T:
+            sets = {int(v): self._bits(col == v) for v in np.unique(col)}
+            self.sets.append((sets.pop(-1, 0), list(sets.values())))
+        self.node_limit, self.nodes, self.memo = node_limit, 0, {}
+
+    @staticmethod
+    def _bits(mask):
+        return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+
+    def best_move(self, grid):
+        shown = grid.ravel()[self.cells]
+        ok = np.ones(self.values.shape[0], dtype=bool)
+        for k in np.flatnonzero(shown >= 0):
+            ok &= self.values[:, k] == shown[k]
+        s = self._bits(ok)
+        self.nodes = 0
+        wins = self.win(s)
+        col = self.memo.get(s, (wins, -1))[1]
+        return None if col < 0 else (int(self.cells[col]), wins, s.bit_count())
+
+    def win(self, s):
+        n = s.bit_count()
+        if n <= 1:
+            return n
+        if s in self.memo:
+            return self.memo[s][0]
+        self.nodes += 1
+        if self.nodes > self.node_limit:
+            raise SearchBudgetExceeded
+        parts, guesses = [s], []
+        for c, (mine, shows) in enumerate(self.sets):
+            m = (s & mine).bit_count()
+            if m == 0:
+                if len(shows) > 1:
+                    parts = [q for p in parts for x in shows if (q := p & x)]
+            elif m < n:
+                guesses.append((m, c))
+        best, col = (0, -1) if len(parts) > 1 else (-1, -1)
+        if len(parts) > 1:
+            best = sum(self.win(p) for p in parts)
+        else:
+            for m, c in sorted(guesses):
+                if n - m <= best:
+                    break
+                w = sum(self.win(q) for x in self.sets[c][1] if (q := s & x))
+                if w > best:
+                    best, col = w, c
+        self.memo[s] = (best, col)
+        return best
+
+
+def _endgame_position(rows, cols, mines, shown, seed):
+    from nnsweeper.grid import neighbour_sum
+
+    rng = np.random.default_rng(seed)
+    lay = np.zeros(rows * cols, dtype=bool)
+    lay[rng.choice(rows * cols, mines, replace=False)] = True
+    lay = lay.reshape(rows, cols)
+    counts = neighbour_sum(lay)
+    grid = np.where((rng.random((rows, cols)) < shown) & ~lay, counts, -1).astype(np.int8)
+    return grid, lay, counts, rng
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(2, 5), st.integers(2, 6), st.integers(1, 6), st.floats(0.0, 0.6),
+       st.integers(0, 2**32 - 1), st.sampled_from([3, 30, 10**6]))
+def test_compiled_endgame_expands_the_positions_of_the_plain_recursion(rows, cols, mines, shown, seed,
+                                                                        node_limit):
+    import nnsweeper as ns
+    from nnsweeper.solvers.endgame import Endgame
+
+    mines = min(mines, rows * cols - 1)
+    grid, lay, counts, rng = _endgame_position(rows, cols, mines, shown, seed)
+    try:
+        layouts = ns.enumerate_layouts(grid, mines, limit=2000)
+    except ValueError:  # too many layouts for an endgame
+        return
+    compiled = Endgame(layouts, grid, node_limit)
+    plain = _EndgameInPython(layouts, grid, node_limit)
+    # A game played from here: each move asks both, then reveals a safe cell of the true layout.
+    for _ in range(4):
+        try:
+            want = plain.best_move(grid)
+        except SearchBudgetExceeded:
+            with pytest.raises(SearchBudgetExceeded, match=f"more than {node_limit} positions"):
+                compiled.best_move(grid)
+            assert compiled.nodes == plain.nodes == node_limit + 1
+            return
+        got = compiled.best_move(grid)
+        assert compiled.nodes == plain.nodes
+        if want is None:
+            assert got is None
+        else:
+            cell, wins, n = want
+            assert got == (divmod(cell, cols), wins, n)
+        safe = np.argwhere((grid < 0) & ~lay)
+        if not len(safe):
+            return
+        i, j = safe[rng.integers(len(safe))]
+        grid = grid.copy()
+        grid[i, j] = counts[i, j]

@@ -167,9 +167,9 @@ def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.nda
     -------
     safe, mines : ndarray of bool, shape (rows, cols)
     """
-    from nnsweeper._kernels import rules_once  # compiled; loaded on first use
+    from nnsweeper._kernels import rules_with_flags  # compiled; loaded on first use
 
-    return rules_once(grid, flags, (grid < 0) & ~flags)
+    return rules_with_flags(grid, flags)
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ Every ``w`` is an integer, so the search is exact and its choice the same on eve
 machine. ``w(S)`` depends on ``S`` alone (a revealed cell is the same in every layout
 of ``S``), so results are memoised on ``S`` and kept between the moves of a game.
 Candidates are tried safest first and a cell whose safe layouts cannot beat the best
-found is skipped; cells that split ``S`` identically are tried once. The search
-counts the positions it expands and gives up past ``node_limit`` (deterministically:
-a count, not a clock).
+found is skipped (a cell that splits ``S`` as one tried before finds its parts in the
+memo). The search counts the positions it expands and gives up past ``node_limit``
+(deterministically: a count, not a clock). It runs in compiled loops on an explicit
+stack (:func:`nnsweeper._kernels.endgame_win`); the tests hold it to the plain
+recursion, position for position.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ class SearchBudgetExceeded(Exception):
 class Endgame:
     """The game tree over an explicit set of layouts.
 
-    A set of layouts is a Python integer used as a bit set (bit ``k``: layout ``k``),
-    so splitting a set by a cell's number is one ``&`` per number and the memo is keyed
-    by the set itself.
+    A set of layouts is a row of 64-bit words used as a bit set (bit ``k``: layout
+    ``k``), so splitting a set by a cell's number is one ``&`` per word and number, and
+    the memo is keyed by the words. The search runs in compiled loops
+    (:func:`nnsweeper._kernels.endgame_win`); the memo is kept between calls.
 
     Parameters
     ----------
@@ -62,28 +65,36 @@ class Endgame:
         self.cells = covered[~always]
         counts = neighbour_sum(layouts).reshape(n, -1)[:, self.cells]
         values = np.where(flat[:, self.cells], -1, counts)
-        # Per cell (its column): the set of layouts in which it holds a mine, and per
-        # number it can show, the set of layouts in which it shows it.
-        self._shows: list[list[int]] = []
-        self._cells_sets: list[tuple[int, int, list[int]]] = []  # (column, mine set, number sets)
-        for c, col in enumerate(values.T):
-            sets = {int(v): _bits(col == v) for v in np.unique(col)}
-            mine = sets.pop(-1, 0)
-            self._shows.append(list(sets.values()))
-            self._cells_sets.append((c, mine, self._shows[-1]))
+        # Per cell (its row): the set of layouts in which it holds a mine, and per number
+        # it can show, ascending, the set of layouts in which it shows it.
+        n_cells = self.cells.size
+        self._mine = _words(values == -1)
+        self._shows = np.zeros((n_cells, 9, self._mine.shape[1]), dtype=np.uint64)
+        self._n_shows = np.zeros(n_cells, dtype=np.int64)
+        for v in range(9):
+            shows = values == v
+            has = shows.any(axis=0)
+            if has.any():
+                at = np.flatnonzero(has)
+                self._shows[at, self._n_shows[at]] = _words(shows[:, at])
+                self._n_shows[at] += 1
         self.shape = (rows, cols)
         self.node_limit = node_limit
         self.nodes = 0
         self._values = values
-        self._memo: dict[int, tuple[int, int]] = {}
+        # The memo: an open-addressing table of sets (see the kernel), grown by it.
+        self._keys = np.zeros((1024, self._mine.shape[1]), dtype=np.uint64)
+        self._vals = np.zeros((1024, 2), dtype=np.int64)
+        self._used = np.zeros(1024, dtype=bool)
+        self._n_memo = 0
 
-    def consistent(self, grid: np.ndarray) -> int:
+    def consistent(self, grid: np.ndarray) -> np.ndarray:
         """The set of layouts that agree with every number revealed on ``grid`` since."""
         shown = grid.ravel()[self.cells]
         ok = np.ones(self._values.shape[0], dtype=bool)
         for k in np.flatnonzero(shown >= 0):
             ok &= self._values[:, k] == shown[k]
-        return _bits(ok)
+        return _words(ok[:, None])[0]
 
     def best_move(self, grid: np.ndarray) -> tuple[tuple[int, int], int, int] | None:
         """The guess that wins most often from ``grid``, with its win count and the layouts left.
@@ -95,11 +106,10 @@ class Endgame:
         """
         s = self.consistent(grid)
         self.nodes = 0
-        wins = self._win(s)
-        col = self._memo.get(s, (wins, -1))[1]
+        wins, col = self._win(s)
         if col < 0:
             return None
-        return divmod(int(self.cells[col]), self.shape[1]), wins, s.bit_count()
+        return divmod(int(self.cells[col]), self.shape[1]), wins, sum(w.bit_count() for w in s.tolist())
 
     def win_counts(self, grid: np.ndarray, cells) -> dict[tuple[int, int], int]:
         """Per cell of ``cells``: the layouts in which guessing it, then playing best, wins."""
@@ -109,53 +119,28 @@ class Endgame:
         out = {}
         for i, j in cells:
             col = where.get(i * self.shape[1] + j)
-            out[(i, j)] = 0 if col is None else sum(self._win(s & x) for x in self._shows[col])
+            out[(i, j)] = 0 if col is None else sum(
+                self._win(s & x)[0] for x in self._shows[col, :self._n_shows[col]])
         return out
 
-    def _win(self, s: int) -> int:
-        n = s.bit_count()
-        if n <= 1:
-            return n
-        hit = self._memo.get(s)
-        if hit is not None:
-            return hit[0]
-        self.nodes += 1
-        if self.nodes > self.node_limit:
+    def _win(self, s: np.ndarray) -> tuple[int, int]:
+        """``w(s)`` and the best guess there (-1: none needed), counting the positions expanded."""
+        from nnsweeper._kernels import OVER_BUDGET, endgame_win  # compiled; loaded on first use
+
+        status, wins, col, self.nodes, self._keys, self._vals, self._used, self._n_memo = endgame_win(
+            s, self._mine, self._shows, self._n_shows, self._keys, self._vals, self._used, self._n_memo,
+            self.node_limit, self.nodes)
+        if status == OVER_BUDGET:
             raise SearchBudgetExceeded(f"more than {self.node_limit} positions")
-        parts, guesses = [s], []
-        for c, mine, shows in self._cells_sets:
-            m = (s & mine).bit_count()
-            if m == 0:  # safe in every layout left: revealing it is free
-                if len(shows) > 1:  # (a cell showing one number everywhere splits nothing)
-                    parts = [q for p in parts for x in shows if (q := p & x)]
-            elif m < n:
-                guesses.append((m, c))
-        win = self._win
-        if len(parts) > 1:
-            best, col = 0, -1
-            for p in parts:
-                best += win(p)
-        else:
-            best, col = -1, -1
-            guesses.sort()  # safest first, then by cell
-            seen = set()
-            shows_of = self._shows
-            for m, c in guesses:
-                if n - m <= best:
-                    break  # no cell from here on can win more often
-                split = tuple([q for x in shows_of[c] if (q := s & x)])
-                if split in seen:
-                    continue
-                seen.add(split)
-                w = 0
-                for q in split:
-                    w += win(q)
-                if w > best:
-                    best, col = w, c
-        self._memo[s] = (best, col)
-        return best
+        return int(wins), int(col)
 
 
-def _bits(mask: np.ndarray) -> int:
-    """A boolean vector as a bit set: bit ``k`` set where ``mask[k]``."""
-    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+def _words(columns: np.ndarray) -> np.ndarray:
+    """Boolean columns (shape (n, k)) as ``k`` bit sets of ``ceil(n / 64)`` uint64 words each:
+    bit ``b`` of word ``w`` of set ``j`` is ``columns[64 w + b, j]``."""
+    n, k = columns.shape
+    packed = np.packbits(columns, axis=0, bitorder="little")  # (ceil(n / 8), k) bytes
+    n_words = max(1, -(-n // 64))
+    padded = np.zeros((8 * n_words, k), dtype=np.uint8)
+    padded[: packed.shape[0]] = packed
+    return np.ascontiguousarray(padded.T).view("<u8").astype(np.uint64)

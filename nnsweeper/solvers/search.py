@@ -27,9 +27,9 @@ Each turn, in this order:
    go to the candidate more likely to be followed by a certain move (progress), then
    to the earlier one in the ``tie_break`` order.
 
-Every score is a ratio of the engine's exact layout counts, summed in exact
-fractions and rounded once, so the choices are the same on every machine; ``rng``
-only orders exact ties (``tie_break``).
+Every score is a ratio of the engine's exact layout counts, summed exactly (as
+integers over one denominator per position) and rounded once, so the choices are the
+same on every machine; ``rng`` only orders exact ties (``tie_break``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from fractions import Fraction
 import numpy as np
 
 from nnsweeper.errors import check_int
-from nnsweeper.grid import dilate, neighbours
+from nnsweeper.grid import dilate
 from nnsweeper.observation import Observation
 from nnsweeper.probability import BoardAnalysis
 from nnsweeper.sampling import each_outcome, enumerate_layouts
@@ -50,8 +50,17 @@ from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
 __all__ = ["Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "forced_guess"]
 
-# Added to a rounded probability's complement to bound the exact one from above.
-_SLACK = Fraction(1, 10**12)
+# Added to a rounded probability's complement to bound the exact one from above: 1 / _SLACK_DEN.
+_SLACK_DEN = 10**12
+# Every float in [0, 1] is a whole multiple of 2**-1074 (the smallest subnormal float).
+_FLOAT_BITS = 1074
+_UNIT = 1 << _FLOAT_BITS
+
+
+def _units(x: float) -> int:
+    """A float in [0, 1] in units of 2**-1074, exactly (the look-ahead sums its scores in them)."""
+    n, d = x.as_integer_ratio()  # d is a power of two, at most 2**1074
+    return n << (_FLOAT_BITS + 1 - d.bit_length())
 
 
 @dataclass(frozen=True)
@@ -154,21 +163,10 @@ def forced_guess(grid: np.ndarray, mines: np.ndarray) -> tuple[tuple[int, int], 
     Returns the pair, the cell to click first (the one with more covered neighbours
     that are not known mines: its number teaches the most), or None.
     """
-    rows, cols = grid.shape
-    unknown = (grid < 0) & ~mines
-    for i, j in np.argwhere(grid >= 0):
-        nb = neighbours(i, j, rows, cols)
-        free = [(x, y) for x, y in nb if unknown[x, y]]
-        if len(free) != 2 or grid[i, j] - sum(bool(mines[x, y]) for x, y in nb) != 1:
-            continue
-        p, q = free
-        around_p = set(neighbours(*p, rows, cols)) - {q}
-        around_q = set(neighbours(*q, rows, cols)) - {p}
-        if all(mines[x, y] for x, y in around_p ^ around_q):
-            def living(cell):
-                return sum(bool(unknown[x, y]) for x, y in neighbours(*cell, rows, cols))
-            return (p, q) if living(p) >= living(q) else (q, p)
-    return None
+    from nnsweeper._kernels import forced_pair  # compiled; loaded on first use
+
+    pi, pj, qi, qj = forced_pair(np.asarray(grid), np.asarray(mines, dtype=bool))
+    return None if pi < 0 else ((int(pi), int(pj)), (int(qi), int(qj)))
 
 
 class SearchSolver(Solver):
@@ -299,8 +297,10 @@ class SearchSolver(Solver):
                 scored.append(((i, j), *found))
                 best = found[0] if best is None else max(best, found[0])
         scored.sort(key=lambda x: (-x[1], -x[2]))  # stable: earlier in tie-break order first
-        out = tuple(Candidate(cell, float(p[cell]), float(score), float(progress),
-                              tuple(float(x) for x in outcomes), dead)
+        total = a.layouts
+        unit = total * _UNIT * _SLACK_DEN  # the scores' denominator (int / int rounds once)
+        out = tuple(Candidate(cell, float(p[cell]), score / unit, progress / total,
+                              tuple(c / total for c in outcomes), dead)
                     for cell, score, progress, outcomes, dead in scored)
         if out[0].dead:  # a dead cell only when no living one is at least as safe
             if prune and len(picked) > 1:
@@ -327,45 +327,50 @@ class SearchSolver(Solver):
         return picked if picked.size else ranked[:1]
 
     def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None):
-        """(score, progress, outcomes, dead) of guessing ``cell``, in exact fractions.
+        """(score, progress, outcomes, dead) of guessing ``cell``, exactly.
 
-        None when ``bound`` is given and the score is certain to stay below it.
+        ``score`` is an integer in units of ``1 / (a.layouts * _UNIT * _SLACK_DEN)``
+        (see :func:`_units`), the same units for every cell of the position, so that
+        scores compare and sum exactly with no fraction to reduce; ``progress`` and the
+        9 ``outcomes`` are layout counts (shares of ``a.layouts``). None when ``bound``
+        is given and the score is certain to stay below it.
         """
         i, j = cell
         total = a.layouts
-        # Above the cell's chance of being safe (its probability is rounded once).
-        left = Fraction(1.0 - float(a.probabilities[i, j])) + _SLACK
+        per_layout = _UNIT * _SLACK_DEN  # a layout's share, in the score's units
+        # Above the cell's chance of being safe (its probability is rounded once), by 1 / _SLACK_DEN.
+        left = (_units(1.0 - float(a.probabilities[i, j])) * _SLACK_DEN + _UNIT) * total
         if bound is not None and left < bound:
             return None
-        score = Fraction(0)
+        score = 0
         progress = 0
         counts = [0] * 9
         pending = []  # at depth 2, the outcomes after which nothing is certain
         for v, board, a2 in each_outcome(obs, cell):
-            counts[v] = a2.layouts
-            weight = Fraction(a2.layouts, total)
-            left -= weight
-            safety, certain = next_decision(a2)
-            score += weight * safety
-            if certain:
-                progress += a2.layouts
-            elif depth > 1 and safety < 1:  # 1: nothing is left to reveal
-                pending.append((weight, safety, board, a2))
+            n = counts[v] = a2.layouts
+            left -= n * per_layout
+            if a2.safe.any():  # the next decision is certain
+                score += n * per_layout
+                progress += n
+            else:
+                safety = _units(_best_safety(a2))
+                score += n * safety * _SLACK_DEN
+                if depth > 1 and safety < _UNIT:  # _UNIT: nothing is left to reveal
+                    pending.append((n, safety, board, a2))
             if bound is not None and score + left < bound:
                 return None
         # At depth 2 the next decision is worth its own look-ahead, which is at most
         # its safety: put those values in, likeliest outcome first, while the score
         # can still reach the bound.
         pending.sort(key=lambda x: -x[0])
-        for weight, safety, board, a2 in pending:
+        for n, safety, board, a2 in pending:
             obs2 = Observation._trusted(board.grid, obs.total_mines, obs.flags | a2.mines)
-            deeper = Fraction(self.score_candidates(obs2, a2, rng, depth - 1)[0].score)
-            score -= weight * (safety - deeper)
+            deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].score)
+            score -= n * (safety - deeper) * _SLACK_DEN
             if bound is not None and score < bound:
                 return None
-        outcomes = [Fraction(c, total) for c in counts]
         dead = sum(c > 0 for c in counts) == 1
-        return score, Fraction(progress, total), outcomes, dead
+        return score, progress, counts, dead
 
     # --------------------------------------------------------------------- endgame
     def _endgame_move(self, obs: Observation, a: BoardAnalysis, game):
