@@ -1,9 +1,9 @@
-"""Parallel work through joblib, with a switchable backend.
+"""Parallel work on local processes or a cluster, with a switchable backend.
 
 Everything that fans out (evaluation, dataset generation) calls :func:`imap`, which
-runs tasks in this process for ``n_jobs=1`` and otherwise through
-``joblib.Parallel``. joblib picks its backend from the active
-``joblib.parallel_config``, so the same call runs on local processes (loky, the
+runs tasks in this process for ``n_jobs=1``, on Dask futures when the active joblib
+backend is Dask, and otherwise through ``joblib.Parallel``. The backend comes from the
+active ``joblib.parallel_config``, so the same call runs on local processes (loky, the
 default), on a Dask cluster or on a Ray cluster::
 
     from dask.distributed import Client
@@ -18,7 +18,15 @@ default), on a Dask cluster or on a Ray cluster::
         ...
 
 :func:`backend` does the same from a name (what ``--backend`` on the command line
-uses).
+uses), and :func:`terminate_on_sigterm` makes a ``kill`` of the command stop its
+workers as Ctrl-C does.
+
+Worker processes never outlive the process that started them: a loky worker watches
+its parent and exits within about :data:`PARENT_POLL_SECONDS` of its death (a
+``SIGKILL`` included), even in the middle of a task, and when the consumer of
+:func:`imap` stops early (an exception, Ctrl-C, the generator closed) the workers are
+killed rather than left to finish their tasks. On Dask, tasks are futures: a worker
+lost mid-run costs only the tasks it held, which the scheduler runs again elsewhere.
 """
 
 from __future__ import annotations
@@ -26,9 +34,16 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import signal
+import sys
+import threading
+import time
+import uuid
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["imap", "single_threaded_workers", "backend", "BACKENDS", "JOBS_PER_CPU", "max_jobs",
+__all__ = ["imap", "single_threaded_workers", "terminate_on_sigterm", "backend", "BACKENDS",
+           "JOBS_PER_CPU", "PARENT_POLL_SECONDS", "DASK_TASKS_PER_THREAD", "max_jobs",
            "check_n_jobs", "effective_jobs"]
 
 #: Backend names :func:`backend` understands.
@@ -41,6 +56,33 @@ BACKENDS = ("loky", "threading", "multiprocessing", "dask", "ray")
 #: would start 100000 of them. Two per CPU leaves room for oversubscribing on
 #: purpose; on a cluster backend (Dask, Ray) ask for ``n_jobs=-1`` (all its workers).
 JOBS_PER_CPU = 2
+
+#: Seconds between a loky worker's checks that the process that started it is alive
+#: (:func:`imap`): how long an orphaned worker can keep running at most, give or take
+#: the time its task holds the GIL without a break.
+PARENT_POLL_SECONDS = 0.5
+
+#: Dask tasks kept in flight per worker thread of the cluster (:func:`imap`): enough
+#: that a thread finishing a task finds the next one waiting on its worker, few enough
+#: that the tasks are read lazily and a lost worker held only a few.
+DASK_TASKS_PER_THREAD = 2
+
+#: Seconds :func:`imap` waits for a first worker when the Dask cluster has none.
+_DASK_WORKER_WAIT_SECONDS = 60
+
+#: Seconds between :func:`imap`'s readings of the Dask cluster's size while it runs
+#: (a cluster that grows, such as SLURM jobs starting one by one, gets more tasks).
+_DASK_RESIZE_SECONDS = 10
+
+#: Ordered Dask results held back for an earlier one, at most, per task in flight.
+_DASK_HELD_PER_TASK = 8
+
+#: The end of an iterator of tasks (None could be a task's arguments).
+_END = object()
+
+#: The start of joblib's warning when its result generator is closed early; imap
+#: closes it on purpose (the consumer stopped) and kills the workers.
+_EARLY_EXIT_WARNING = r"\d+ tasks (have been successfully executed|which were still being processed)"
 
 
 def max_jobs() -> int:
@@ -104,6 +146,34 @@ def single_threaded_workers() -> Iterator[None]:
         os.environ.pop("OMP_NUM_THREADS", None)
 
 
+@contextlib.contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """Turn ``SIGTERM`` into :class:`KeyboardInterrupt` in the main thread while inside.
+
+    A ``kill`` (or a batch system ending a job) then stops the run as Ctrl-C does:
+    the work in progress is abandoned cleanly, :func:`imap`'s workers are killed and
+    the files written so far stay valid. Without it Python dies at once on
+    ``SIGTERM``, running no clean-up (the workers still exit, on their own, within
+    :data:`PARENT_POLL_SECONDS`). The previous handler is restored on leaving.
+
+    Signal handlers belong to the main thread: entered from another thread, or where
+    there is no ``SIGTERM``, this does nothing.
+    """
+    sigterm = getattr(signal, "SIGTERM", None)
+    if sigterm is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"terminated by signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(sigterm, interrupt)
+    try:
+        yield
+    finally:  # None: a handler not set from Python, which cannot be put back; the default
+        signal.signal(sigterm, signal.SIG_DFL if previous is None else previous)
+
+
 def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = True,
          worker_setup: Callable[[], None] | None = None) -> Iterator:
     """``fn(*task)`` for every task, yielded as they finish.
@@ -116,18 +186,27 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
         Positional arguments of each call; read lazily, a few tasks ahead of the workers.
     n_jobs : int or None
         1 runs in this process; otherwise joblib workers (-1: all cores; None: the
-        active ``joblib.parallel_config``'s choice); see :func:`check_n_jobs`.
+        active ``joblib.parallel_config``'s choice); see :func:`check_n_jobs`. On
+        Dask every worker of the cluster takes tasks whatever the value (other than 1).
     ordered : bool, default=True
         Yield in task order; with False, in order of completion (wrap each result
         with what identifies its task).
     worker_setup : callable, optional
         One-time set-up of the worker processes (importing torch, loading a model),
-        called with no arguments in every new loky worker before it takes a task.
+        called with no arguments in every new loky worker before it takes a task,
+        and on Dask once in each worker process before the first of its tasks.
         It must be picklable, must not raise, and should compare equal to the
         set-up of an earlier call that needs the same (loky keeps its workers from
-        one call to the next only while their set-up is equal). It is an
-        optimisation, not a guarantee: other backends and ``n_jobs=1`` skip it, so
+        one call to the next only while their set-up is equal; a Dask worker runs
+        a set-up equal to one it ran before only once). It is an optimisation, not
+        a guarantee: threads, multiprocessing, Ray and ``n_jobs=1`` skip it, so
         ``fn`` must still set itself up (once per process) where it was not done.
+
+    Yields
+    ------
+    object
+        ``fn(*task)`` of each task. An exception in a task is raised here, and the
+        tasks still running are abandoned.
 
     Notes
     -----
@@ -138,21 +217,231 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
     the first adds about that much, so the worker would be restarted, and its
     replacement would import and load everything again. Set up before the first
     task, it counts in the worker's reference size instead.
+
+    Stopping: every loky worker started here runs a watchdog thread that ends the
+    worker (``os._exit``) within :data:`PARENT_POLL_SECONDS` once the process that
+    started it has died, whatever the worker is doing. When the consumer stops
+    early (the generator is closed, or an exception or :class:`KeyboardInterrupt`
+    reaches it while it waits), the loky workers are killed and the remaining Dask
+    futures cancelled.
+
+    On Dask (the active joblib backend is ``"dask"``: :func:`backend` with
+    ``"dask"``, or ``joblib.parallel_config(backend="dask")`` under a Client of your
+    own) each task is a future (``client.submit``), about
+    :data:`DASK_TASKS_PER_THREAD` per worker thread in flight, results taken with
+    ``dask.distributed.as_completed``. A worker lost mid-run costs only its tasks: the
+    scheduler runs them again on another worker (a task that kills
+    ``distributed.scheduler.allowed-failures`` + 1 workers, 4 by default, fails with
+    ``KilledWorker``). Each Dask worker process gets single-threaded numerics
+    (``OMP_NUM_THREADS=1`` unless set, as :func:`single_threaded_workers` does).
     """
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     if n_jobs == 1:
         for task in tasks:
             yield fn(*task)
         return
+    client = _dask_client()
+    if client is not None:
+        yield from _dask_imap(client, fn, tasks, ordered=ordered, worker_setup=worker_setup)
+        return
     from joblib import Parallel, delayed
 
     options = {}
-    if worker_setup is not None and _loky_is_active():
-        options["initializer"] = worker_setup
+    if _loky_is_active():
+        options["initializer"] = _LokyWorkerStart(worker_setup)
     with single_threaded_workers():
         parallel = Parallel(n_jobs=n_jobs, return_as="generator" if ordered else "generator_unordered",
                             **options)
-        yield from parallel(delayed(fn)(*task) for task in tasks)
+        results = parallel(delayed(fn)(*task) for task in tasks)
+        try:
+            # Not ``yield from``: closing this generator must close joblib's below
+            # inside the filter (the kill is on purpose, its warning is noise).
+            for result in results:  # noqa: UP028
+                yield result
+        finally:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=_EARLY_EXIT_WARNING, category=UserWarning)
+                results.close()  # joblib aborts: kills the loky workers, running tasks and all
+
+
+class _LokyWorkerStart:
+    """The initializer of :func:`imap`'s loky workers: the parent watchdog, then ``setup``.
+
+    Two are equal when their set-ups are (None included), which is what lets loky
+    keep its workers from one call to the next.
+    """
+
+    def __init__(self, setup: Callable[[], None] | None):
+        self.setup = setup
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _LokyWorkerStart) and self.setup == other.setup
+
+    def __hash__(self) -> int:
+        return hash(_LokyWorkerStart)  # set-ups need not be hashable
+
+    def __repr__(self) -> str:
+        return f"_LokyWorkerStart({self.setup!r})"
+
+    def __call__(self) -> None:
+        _exit_with_parent()
+        if self.setup is not None:
+            self.setup()
+
+
+#: Whether this process runs the watchdog of :func:`_exit_with_parent`.
+_WATCHING_PARENT = False
+
+
+def _exit_with_parent(poll: float = PARENT_POLL_SECONDS) -> None:
+    """End this process (``os._exit``) soon after its parent dies, whatever it is doing.
+
+    A daemon thread checks every ``poll`` seconds whether ``os.getppid()`` is still
+    the parent found now: an orphan is re-parented (to init or a subreaper), so it
+    changes. Polling, not ``prctl(PR_SET_PDEATHSIG)``: that signal fires when the
+    *thread* that started the process ends, and loky starts workers from whichever
+    thread calls :func:`imap` (which may be short-lived) and replacements from its
+    manager thread, so live workers of a live parent would be killed. POSIX only (on
+    Windows the parent id never changes); started once per process.
+    """
+    global _WATCHING_PARENT
+    if _WATCHING_PARENT or os.name != "posix":
+        return
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(1)  # no clean-up: the parent that would receive the results is gone
+
+    threading.Thread(target=watch, name="nnsweeper-parent-watchdog", daemon=True).start()
+    _WATCHING_PARENT = True
+
+
+def _dask_client():
+    """The Client of joblib's active backend when that is Dask, else None."""
+    if "distributed" not in sys.modules:  # no Client can exist, and joblib has no Dask backend
+        return None
+    from joblib.parallel import BACKENDS as JOBLIB_BACKENDS
+    from joblib.parallel import get_active_backend
+
+    dask_backend = JOBLIB_BACKENDS.get("dask")
+    active = get_active_backend()[0]
+    if dask_backend is None or not isinstance(active, dask_backend):
+        return None
+    return active.client
+
+
+def _dask_threads(client) -> int:
+    """The worker threads of ``client``'s cluster, after waiting for a first worker."""
+    threads = sum(client.nthreads().values())
+    if threads:
+        return threads
+    try:
+        client.wait_for_workers(1, timeout=_DASK_WORKER_WAIT_SECONDS)
+    except TimeoutError:
+        raise TimeoutError(
+            f"the Dask scheduler at {client.scheduler.address} has no worker after "
+            f"{_DASK_WORKER_WAIT_SECONDS} s; start workers (dask worker {client.scheduler.address}) "
+            f"or scale the cluster before running"
+        ) from None
+    return max(1, sum(client.nthreads().values()))
+
+
+def _dask_imap(client, fn: Callable, tasks: Iterable, *, ordered: bool,
+               worker_setup: Callable[[], None] | None) -> Iterator:
+    """:func:`imap` on Dask futures: a bounded number in flight, results as they complete."""
+    from dask.distributed import as_completed
+    from dask.utils import funcname
+
+    name = funcname(fn)
+    tasks = iter(tasks)
+    submitted = 0
+    limit = DASK_TASKS_PER_THREAD * _dask_threads(client)
+    sized = time.monotonic()
+    pending: dict = {}  # future: its task's number
+    held: dict[int, object] = {}  # ordered: results waiting for an earlier one
+    following = 0  # ordered: the number of the next result to yield
+    finished = as_completed(loop=client.loop)
+    exhausted = False
+
+    def submit() -> None:
+        nonlocal exhausted, limit, sized, submitted
+        if time.monotonic() - sized > _DASK_RESIZE_SECONDS:
+            limit = DASK_TASKS_PER_THREAD * max(1, sum(client.nthreads().values()))
+            sized = time.monotonic()
+        while not exhausted and len(pending) < limit and len(held) < _DASK_HELD_PER_TASK * limit:
+            task = next(tasks, _END)
+            if task is _END:
+                exhausted = True
+                return
+            future = client.submit(_run_dask_task, fn, worker_setup, *task, pure=False,
+                                   key=f"{name}-{uuid.uuid4().hex}")
+            pending[future] = submitted
+            submitted += 1
+            finished.add(future)
+
+    try:
+        submit()
+        while pending:
+            future = next(finished)
+            number = pending.pop(future)
+            try:
+                result = future.result()  # a task's exception is raised here
+            finally:  # the scheduler forgets the task, even while its traceback is kept
+                future.release()
+            submit()  # before yielding, so that the workers stay busy meanwhile
+            if not ordered:
+                yield result
+                continue
+            held[number] = result
+            while following in held:
+                result = held.pop(following)
+                following += 1
+                yield result
+            submit()
+    finally:
+        if pending:
+            with contextlib.suppress(Exception):  # the client may be closing already
+                client.cancel(list(pending))
+            pending.clear()
+
+
+#: The worker set-ups this Dask worker process ran (:func:`_run_dask_task`), latest last;
+#: None until its first task.
+_DASK_SET_UPS: list | None = None
+_DASK_SET_UP_LOCK = threading.Lock()
+#: How many set-ups a Dask worker process remembers (each may hold loaded models).
+_DASK_SET_UPS_KEPT = 8
+
+
+def _run_dask_task(fn: Callable, setup: Callable[[], None] | None, *args):
+    """``fn(*args)`` in a Dask worker, after this process's one-time set-up.
+
+    The first task in a process makes its numerics single-threaded (as
+    :func:`single_threaded_workers` does for local workers: ``OMP_NUM_THREADS=1``
+    unless set, and torch's threads if it is already imported). A ``setup`` equal to
+    none this process ran runs first, while the process's other threads wait.
+    """
+    global _DASK_SET_UPS
+    with _DASK_SET_UP_LOCK:
+        if _DASK_SET_UPS is None:
+            _single_threaded_process()
+            _DASK_SET_UPS = []
+        if setup is not None and not any(setup == done for done in _DASK_SET_UPS):
+            setup()
+            _DASK_SET_UPS = [*_DASK_SET_UPS, setup][-_DASK_SET_UPS_KEPT:]
+    return fn(*args)
+
+
+def _single_threaded_process() -> None:
+    """``OMP_NUM_THREADS=1`` in this process unless set (torch too, if already imported)."""
+    if "OMP_NUM_THREADS" in os.environ:
+        return
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _loky_is_active() -> bool:
@@ -169,10 +458,13 @@ def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
     Parameters
     ----------
     name : str or None
-        One of :data:`BACKENDS`; None keeps joblib's current choice.
+        One of :data:`BACKENDS`; None keeps joblib's current choice. With
+        ``"dask"``, :func:`imap` submits its tasks as Dask futures to the cluster
+        (every worker takes tasks, whatever ``n_jobs``).
     scheduler : str, optional
         For ``"dask"``: the address of a running scheduler (``tcp://host:8786``).
-        Without one, a local Dask cluster is started for the duration.
+        Without one, a local Dask cluster (one single-threaded worker process per
+        CPU) is started for the duration.
     """
     if name is None:
         if scheduler is not None:

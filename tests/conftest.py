@@ -47,3 +47,91 @@ def perturbed_model():
         return model
 
     return make
+
+
+#: Seconds the Dask cluster of ``dask_scheduler_address`` may take to start.
+_CLUSTER_START_SECONDS = 60
+
+
+@pytest.fixture
+def dask_scheduler_address(tmp_path):
+    """A real Dask cluster on 127.0.0.1: ``(address, workers)``.
+
+    A scheduler and two single-threaded worker processes, each its own subprocess
+    (``python -m distributed.cli.dask_scheduler`` / ``dask_worker``, workers without a
+    nanny, so a worker's ``Popen`` is the worker itself and killing it loses it).
+    ``workers`` are the two ``Popen`` objects. The workers find this test directory on
+    their path (to unpickle its functions) and start without ``OMP_NUM_THREADS``, as
+    from a plain shell. Everything is stopped at teardown. Skipped without
+    dask.distributed.
+    """
+    import json
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    scheduler_file = tmp_path / "scheduler.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                                           "OPENBLAS_NUM_THREADS")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    started, logs = [], []
+
+    def start(name: str, *args: str) -> subprocess.Popen:
+        log = open(tmp_path / f"{name}.log", "wb")  # noqa: SIM115 (closed at teardown)
+        logs.append(log)
+        process = subprocess.Popen([sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT,
+                                   env=env, cwd=tmp_path)
+        started.append(process)
+        return process
+
+    def fail(why: str):
+        tails = "\n".join(f"--- {p.name}\n" + p.read_text(errors="replace")[-2000:]
+                          for p in sorted(tmp_path.glob("*.log")))
+        pytest.fail(f"the Dask test cluster did not start: {why}\n{tails}")
+
+    try:
+        scheduler = start("scheduler", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                          "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file))
+        workers = [
+            start(f"worker-{k}", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
+                  "--host", "127.0.0.1", "--nthreads", "1", "--nworkers", "1", "--no-nanny",
+                  "--memory-limit", "1GiB", "--no-dashboard", "--death-timeout", "60",
+                  "--name", f"worker-{k}")
+            for k in range(2)
+        ]
+        deadline = time.monotonic() + _CLUSTER_START_SECONDS
+        address = None
+        while address is None:
+            if scheduler.poll() is not None:
+                fail(f"the scheduler exited with code {scheduler.returncode}")
+            if time.monotonic() > deadline:
+                fail(f"no scheduler address in {scheduler_file} after {_CLUSTER_START_SECONDS} s")
+            try:
+                address = json.loads(scheduler_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):  # not written yet, or half written
+                time.sleep(0.1)
+        with Client(address, timeout=max(1.0, deadline - time.monotonic())) as client:
+            try:
+                client.wait_for_workers(2, timeout=max(1.0, deadline - time.monotonic()))
+            except TimeoutError:
+                fail(f"fewer than 2 workers joined {address} within {_CLUSTER_START_SECONDS} s")
+        yield address, workers
+    finally:
+        # The workers first, while the scheduler they say goodbye to is still there
+        # (without it, a worker's graceful exit waits on its connection for 10 s).
+        for group in (started[1:], started[:1]):
+            for process in group:
+                if process.poll() is None:
+                    process.terminate()
+            for process in group:
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        for log in logs:
+            log.close()

@@ -1,10 +1,17 @@
-"""Parallel work: the set-up of worker processes."""
+"""Parallel work: the set-up of worker processes, their end, and Dask futures."""
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import joblib
+import pytest
 
-from nnsweeper.parallel import imap
+from nnsweeper import parallel
+from nnsweeper.parallel import backend, imap, terminate_on_sigterm
 
 #: Set in a process by WorkerSetUp.
 _SET_UP_IN = None
@@ -42,3 +49,194 @@ def test_worker_set_up_is_skipped_where_there_are_no_new_workers():
     with joblib.parallel_config(backend="threading"):
         out = list(imap(where, [(k,) for k in range(4)], 2, worker_setup=WorkerSetUp()))
     assert [ready for _, _, ready in out] == [False] * 4
+
+
+# ---------------------------------------------------------------- stopping
+def square(k, seconds=0.0):
+    """``(k, k * k)``, after sleeping ``seconds``."""
+    time.sleep(seconds)
+    return k, k * k
+
+
+def spin(k, seconds):
+    """``k`` after ``seconds`` of busy CPU (a task that never waits)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return k
+
+
+def _loky_workers(process) -> list:
+    """The loky workers among the children of ``process`` (psutil), not its resource trackers."""
+    return [c for c in process.children() if "resource_tracker" not in " ".join(c.cmdline())]
+
+
+#: A command that runs ``imap`` on 2 loky workers over tasks of 2 minutes of CPU each;
+#: each task touches a file in the folder argv[1] as it starts. argv[2] == "sigterm":
+#: under terminate_on_sigterm.
+_ORPHAN_SCRIPT = """
+import contextlib, os, sys, time
+from nnsweeper.parallel import imap, terminate_on_sigterm
+
+def spin(k):
+    open(os.path.join(sys.argv[1], f"started-{k}"), "w").close()
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        pass
+    return k
+
+if __name__ == "__main__":
+    with terminate_on_sigterm() if sys.argv[2] == "sigterm" else contextlib.nullcontext():
+        for _ in imap(spin, [(k,) for k in range(4)], 2):
+            pass
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_workers_end_with_their_parent_in_the_middle_of_a_task(tmp_path, how):
+    # SIGKILL leaves the workers orphans: their watchdog must end them. SIGTERM, under
+    # terminate_on_sigterm, interrupts the run, which kills them on its way out.
+    psutil = pytest.importorskip("psutil")
+    started = tmp_path / "started"
+    started.mkdir()
+    run = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT, str(started), how.lower()],
+                           stderr=subprocess.PIPE, text=True)
+    children = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(started.iterdir())) < 2:  # both workers inside a task
+            assert run.poll() is None, run.stderr.read()
+            assert time.monotonic() < deadline, "the workers did not start within 30 s"
+            time.sleep(0.05)
+        children += psutil.Process(run.pid).children(recursive=True)
+        assert len(_loky_workers(psutil.Process(run.pid))) == 2
+        run.send_signal(getattr(signal, how))
+        _, stderr = run.communicate(timeout=10)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert alive == [], f"{len(alive)} of {len(children)} children still run 10 s after {how}"
+        if how == "SIGTERM":
+            assert "KeyboardInterrupt: terminated by signal SIGTERM" in stderr
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for child in children:  # no leftovers, should the test fail
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+
+
+@pytest.mark.parametrize("stop", ["close", "task error"])
+def test_workers_are_killed_when_the_consumer_stops(stop):
+    psutil = pytest.importorskip("psutil")
+    me = psutil.Process()
+    tasks = [(0, 0.2), *[(k, 60) for k in range(1, 6)]]
+    if stop == "close":
+        results = imap(spin, tasks, 2)
+        assert next(results) == 0
+        workers = _loky_workers(me)
+        results.close()
+    else:
+        with pytest.raises(ZeroDivisionError):
+            for _ in imap(divide_after, [(1, 0.0, 60), (1, 0.0, 60), (1, 1.0, 0)], 2):
+                pass
+        workers = _loky_workers(me)
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert alive == []
+    assert _loky_workers(me) == []
+
+
+def divide_after(a, seconds, b):
+    """``a / b`` after ``seconds`` of busy CPU."""
+    spin(0, seconds)
+    return a / b
+
+
+def test_loky_workers_are_reused_from_one_call_to_the_next():
+    first = {pid for _, pid, _ in imap(where, [(k,) for k in range(8)], 2, worker_setup=WorkerSetUp())}
+    second = {pid for _, pid, _ in imap(where, [(k,) for k in range(8)], 2, worker_setup=WorkerSetUp())}
+    assert second <= first  # the same processes, set up once
+    assert os.getpid() not in first
+
+
+def test_terminate_on_sigterm_raises_keyboard_interrupt_then_restores_the_handler():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt, match="terminated by signal SIGTERM"):
+        with terminate_on_sigterm():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # interrupted at once
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+# ---------------------------------------------------------------- Dask
+def environment(k):
+    """The task, the worker's OMP_NUM_THREADS, and whether WorkerSetUp ran in this process first."""
+    return k, os.environ.get("OMP_NUM_THREADS"), _SET_UP_IN == os.getpid()
+
+
+def _scheduler_tasks(dask_scheduler) -> int:
+    """How many tasks the scheduler holds (run there by ``client.run_on_scheduler``)."""
+    return len(dask_scheduler.tasks)
+
+
+@pytest.mark.cluster
+def test_dask_cluster_gives_the_local_results(dask_scheduler_address):
+    from dask.distributed import get_client
+
+    address, workers = dask_scheduler_address
+    tasks = [(k, 0.01 * (k % 3)) for k in range(20)]
+    local = list(imap(square, tasks, 1))
+    with backend("dask", address):
+        ordered = list(imap(square, tasks, None))
+        unordered = list(imap(square, tasks, -1, ordered=False))
+        ready = list(imap(where, [(k,) for k in range(8)], None, worker_setup=WorkerSetUp()))
+        numerics = list(imap(environment, [(k,) for k in range(4)], None))
+        with pytest.raises(ZeroDivisionError):
+            list(imap(divide_after, [(1, 0.0, 1), (1, 0.0, 0)], None))
+        # Tasks are read lazily (2 threads: 4 in flight, and 1 more once one is done),
+        # and closing early cancels the rest; the scheduler forgets every task (the
+        # failed one too).
+        pulled = []
+        results = imap(square, ((pulled.append(k) or k, 0.5) for k in range(100)), None, ordered=False)
+        assert next(results) in {(0, 0), (1, 1)}
+        assert len(pulled) == 2 * parallel.DASK_TASKS_PER_THREAD + 1
+        results.close()
+        client = get_client()
+        deadline = time.monotonic() + 10
+        while client.run_on_scheduler(_scheduler_tasks):
+            assert time.monotonic() < deadline, "the abandoned tasks are still on the scheduler"
+            time.sleep(0.05)
+    assert ordered == local
+    assert sorted(unordered) == local
+    assert [k for k, _, _ in ready] == list(range(8))
+    assert all(up for _, _, up in ready)  # set up in each worker before its first task
+    assert {pid for _, pid, _ in ready} <= {w.pid for w in workers}
+    assert [omp for _, omp, _ in numerics] == ["1"] * 4  # single-threaded numerics
+
+
+@pytest.mark.cluster
+def test_a_lost_dask_worker_costs_only_its_tasks(dask_scheduler_address):
+    from dask.distributed import get_client
+
+    address, workers = dask_scheduler_address
+    tasks = [(k, 0.3) for k in range(10)]
+    local = [square(k) for k, _ in tasks]
+    with backend("dask", address):
+        client = get_client()
+        results = imap(square, tasks, None, ordered=False)
+        got = [next(results)]
+        victim = workers[0]
+        on_victim = [a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "worker-0"]
+        assert client.processing(workers=on_victim)[on_victim[0]]  # it holds a task
+        victim.kill()  # SIGKILL
+        victim.wait(timeout=10)
+        got += list(results)
+    assert sorted(got) == local  # every task exactly once, as played here
+
+
+def test_dask_without_workers_says_so(monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(parallel, "_DASK_WORKER_WAIT_SECONDS", 0.5)
+    with (distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster,
+          distributed.Client(cluster), joblib.parallel_config(backend="dask")):
+        with pytest.raises(TimeoutError, match=r"has no worker after 0.5 s; start workers \(dask worker \w+://"):
+            next(imap(square, [(1,)], None))
