@@ -31,6 +31,8 @@ _DEFAULT_SIZE = 10
 _PRESET_CHOICES = ("classic", "beginner", "intermediate", "expert")
 _COMPARE_TRIALS = 200
 _OUT_SUFFIXES = (".csv", ".json", ".png")
+#: Beside OUT.csv, OUT.json and OUT.png, the folder of every finished game (a resumable game store).
+_STORE_SUFFIX = ".games"
 
 
 class _UsageError(Exception):
@@ -310,6 +312,7 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         "--jobs", type=_jobs, default=jobs,
         help=f"worker processes, -1 for all cores; results do not depend on it (default: {jobs})",
     )
+    _add_backend_options(p)
     p.add_argument(
         "--out", required=out is None, default=out, metavar="PREFIX",
         help="output path prefix: eval/results/NAME writes eval/results/NAME.csv, .json "
@@ -339,6 +342,18 @@ _GENERATE_OPTIONS = ("games", "splits", "seed", "policy", "flags", "record", "ep
                      "first_click", "shard_games")
 
 
+def _add_backend_options(p) -> None:
+    """``--backend`` and ``--scheduler``, shared by the commands that fan out to workers."""
+    from nnsweeper.parallel import BACKENDS
+
+    p.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="where the work runs (default: loky, local processes); dask or ray run on a "
+                   "cluster, with the same results")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="with --backend dask: a running scheduler, e.g. tcp://host:8786 "
+                   "(default: a local cluster)")
+
+
 def _add_generate(sub) -> None:
     import inspect
 
@@ -346,7 +361,6 @@ def _add_generate(sub) -> None:
     from nnsweeper.datasets.generate import MAX_DATASET_GAMES, MAX_SHARD_CELLS, describe_mix
     from nnsweeper.datasets.policies import FLAG_MODES
     from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
-    from nnsweeper.parallel import BACKENDS
 
     ge = sub.add_parser(
         "generate",
@@ -389,11 +403,7 @@ def _add_generate(sub) -> None:
     # Unlike generate() (one process unless asked), the command uses every core by default.
     ge.add_argument("--jobs", type=_jobs, default=-1,
                     help="worker processes, -1 for all cores; the output does not depend on it (default: -1)")
-    ge.add_argument("--backend", choices=BACKENDS, default=None,
-                    help="joblib backend (default: loky, local processes); dask or ray run on a cluster")
-    ge.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="with --backend dask: a running scheduler, e.g. tcp://host:8786 "
-                    "(default: a local cluster)")
+    _add_backend_options(ge)
     ge.add_argument("--quiet", action="store_true", help="no progress bar, no card")
     ge.set_defaults(handler=_cmd_generate)
 
@@ -783,34 +793,24 @@ def _out_prefix(text: str) -> Path:
 def _cmd_eval(args, argv) -> int:
     from nnsweeper.evaluation import evaluate
     from nnsweeper.evaluation.summary import format_summary
+    from nnsweeper.parallel import backend
 
     out = _out_prefix(args.out)
     solvers = _play_solvers(args)
+    # Every finished chunk of games goes to OUT.games, so that the same command run
+    # again after an interruption plays only what is missing.
+    store = out.with_name(out.name + _STORE_SUFFIX)
+    cluster = args.backend in ("dask", "ray")
     common = dict(
         trials=args.trials, base_seed=args.base_seed, first_click=args.first_click,
-        n_jobs=args.jobs, progress=not args.quiet, datasets=args.dataset or None,
+        n_jobs=None if cluster else args.jobs, progress=not args.quiet, datasets=args.dataset or None,
+        store=store,
     )
-    given = [f for f, v in (("--rows", args.rows), ("--cols", args.cols), ("--mines", args.mines))
-             if v is not None]
-    if args.board or args.preset is not None:
-        which = "--board" if args.board else "--preset"
-        if args.board and args.preset is not None:
-            given.append("--preset")
-        if given:
-            raise ValueError(f"{which} sets the board; do not combine it with {', '.join(given)}")
-        from nnsweeper.game import PRESETS
-
-        boards = [b for spec in args.board or [_boards(args.preset)] for b in spec]  # --preset: one spec
-        table = evaluate(solvers, boards=[name if name in PRESETS else (r, c, m) for name, r, c, m in boards],
-                         **common)
-        sizes = {(r, c) for name, r, c, _ in boards if name not in PRESETS}
-        x = "mines" if len(sizes) == 1 and all(name not in PRESETS for name, *_ in boards) else "board"
-    else:
-        rows = args.rows or _DEFAULT_SIZE
-        cols = args.cols or _DEFAULT_SIZE
-        mines = args.mines or args.default_mines
-        table = evaluate(solvers, mines, rows=rows, cols=cols, **common)
-        x = "mines"
+    boards, x = _board_arguments(args)
+    if not args.quiet and (store / "store.json").exists():
+        _note(f"continuing from the games recorded in {store}")
+    with backend(args.backend, args.scheduler):
+        table = evaluate(solvers, **boards, **common)
     table.metadata["command"] = shlex.join([PROG, *argv])
 
     paths = [out.with_name(out.name + s) for s in _OUT_SUFFIXES]
@@ -822,8 +822,29 @@ def _cmd_eval(args, argv) -> int:
         print("\n" + str(table))
     if not args.quiet:
         print("wrote " + ", ".join(str(p) for p in paths)
-              + ("" if args.table else f" (every row: {paths[0]}, or --table)"))
+              + ("" if args.table else f" (every row: {paths[0]}, or --table)")
+              + f"; every game is kept in {store}")
     return 0
+
+
+def _board_arguments(args) -> tuple[dict, str]:
+    """The boards of ``eval`` / ``compare`` as arguments of ``evaluate``, and the x axis."""
+    given = [f for f, v in (("--rows", args.rows), ("--cols", args.cols), ("--mines", args.mines))
+             if v is not None]
+    if args.board or args.preset is not None:
+        which = "--board" if args.board else "--preset"
+        if args.board and args.preset is not None:
+            given.append("--preset")
+        if given:
+            raise ValueError(f"{which} sets the board; do not combine it with {', '.join(given)}")
+        from nnsweeper.game import PRESETS
+
+        boards = [b for spec in args.board or [_boards(args.preset)] for b in spec]  # --preset: one spec
+        sizes = {(r, c) for name, r, c, _ in boards if name not in PRESETS}
+        x = "mines" if len(sizes) == 1 and all(name not in PRESETS for name, *_ in boards) else "board"
+        return {"boards": [name if name in PRESETS else (r, c, m) for name, r, c, m in boards]}, x
+    return {"mines_list": args.mines or args.default_mines, "rows": args.rows or _DEFAULT_SIZE,
+            "cols": args.cols or _DEFAULT_SIZE}, "mines"
 
 
 def _boards(text: str) -> list[tuple[str, int, int, int]]:
@@ -1100,7 +1121,10 @@ def main(argv=None) -> int:
             extras = [e for e in extras if e not in args.overrides]
         if extras:
             raise _UsageError(_unrecognized(parser, args.command, extras))
-        return args.handler(args, argv)
+        from nnsweeper.parallel import terminate_on_sigterm
+
+        with terminate_on_sigterm():  # a kill stops the work as Ctrl-C does: finished files stay
+            return args.handler(args, argv)
     except _UsageError as e:
         return _fail(str(e))
     except (ValueError, OSError) as e:  # every NnsweeperError is a ValueError

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_text_atomic", "file_sha256"]
+__all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock"]
 
 
 def _default_mode() -> int:
@@ -76,3 +76,39 @@ def file_sha256(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike, *, what: str, error: type[Exception]) -> Iterator[None]:
+    """Hold the exclusive lock file ``path`` (its folder created if new), or refuse at once.
+
+    The lock is an ``flock`` (through ``filelock``), so the operating system drops it
+    when its process dies, however it dies. The (empty) file stays: were it removed at
+    the end, a second process that had opened it just before could lock the removed
+    file while a third locks a new one, and both would write.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The lock file.
+    what : str
+        What the lock guards, for the message (``"dataset 'data/x'"``).
+    error : type of Exception
+        Raised, naming ``what``, when another process holds the lock.
+    """
+    from filelock import FileLock, Timeout
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(os.fspath(path), timeout=0)  # one attempt: a second writer is refused, not queued
+    try:
+        lock.acquire()
+    except Timeout:
+        raise error(
+            f"another process is writing {what}; wait for it to end (a killed run releases it, and "
+            f"running the same command again resumes it)"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -33,7 +33,10 @@ def test_eval_writes_table_json_and_plot(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert err == ""  # --quiet: no progress bar
     files = sorted(p.name for p in prefix.parent.iterdir())
-    assert files == ["run.csv", "run.json", "run.png"]
+    assert files == ["run.csv", "run.games", "run.json", "run.png"]
+    # Every game is kept, per solver and board, for a rerun to continue from.
+    jobs = sorted(p.name for p in (prefix.parent / "run.games").iterdir() if p.is_dir())
+    assert jobs == ["csp-5x6x2", "csp-5x6x5", "single_point-5x6x2", "single_point-5x6x5"]
     table = EvalTable.from_json(prefix.with_suffix(".json"))
     # The answer, not the table: per board, each solver and its paired gap to csp.
     assert out == format_summary(table) + "\n"

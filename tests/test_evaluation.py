@@ -576,31 +576,6 @@ def test_start_outside_a_board_is_refused_before_any_game():
         evaluate({"sp": get_solver("single_point", start=(0, 9))}, boards=[(10, 10, 5), "beginner"], trials=2)
 
 
-def test_games_are_held_one_configuration_at_a_time():
-    """Each configuration's games come out, compactly, as soon as they are played."""
-    from nnsweeper.evaluation.games import Board
-    from nnsweeper.evaluation.harness import _run
-
-    played = []
-
-    def counting(env, rng):
-        played.append(env.seed)
-        return random_clicker(env, rng)
-
-    seeds = game_seeds(0, 50)
-    jobs = [(counting, False, Board("5x5", 5, 5, m)) for m in (2, 3, 4)]
-    results = _run(jobs, seeds, "safe", 1, False)
-    first = next(results)
-    assert len(played) == 50  # the next configurations are not played yet
-    assert isinstance(first, GameResults) and len(first) == 50 and first.nbytes == 37 * 50
-    rate = eval_solver_over_mines(random_clicker, [2], rows=5, cols=5, trials=50)[0]
-    assert first.won.sum() == rate * 50
-    assert np.isnan(first.guesses).all() and (first.seconds > 0).all()
-    assert not (first.model_calls.any() or first.model_picks.any() or first.model_safe.any())
-    assert [len(g) for g in results] == [50, 50]
-    assert played == [int(s) for s in seeds] * 3
-
-
 def test_game_results_hold_one_array_per_field():
     from nnsweeper.evaluation.games import Board, play_games
 

@@ -25,19 +25,18 @@ configurations per dataset.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
-from nnsweeper.fileio import write_text_atomic
+from nnsweeper.fileio import exclusive_lock, write_text_atomic
 from nnsweeper.game import FIRST_CLICK_CODES, FIRST_CLICK_RULES, PRESETS, Rules, parse_mine_counts
 from nnsweeper.parallel import imap
 from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
@@ -419,33 +418,11 @@ def _check_size(parts: Sequence[Part], fractions: dict[str, float], shard_games:
         )
 
 
-@contextlib.contextmanager
-def _writer_lock(out: Path) -> Iterator[None]:
-    """Hold the exclusive lock of dataset folder ``out`` (created if new), or refuse at once.
-
-    The lock is an ``flock`` on ``out/LOCK_NAME`` (through ``filelock``), so the
-    operating system drops it when its process dies. The (empty) file stays: were it
-    removed at the end, a second process that had opened it just before could lock
-    the removed file while a third locks a new one, and both would write.
-    """
-    from filelock import FileLock, Timeout
-
+def _writer_lock(out: Path):
+    """Hold the exclusive lock of dataset folder ``out`` (created if new), or refuse at once."""
     if out.exists() and not out.is_dir():
         raise DatasetError(f"output {os.fspath(out)!r} exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / LOCK_NAME
-    lock = FileLock(os.fspath(path), timeout=0)  # one attempt: a second writer is refused, not queued
-    try:
-        lock.acquire()
-    except Timeout:
-        raise DatasetError(
-            f"another process is writing dataset {os.fspath(out)!r}; wait for it to end (a killed run "
-            f"releases the folder, and running the same command again resumes it)"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()
+    return exclusive_lock(out / LOCK_NAME, what=f"dataset {os.fspath(out)!r}", error=DatasetError)
 
 
 def _remove_stale_temporaries(out: Path) -> None:

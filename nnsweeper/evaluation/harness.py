@@ -41,9 +41,10 @@ from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Rules
 from nnsweeper.parallel import check_n_jobs, effective_jobs, imap
 from nnsweeper.seeds import check_seed_overlap
 
-from .games import Board, GameResults, SolverSetup, batched, play_games, play_lockstep
+from .games import Board, SolverSetup, batched, play_games, play_lockstep
 from .stats import wilson_interval
-from .table import EvalTable, pack_outcomes
+from .store import GameStore, MemoryStore
+from .table import EvalTable
 
 __all__ = [
     "MAX_TRIALS",
@@ -254,91 +255,261 @@ def _describe(fn) -> str:
 # ------------------------------------------------------------------- playing
 #: Most games one lockstep batch of a batched solver plays at once.
 _BATCH_GAMES = 1024
+#: Most games in one chunk of a solver that plays game by game: a chunk is the unit of
+#: work sent to a worker and written to the store, so a killed run replays at most
+#: this many games per worker.
+_CHUNK_GAMES = 1000
+#: Seeds drawn at a time (:class:`_Seeds`): 512 KiB, whatever ``trials`` is.
+_SEED_BLOCK = 1 << 16
 
 
-def _chunks(jobs, trials: int, size: int, workers: int) -> Iterator[list[tuple[int, int, int]]]:
-    """Every chunk as its ``(job, first game, end)`` segments, job after job, generated as needed.
+class _Seeds:
+    """The game seeds of :func:`game_seeds`, drawn block by block: any run of them in bounded memory.
 
-    A chunk of a plain solver is one job's run of ``size`` games. A batched solver
-    (:func:`~nnsweeper.evaluation.games.batched`, recording) plays the jobs of its boards
-    of one size together: their games, job after job, cut into lockstep batches of at
-    most :data:`_BATCH_GAMES` (and enough batches to keep every worker busy).
+    ``take(a, b)`` returns ``game_seeds(base_seed, n)[a:b]`` for any ``n >= b``. The
+    seeds come from one generator drawn in blocks of :data:`_SEED_BLOCK`, which
+    gives the same numbers as one draw of them all (numpy's bounded integers of this
+    range take one 32-bit output of the bit generator per number, rejections
+    included, whatever the size of each request). Runs asked in increasing order cost
+    the draws between them; asking for an earlier run starts the generator again.
     """
+
+    def __init__(self, base_seed: int):
+        self.base_seed = base_seed
+        self._restart()
+
+    def _restart(self) -> None:
+        self._rng = np.random.default_rng(self.base_seed)
+        self._start = 0
+        self._block = np.zeros(0, dtype=np.int64)
+
+    def take(self, a: int, b: int) -> np.ndarray:
+        if a < self._start:
+            self._restart()
+        out = []
+        while a < b:
+            end = self._start + len(self._block)
+            if a < end:
+                piece = self._block[a - self._start:b - self._start]
+                out.append(piece)
+                a += len(piece)
+                continue
+            self._start = end
+            self._block = self._rng.integers(0, _SEED_HIGH, size=_SEED_BLOCK, dtype=np.int64)
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+@dataclasses.dataclass
+class _Job:
+    """One solver on one board: what plays, where its games are kept, and its running tally."""
+
+    name: str
+    solver: Callable
+    record: bool  # call solver.play (guesses known) rather than solver(env, rng)
+    board: Board
+    games: object  # the store's job (store.py)
+
+
+def _chunks(jobs: list[_Job], gaps: list[list[tuple[int, int]]],
+            workers: int) -> Iterator[list[tuple[int, int, int]]]:
+    """Every chunk of the games still to play, as ``(job, first game, end)`` segments, generated as needed.
+
+    A chunk of a plain solver is a run of at most :data:`_CHUNK_GAMES` games of one
+    job. A batched solver (:func:`~nnsweeper.evaluation.games.batched`, recording)
+    plays the jobs of its boards of one size together: their games, job after job,
+    cut into lockstep batches of at most :data:`_BATCH_GAMES` (and enough batches to
+    keep every worker busy). Chunking never changes a game: each is a function of its
+    solver, board and seed.
+    """
+    missing = sum(b - a for g in gaps for a, b in g)
+    # Several chunks per worker balance the load.
+    size = max(1, min(_CHUNK_GAMES, math.ceil(missing / (8 * workers))))
     done: set[int] = set()
-    for j, (solver, record, board) in enumerate(jobs):
+    for j, job in enumerate(jobs):
         if j in done:
             continue
-        if not (record and batched(solver)):
-            for a in range(0, trials, size):
-                yield [(j, a, min(a + size, trials))]
+        if not (job.record and batched(job.solver)):
+            for a0, b0 in gaps[j]:
+                for a in range(a0, b0, size):
+                    yield [(j, a, min(a + size, b0))]
             continue
-        group = [k for k in range(j, len(jobs)) if jobs[k][0] is solver and jobs[k][1]
-                 and (jobs[k][2].rows, jobs[k][2].cols) == (board.rows, board.cols)]
+        group = [k for k in range(j, len(jobs)) if jobs[k].solver is job.solver and jobs[k].record
+                 and (jobs[k].board.rows, jobs[k].board.cols) == (job.board.rows, job.board.cols)]
         done.update(group)
-        games = [(k, g) for k in group for g in range(trials)]
-        step = min(_BATCH_GAMES, math.ceil(len(games) / workers))
-        for a in range(0, len(games), step):
-            part = games[a:a + step]
-            segments: list[tuple[int, int, int]] = []
-            for k, g in part:
-                if segments and segments[-1][0] == k:
-                    segments[-1] = (k, segments[-1][1], g + 1)
-                else:
-                    segments.append((k, g, g + 1))
-            yield segments
+        total = sum(b - a for k in group for a, b in gaps[k])
+        step = max(1, min(_BATCH_GAMES, math.ceil(total / workers)))
+        batch: list[tuple[int, int, int]] = []
+        count = 0
+        for k in group:
+            for a, b in gaps[k]:
+                while a < b:
+                    take = min(b - a, step - count)
+                    batch.append((k, a, a + take))
+                    count, a = count + take, a + take
+                    if count == step:
+                        yield batch
+                        batch, count = [], 0
+        if batch:
+            yield batch
 
 
-def _play_chunk(solver, segments, first_click: str, record: bool) -> list[GameResults]:
-    """The games of one chunk (``segments``: (Board, seeds) pairs of one solver), one result each."""
+def _play_chunk(tag, solver, segments, first_click: str, record: bool) -> tuple:
+    """The games of one chunk (``segments``: (Board, seeds) pairs of one solver), one result each.
+
+    Returns ``(tag, results)``: results come back in any order, and ``tag`` says whose they are.
+    """
     if len(segments) == 1 and not (record and batched(solver)):
         board, seeds = segments[0]
-        return [play_games(solver, board, first_click, seeds, record)]
-    return play_lockstep(solver, segments, first_click)
+        return tag, [play_games(solver, board, first_click, seeds, record)]
+    return tag, play_lockstep(solver, segments, first_click)
 
 
-def _run(jobs, seeds: np.ndarray, first_click: str, n_jobs: int, progress: bool) -> Iterator[GameResults]:
-    """Play every (solver, record, board) job on every seed.
+class _Tally:
+    """Games played and won per solver so far, for the progress bar."""
 
-    Yields each job's games (:class:`GameResults` in seed order) in job order, as
-    soon as the last of them is played, so that only the jobs being played are held
-    in memory; their ``setup_seconds`` add up what the job's chunks reported. Chunks
-    are generated as the workers take them, never listed.
+    def __init__(self):
+        self.counts: dict[str, list[int]] = {}
+
+    def add(self, name: str, wins: int, games: int) -> None:
+        c = self.counts.setdefault(name, [0, 0])
+        c[0] += wins
+        c[1] += games
+
+    def __str__(self) -> str:
+        parts = []
+        for name, (k, n) in self.counts.items():
+            if n:
+                low, high = wilson_interval(k, n)
+                parts.append(f"{name} {100 * k / n:.2f}% [{100 * low:.2f}, {100 * high:.2f}]")
+        return " | ".join(parts)
+
+
+def _run(jobs: list[_Job], base_seed: int, trials: int, first_click: str, n_jobs: int, progress: bool,
+         store=None) -> None:
+    """Play the games of every job that its store lacks, writing each chunk to the store as it comes.
+
+    Chunks are generated as the workers take them, never listed, and their results
+    come back in any order; nothing but the running tally stays in memory. The
+    progress bar shows games per second, the time left and every solver's running win
+    rate with its 95% interval (over the games stored before this run too).
     """
+    import time as _time
+
     from tqdm.auto import tqdm
 
     workers = effective_jobs(n_jobs)
-    trials = len(seeds)
+    gaps = [job.games.missing(trials) for job in jobs]
+    tally = _Tally()
+    for job in jobs:
+        tally.add(job.name, *job.games.tally(trials))
     total = trials * len(jobs)
-    # Several chunks per worker balance the load; each chunk is a whole number of
-    # games, so chunking never changes a result. Batched solvers get large chunks:
-    # a chunk is one lockstep batch.
-    size = 1 if workers == 1 else max(1, min(64, math.ceil(total / (8 * workers))))
+    stored = sum(n for _, n in tally.counts.values())
+    if stored == total:
+        return
+
+    seeds = _Seeds(base_seed)
 
     def calls():
-        for segments in _chunks(jobs, trials, size, workers):
-            solver, record, _ = jobs[segments[0][0]]
-            yield solver, [(jobs[j][2], seeds[a:b]) for j, a, b in segments], first_click, record
+        for segments in _chunks(jobs, gaps, workers):
+            job = jobs[segments[0][0]]
+            yield (segments, job.solver, [(jobs[j].board, seeds.take(a, b)) for j, a, b in segments],
+                   first_click, job.record)
 
-    with tqdm(total=total, disable=not progress, unit="game", desc="games") as bar:
+    played, started, wall = 0, datetime.datetime.now(datetime.UTC), _time.perf_counter()
+    store_path = None if store is None else store.path
+
+    def log(status: str) -> None:
+        if store is not None and played:
+            store.log_run({
+                "started": started.isoformat(timespec="seconds"), "status": status,
+                "games": played, "wall_seconds": round(_time.perf_counter() - wall, 3),
+                "workers": workers, "cpus": os.cpu_count(), "machine": _machine(),
+                "nnsweeper_version": __version__,
+            })
+
+    with tqdm(total=total, initial=stored, disable=not progress, unit="game", desc="games",
+              dynamic_ncols=True) as bar:
         # One worker: played here, in this process. Worker processes set the solvers
         # up (load their models) before their first task.
-        setup = SolverSetup({id(solver): solver for solver, _, _ in jobs}.values())
-        done = imap(_play_chunk, calls(), 1 if workers == 1 else n_jobs, worker_setup=setup or None)
-        # Chunks come in job order (a lockstep chunk may span several jobs), each job's
-        # in seed order.
-        open_jobs: dict[int, list] = {}  # job: [games, set-up seconds, games played]
-        next_job = 0
-        for segments, results in zip(_chunks(jobs, trials, size, workers), done, strict=True):
-            for (j, a, b), chunk in zip(segments, results, strict=True):
-                entry = open_jobs.setdefault(j, [GameResults.empty(trials), 0.0, 0])
-                entry[0].put(a, chunk)
-                entry[1] += chunk.setup_seconds
-                entry[2] += b - a
-                bar.update(b - a)
-            while next_job in open_jobs and open_jobs[next_job][2] == trials:
-                games, setup_seconds, _ = open_jobs.pop(next_job)
-                yield dataclasses.replace(games, setup_seconds=setup_seconds)
-                next_job += 1
+        setup = SolverSetup({id(job.solver): job.solver for job in jobs}.values())
+        results = imap(_play_chunk, calls(), 1 if workers == 1 else n_jobs, ordered=False,
+                       worker_setup=setup or None)
+        shown = 0.0
+        try:
+            for segments, parts in results:
+                for (j, a, b), part in zip(segments, parts, strict=True):
+                    jobs[j].games.write(a, part)
+                    tally.add(jobs[j].name, int(part.won.sum()), b - a)
+                    played += b - a
+                    bar.update(b - a)
+                now = _time.monotonic()
+                if progress and now - shown > 0.5:
+                    bar.set_postfix_str(str(tally), refresh=False)
+                    shown = now
+        except KeyboardInterrupt:
+            log("interrupted")
+            if store_path is None:
+                raise
+            raise KeyboardInterrupt(
+                f"interrupted: {stored + played} of {total} games are recorded in {os.fspath(store_path)!r}; "
+                f"run the same command again to play the rest"
+            ) from None
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+        if progress:
+            bar.set_postfix_str(str(tally), refresh=True)
+    log("finished")
+
+
+def _machine() -> str:
+    """The processor this process runs on, for the account of a run (its model name where known)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _open_store(store, base_seed: int, first_click: str):
+    """The run's game store: a :class:`GameStore` at ``store``, or a :class:`MemoryStore` for None."""
+    if store is None:
+        return MemoryStore()
+    if not isinstance(store, str | os.PathLike):
+        raise ValueError(f"store must be a folder path or None; got {store!r}")
+    return GameStore(store, base_seed=base_seed, first_click=first_click, version=__version__)
+
+
+def _check_training_seeds(named: Mapping[str, Callable], datasets, base_seed: int, trials: int) -> list[str]:
+    """Refuse evaluation seeds that a dataset or a solver's training data used; returns what was checked.
+
+    The seeds are checked block by block (:class:`_Seeds`), so any number of games fits in memory.
+    """
+    items = []
+    if datasets is not None:
+        dsets = [datasets] if isinstance(datasets, str | os.PathLike | Mapping) else list(datasets)
+        items += [(d, "evaluation",
+                   os.fspath(d) if not isinstance(d, Mapping) else "<manifest>") for d in dsets]
+    for name, fn in named.items():
+        # Solvers that learned from games (neural ones) carry their training seeds.
+        learned = getattr(fn, "training_seeds", None)
+        if learned:
+            items.append((learned, f"evaluation (solver {name!r})", f"{name}: training data"))
+    if not items:
+        return []
+    seeds = _Seeds(base_seed)
+    step = 1 << 20
+    for a in range(0, trials, step):
+        block = seeds.take(a, min(trials, a + step))
+        for manifest, what, _ in items:
+            check_seed_overlap(manifest, block, what=what)
+    return [label for _, _, label in items]
 
 
 # ---------------------------------------------------------------- public API
@@ -377,10 +548,11 @@ def eval_solver_over_mines(
         Seed of the game seeds.
     first_click : {"safe", "zero", "none"}, default="safe"
         First-click rule of the games.
-    n_jobs : int, default=1
+    n_jobs : int or None, default=1
         Worker processes (joblib; -1 for all cores; at most
-        :func:`nnsweeper.parallel.max_jobs`). The result does not depend on it as long
-        as the solver's moves depend only on the env and ``rng``.
+        :func:`nnsweeper.parallel.max_jobs`; None: every worker of the active backend,
+        such as a Dask cluster's). The result does not depend on it as long as the
+        solver's moves depend only on the env and ``rng``.
     progress : bool, default=False
         Show a progress bar.
 
@@ -395,14 +567,15 @@ def eval_solver_over_mines(
             f"got {type(solver_fn).__name__}"
         )
     trials = _check_trials(trials)
-    n_jobs = check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
     boards = _resolve_boards(mines_list, rows, cols, None, first_click)
     _check_size(1, boards, trials)
     _check_starts([solver_fn], boards)
-    seeds = game_seeds(base_seed, trials)
-    jobs = [(solver_fn, False, b) for b in boards]
-    wins = [int(games.won.sum()) for games in _run(jobs, seeds, first_click, n_jobs, bool(progress))]
-    return np.array([w / len(seeds) for w in wins], dtype=float)
+    base_seed = _check_int("base_seed", base_seed, 0)
+    store = MemoryStore()
+    jobs = [_Job("solver", solver_fn, False, b, store.job("solver", _describe(solver_fn), b)) for b in boards]
+    _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress))
+    return np.array([job.games.tally(trials)[0] / trials for job in jobs], dtype=float)
 
 
 def evaluate(
@@ -418,6 +591,7 @@ def evaluate(
     n_jobs=1,
     progress=False,
     datasets=None,
+    store=None,
 ) -> EvalTable:
     """Play every solver on every board on the same game seeds and tabulate the results.
 
@@ -444,10 +618,11 @@ def evaluate(
         :func:`eval_solver_over_mines` with the same arguments.
     first_click : {"safe", "zero", "none"}, default="safe"
         First-click rule of the games.
-    n_jobs : int, default=1
+    n_jobs : int or None, default=1
         Worker processes (joblib; -1 for all cores; at most
-        :func:`nnsweeper.parallel.max_jobs`). Results other than times do not depend
-        on it.
+        :func:`nnsweeper.parallel.max_jobs`; None: every worker of the active backend,
+        such as a Dask cluster's, see :func:`nnsweeper.parallel.backend`). Results other
+        than times do not depend on it, nor on the backend.
     progress : bool, default=False
         Show a progress bar.
     datasets : path, dict, or a list of them, optional
@@ -456,6 +631,15 @@ def evaluate(
         :class:`~nnsweeper.errors.SeedOverlapError` before a game is played. Solvers
         whose model records its training seeds (``solver.training_seeds``, as the
         neural solvers' checkpoints do) are checked the same way without being asked.
+    store : path, optional
+        A folder that keeps every finished game (a :class:`~nnsweeper.evaluation.store.GameStore`):
+        chunks of games are written to it as they finish, and an evaluation whose
+        store already holds some of its games plays only the others, so running the
+        same evaluation again after an interruption (Ctrl-C, a kill, a lost machine)
+        continues it and returns the table an uninterrupted run returns (times aside).
+        The store is keyed by solver name and options, board, ``base_seed`` and
+        ``first_click``, not by ``trials``: a run with more games reuses it. Without a
+        store, games are kept in memory until the table is made.
 
     Returns
     -------
@@ -470,33 +654,27 @@ def evaluate(
     """
     named = _resolve_solvers(solvers)
     trials = _check_trials(trials)
-    n_jobs = check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs, allow_none=True)
     configs = _resolve_boards(mines_list, rows, cols, boards, first_click)
     _check_size(len(named), configs, trials)
     _check_starts(named.values(), configs)
-    seeds = game_seeds(base_seed, trials)
-    checked = _check_datasets(datasets, seeds)
-    for name, fn in named.items():
-        # Solvers that learned from games (neural ones) carry their training seeds.
-        learned = getattr(fn, "training_seeds", None)
-        if learned:
-            check_seed_overlap(learned, seeds, what=f"evaluation (solver {name!r})")
-            checked.append(f"{name}: training data")
+    base_seed = _check_int("base_seed", base_seed, 0)
+    checked = _check_training_seeds(named, datasets, base_seed, trials)
     keys = [(name, b) for name in named for b in configs]
-    # Solvers with play() report a GameRecord (guesses); others only win or lose.
-    jobs = [(named[name], callable(getattr(named[name], "play", None)), b) for name, b in keys]
-    results = _run(jobs, seeds, first_click, n_jobs, bool(progress))
-    # Each job's games are summarised as they come, so only one job's are held at a time.
-    rows_out = [
-        {**_summarise(name, board, first_click, record, games), "base_seed": int(base_seed)}
-        for (name, board), (_, record, _), games in zip(keys, jobs, results, strict=True)
-    ]
+    with _open_store(store, base_seed, first_click) as kept:
+        # Solvers with play() report a GameRecord (guesses); others only win or lose.
+        jobs = [_Job(name, named[name], callable(getattr(named[name], "play", None)), b,
+                     kept.job(name, _describe(named[name]), b)) for name, b in keys]
+        _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), store=kept)
+        # Each job's games are summarised from the store, chunk by chunk.
+        rows_out = [{**_summarise(job, first_click, trials), "base_seed": base_seed} for job in jobs]
+        runs = kept.runs()
     if boards is not None:
         arguments = {"boards": [[b.name, b.rows, b.cols, b.mines] for b in configs]}
     else:
         arguments = {"rows": configs[0].rows, "cols": configs[0].cols,
                      "mines_list": [b.mines for b in configs]}
-    arguments.update(trials=len(seeds), base_seed=int(base_seed), first_click=first_click,
+    arguments.update(trials=trials, base_seed=base_seed, first_click=first_click,
                      n_jobs=n_jobs)
     if checked:
         arguments["held_out_from"] = checked
@@ -506,37 +684,79 @@ def evaluate(
         "arguments": arguments,
         "solvers": {name: _describe(fn) for name, fn in named.items()},
     }
+    if runs:  # where the games were played: every run that wrote to the store
+        metadata["runs"] = runs
     return EvalTable(rows_out, metadata)
 
 
-def _check_datasets(datasets, seeds: np.ndarray) -> list[str]:
-    """Refuse evaluation seeds that a dataset used; returns what was checked."""
-    if datasets is None:
-        return []
-    items = [datasets] if isinstance(datasets, str | os.PathLike | Mapping) else list(datasets)
-    for item in items:
-        check_seed_overlap(item, seeds, what="evaluation")
-    return [os.fspath(d) if not isinstance(d, Mapping) else "<manifest>" for d in items]
+def _median(chunks, n: int) -> float:
+    """The median of the non-negative times in ``chunks()`` (an iterable of arrays, ``n`` values in all).
+
+    Exact, as ``numpy.median`` of all of them, in bounded memory: a first pass counts
+    the values by the top 16 bits of their float32 pattern (which orders non-negative
+    float32 numbers as integers), a second keeps only the values in the one or two
+    bins that hold the middle ranks.
+    """
+    counts = np.zeros(1 << 16, dtype=np.int64)
+    for x in chunks():
+        counts += np.bincount(x.astype(np.float32).view(np.uint32) >> 16, minlength=1 << 16)
+    ranks = ((n - 1) // 2, n // 2)
+    cum = np.cumsum(counts)
+    bins = [int(np.searchsorted(cum, r, side="right")) for r in ranks]
+    low = int(cum[bins[0] - 1]) if bins[0] else 0  # values before the first middle bin
+    kept = []
+    for x in chunks():
+        keys = x.astype(np.float32).view(np.uint32) >> 16
+        kept.append(x[(keys >= bins[0]) & (keys <= bins[1])])
+    middle = np.sort(np.concatenate(kept))
+    return float((middle[ranks[0] - low] + middle[ranks[1] - low]) / 2)
 
 
-def _summarise(name: str, board: Board, first_click: str, record: bool, games: GameResults) -> dict:
-    """One table row from a job's :class:`GameResults` (in seed order)."""
-    # Every figure is a float64 sum, mean or median over one field, the integer
-    # fields first converted to float64 (one copy at a time: 8 bytes a game).
-    won = games.won
-    n, k = len(games), int(won.sum())
+def _pack_stream(parts) -> str:
+    """:func:`~nnsweeper.evaluation.pack_outcomes` of the concatenated boolean arrays ``parts``, streamed."""
+    out, rest = [], np.zeros(0, dtype=bool)
+    for won in parts:
+        x = np.concatenate([rest, won])
+        cut = len(x) - len(x) % 8
+        out.append(np.packbits(x[:cut]).tobytes())
+        rest = x[cut:]
+    out.append(np.packbits(rest).tobytes())
+    return b"".join(out).hex()
+
+
+def _fsum(values) -> float:
+    """``math.fsum`` of the arrays ``values``: exactly rounded, so the same whatever their chunks."""
+    return math.fsum(itertools.chain.from_iterable(v.tolist() for v in values))
+
+
+def _summarise(job: _Job, first_click: str, trials: int) -> dict:
+    """One table row from a job's stored games, read chunk by chunk.
+
+    Counts are summed as integers and real numbers with ``math.fsum`` (exactly
+    rounded, whatever the order), so a row does not depend on how the games were cut
+    into chunks or in which runs they were played. Memory stays bounded: the games
+    are read a few times over instead of held.
+    """
+    def read():
+        return job.games.read(trials)
+
+    n = k = guesses = calls = picks = safe = lost = 0
+    setup, seconds_max, model_asked = 0.0, 0.0, False
+    for part in read():
+        won = part.won
+        n, k, lost = n + len(won), k + int(won.sum()), lost + int((~won).sum())
+        if job.record:
+            guesses += int(part.guesses.astype(np.int64).sum())
+        seconds_max = max(seconds_max, float(part.seconds.max()))
+        calls += int(part.model_calls.astype(np.int64).sum())
+        model_asked = model_asked or bool(part.model_calls.any())
+        picks += int(part.model_picks.astype(np.int64).sum())
+        safe += int(part.model_safe.astype(np.int64).sum())
+        setup += part.setup_seconds
     low, high = wilson_interval(k, n)
-    lost = ~won
-    mean_seconds, median_seconds = float(games.seconds.mean()), float(np.median(games.seconds))
-    calls = games.model_calls.astype(np.float64)
-    model_calls = float(calls.mean()) if calls.any() else math.nan
-    del calls
-    picks = games.model_picks.astype(np.float64)
-    model_safe_rate = (float(games.model_safe.astype(np.float64).sum() / picks.sum()) if picks.any()
-                       else math.nan)
-    del picks
+    board = job.board
     return {
-        "solver": name,
+        "solver": job.name,
         "board": board.name,
         "rows": board.rows,
         "cols": board.cols,
@@ -548,13 +768,13 @@ def _summarise(name: str, board: Board, first_click: str, record: bool, games: G
         "win_rate": k / n,
         "ci_low": low,
         "ci_high": high,
-        "mean_guesses": float(games.guesses.mean()) if record else math.nan,
-        "mean_cleared_lost": float(games.cleared[lost].mean()) if lost.any() else math.nan,
-        "mean_seconds": mean_seconds,
-        "median_seconds": median_seconds,
-        "max_seconds": float(games.seconds.max()),
-        "setup_seconds": games.setup_seconds,
-        "model_calls": model_calls,
-        "model_safe_rate": model_safe_rate,
-        "outcomes": pack_outcomes(won),
+        "mean_guesses": guesses / n if job.record else math.nan,
+        "mean_cleared_lost": _fsum(p.cleared[~p.won] for p in read()) / lost if lost else math.nan,
+        "mean_seconds": _fsum(p.seconds for p in read()) / n,
+        "median_seconds": _median(lambda: (p.seconds for p in read()), n),
+        "max_seconds": seconds_max,
+        "setup_seconds": setup,
+        "model_calls": calls / n if model_asked else math.nan,
+        "model_safe_rate": safe / picks if picks else math.nan,
+        "outcomes": _pack_stream(p.won for p in read()),
     }

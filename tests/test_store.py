@@ -1,0 +1,308 @@
+"""Streaming, resumable evaluation: the game store, seeds drawn in blocks, tables from stored games."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nnsweeper.evaluation import evaluate, game_seeds, unpack_outcomes
+from nnsweeper.evaluation.games import Board, GameResults, play_games
+from nnsweeper.evaluation.harness import _SEED_BLOCK, _median, _pack_stream, _Seeds
+from nnsweeper.evaluation.store import GameStore, MemoryStore, StoreError
+from nnsweeper.evaluation.table import pack_outcomes
+from nnsweeper.solvers import get_solver
+
+# Figures that depend on the clock; everything else in a row is a function of the games.
+TIMES = ("mean_seconds", "median_seconds", "max_seconds", "setup_seconds")
+
+
+def same_rows(a, b):
+    """Rows equal in every figure but the times (NaN equal to NaN)."""
+    assert len(a) == len(b)
+    for r, s in zip(a, b, strict=True):
+        for key in r:
+            if key in TIMES:
+                continue
+            x, y = r[key], s[key]
+            assert x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)), (key, x, y)
+
+
+def wins_on_even_seed(env, rng):
+    return env.seed % 2 == 0
+
+
+class Interrupting:
+    """A solver that wins on even seeds and raises KeyboardInterrupt at its ``stop``-th game."""
+
+    def __init__(self, stop):
+        self.stop, self.played = stop, 0
+
+    def __call__(self, env, rng):
+        self.played += 1
+        if self.played == self.stop:
+            raise KeyboardInterrupt
+        return env.seed % 2 == 0
+
+    def __repr__(self):
+        return "Interrupting()"
+
+
+# ------------------------------------------------------------------ seeds
+@settings(max_examples=40, deadline=None)
+@given(base=st.integers(0, 2**32), cuts=st.lists(st.integers(0, 3 * _SEED_BLOCK), min_size=1, max_size=6))
+def test_seeds_drawn_in_blocks_are_the_notebooks_seeds(base, cuts):
+    """Any run of seeds, asked in any order, is the same slice of the one-shot draw."""
+    top = 3 * _SEED_BLOCK + 5
+    whole = game_seeds(base, top)
+    seeds = _Seeds(base)
+    edges = sorted(cuts)
+    for a, b in [*zip([0, *edges], [*edges, top], strict=True), (edges[0] // 2, edges[-1])]:
+        np.testing.assert_array_equal(seeds.take(a, b), whole[a:b])
+
+
+# ------------------------------------------------------------- summaries
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(0, 1e4, width=32), min_size=1, max_size=30), min_size=1, max_size=8))
+def test_median_of_chunks_is_numpys(chunks):
+    arrays = [np.array(c, dtype=np.float64) for c in chunks]
+    whole = np.concatenate(arrays)
+    assert _median(lambda: iter(arrays), len(whole)) == float(np.median(whole))
+
+
+def test_median_is_exact_when_every_time_is_in_one_bin():
+    x = 1.0 + np.arange(10_001) * 2.0**-20  # all share the top 16 bits of their float32
+    rng = np.random.default_rng(0)
+    rng.shuffle(x)
+    assert _median(lambda: iter(np.array_split(x, 7)), len(x)) == float(np.median(x)) == 1.0 + 5000 * 2.0**-20
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=21), min_size=1, max_size=6))
+def test_packing_in_chunks_packs_the_whole(chunks):
+    whole = np.array([b for c in chunks for b in c], dtype=bool)
+    assert _pack_stream(np.array(c, dtype=bool) for c in chunks) == pack_outcomes(whole)
+
+
+# ----------------------------------------------------------------- store
+def results(won, seconds=0.5):
+    n = len(won)
+    return GameResults(np.array(won, dtype=bool), np.arange(n, dtype=np.float64), np.full(n, 0.25),
+                       np.full(n, seconds), np.zeros(n, np.int32), np.zeros(n, np.int32),
+                       np.zeros(n, np.int32), setup_seconds=1.5)
+
+
+@pytest.mark.parametrize("kind", ["disk", "memory"])
+def test_a_store_keeps_chunks_and_knows_what_is_missing(tmp_path, kind):
+    board = Board("5x5", 5, 5, 3)
+    with (GameStore(tmp_path / "s", base_seed=4, first_click="safe", version="x") if kind == "disk"
+          else MemoryStore()) as store:
+        job = store.job("csp", "CSP()", board)
+        assert job.missing(10) == [(0, 10)] and job.done(10) == 0
+        job.write(0, results([True, False, True]))
+        job.write(6, results([False, True, True, True, False, False]))
+        assert job.missing(10) == [(3, 6)] and job.missing(8) == [(3, 6)] and job.done(12) == 9
+        assert job.tally(10) == (5, 7)  # games 0-2 and 6-9 of [0, 10)
+        with pytest.raises(StoreError, match="lacks games 3 to 5 of the 10"):
+            list(job.read(10))
+        job.write(3, results([True] * 3, seconds=1 / 3))
+        parts = list(job.read(10))
+        assert sum(len(p) for p in parts) == 10
+        won = np.concatenate([p.won for p in parts])
+        np.testing.assert_array_equal(won, [1, 0, 1, 1, 1, 1, 0, 1, 1, 1])
+        # Times keep float32 precision, wherever the games are kept.
+        assert parts[1].seconds[0] == float(np.float32(1 / 3))
+        assert [p.setup_seconds for p in parts] == [1.5, 1.5, 1.5]
+        assert store.job("csp", "CSP()", board) is job
+
+
+def test_a_store_refuses_other_games_and_a_second_writer(tmp_path):
+    path = tmp_path / "s"
+    with GameStore(path, base_seed=4, first_click="safe", version="1") as store:
+        store.job("csp", "CSP(start='corner')", Board("5x5", 5, 5, 3))
+        with pytest.raises(StoreError, match="another process is writing game store"):
+            GameStore(path, base_seed=4, first_click="safe", version="1")
+    with pytest.raises(StoreError, match=r"its base_seed 4 \(this run: 5\)"):
+        GameStore(path, base_seed=5, first_click="safe", version="1")
+    with pytest.raises(StoreError, match=r"its first_click 'safe' \(this run: 'zero'\)"):
+        GameStore(path, base_seed=4, first_click="zero", version="1")
+    with pytest.raises(StoreError, match=r"nnsweeper_version '1' \(this run: '2'\)"):
+        GameStore(path, base_seed=4, first_click="safe", version="2")
+    with GameStore(path, base_seed=4, first_click="safe", version="1") as store:
+        with pytest.raises(StoreError, match=r"another solver named 'csp' \(description \"CSP\(start='c"):
+            store.job("csp", "CSP(start='center')", Board("5x5", 5, 5, 3))
+        store.job("csp", "CSP(start='center')", Board("5x5", 5, 5, 4))  # another board: another job
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="is not empty and holds no game store"):
+        GameStore(tmp_path / "other", base_seed=0, first_click="safe", version="1")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StoreError, match="exists and is not a folder"):
+        GameStore(tmp_path / "file", base_seed=0, first_click="safe", version="1")
+
+
+def test_a_damaged_chunk_is_named(tmp_path):
+    with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
+        job = store.job("sp", "SP()", Board("5x5", 5, 5, 3))
+        job.write(0, results([True, False]))
+        chunk = next(job.folder.glob("*.npz"))
+        chunk.write_bytes(chunk.read_bytes()[:40])
+        with pytest.raises(StoreError, match=f"chunk '{chunk}' is damaged"):
+            list(job.read(2))
+
+
+def test_job_folders_are_safe_and_distinct(tmp_path):
+    with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
+        a = store.job("../x", "A", Board("5x5", 5, 5, 3))
+        b = store.job("_/x", "B", Board("5x5", 5, 5, 3))
+        assert a.folder.parent == b.folder.parent == tmp_path / "s" and a.folder != b.folder
+
+
+# ------------------------------------------------------- resumed evaluations
+def test_an_interrupted_evaluation_resumes_to_the_uninterrupted_table(tmp_path):
+    solvers = {"csp": get_solver("csp"), "sp": get_solver("single_point")}
+    plain = evaluate(solvers, [4, 6], rows=6, cols=6, trials=120)
+    store = tmp_path / "run.games"
+
+    # Interrupt the run after some chunks: the store keeps what was finished.
+    calls = []
+    from nnsweeper.evaluation import store as store_module
+
+    original = store_module._DiskJob.write
+
+    def write_then_stop(self, a, part):
+        original(self, a, part)
+        calls.append((self.name, a, len(part)))
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+
+    store_module._DiskJob.write = write_then_stop
+    try:
+        with pytest.raises(KeyboardInterrupt, match=r"interrupted: \d+ of 480 games are recorded in"):
+            evaluate(solvers, [4, 6], rows=6, cols=6, trials=120, store=store)
+    finally:
+        store_module._DiskJob.write = original
+    kept = sum(n for _, _, n in calls)
+    assert 0 < kept < 480
+
+    played = []
+    original_play = play_games
+
+    def counting(solver, board, first_click, seeds, record):
+        played.append(len(seeds))
+        return original_play(solver, board, first_click, seeds, record)
+
+    from nnsweeper.evaluation import harness
+
+    harness.play_games = counting
+    try:
+        resumed = evaluate(solvers, [4, 6], rows=6, cols=6, trials=120, store=store)
+    finally:
+        harness.play_games = original_play
+    assert sum(played) == 480 - kept  # nothing recorded is played again
+    same_rows(resumed.rows, plain.rows)
+    # A longer run on the same store plays only the new games.
+    played.clear()
+    harness.play_games = counting
+    try:
+        longer = evaluate(solvers, [4, 6], rows=6, cols=6, trials=150, store=store)
+    finally:
+        harness.play_games = original_play
+    assert sum(played) == 4 * 30
+    same_rows(longer.rows, evaluate(solvers, [4, 6], rows=6, cols=6, trials=150).rows)
+
+
+def test_a_plain_callable_resumes_after_an_exception_in_this_process(tmp_path):
+    store = tmp_path / "s"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate({"even": Interrupting(stop=70)}, [3], rows=5, cols=5, trials=100, store=store)
+    table = evaluate({"even": Interrupting(stop=-1)}, [3], rows=5, cols=5, trials=100, store=store)
+    seeds = game_seeds(0, 100)
+    np.testing.assert_array_equal(unpack_outcomes(table.rows[0]["outcomes"], 100), seeds % 2 == 0)
+
+
+def test_the_store_must_be_a_path():
+    with pytest.raises(ValueError, match="store must be a folder path or None; got 3"):
+        evaluate({"even": wins_on_even_seed}, [3], rows=5, cols=5, trials=2, store=3)
+
+
+# ------------------------------------------------------------ the command
+def _eval_command(out, trials):
+    return [sys.executable, "-m", "nnsweeper", "eval", "--solvers", "csp,single_point", "--rows", "8",
+            "--cols", "8", "--mines", "10,12", "--trials", str(trials), "--jobs", "2", "--quiet",
+            "--out", str(out)]
+
+
+def _children(pid):
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_command_resumes_to_the_uninterrupted_table(tmp_path, sig):
+    import psutil
+
+    trials = 3000
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    whole = tmp_path / "whole"
+    subprocess.run(_eval_command(whole, trials), check=True, env=env, capture_output=True)
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen(_eval_command(cut, trials), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    store = tmp_path / "cut.games"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(store.glob("*/*.npz"))) < 4:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 130 and b"run the same command again" in err, err
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"workers alive 10 s after {sig.name}: {alive}"
+    assert not (tmp_path / "cut.json").exists()
+    chunks = list(store.glob("*/*.npz"))
+    assert chunks
+    subprocess.run(_eval_command(cut, trials), check=True, env=env, capture_output=True)
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text())["rows"] for n in ("whole", "cut"))
+    same_rows(a, b)
+
+
+@pytest.mark.cluster
+def test_a_dask_run_that_loses_a_worker_plays_the_local_games(tmp_path, dask_scheduler_address, monkeypatch):
+    """eval on a real scheduler with two worker processes, one killed mid-run: the local table."""
+    from nnsweeper.cli import main
+    from nnsweeper.evaluation import store as store_module
+
+    address, workers = dask_scheduler_address
+    args = ["eval", "--solvers", "csp,single_point", "--rows", "8", "--cols", "8", "--mines", "10,12",
+            "--trials", "600", "--start", "corner", "--quiet"]
+    assert main([*args, "--jobs", "1", "--out", str(tmp_path / "local")]) == 0
+    written = []
+    original = store_module._DiskJob.write
+
+    def write_and_kill(self, a, part):
+        original(self, a, part)
+        written.append(len(part))
+        if len(written) == 2:  # a chunk is in, the rest is being played: lose a worker
+            workers[0].kill()
+            workers[0].wait(timeout=10)
+
+    monkeypatch.setattr(store_module._DiskJob, "write", write_and_kill)
+    assert main([*args, "--backend", "dask", "--scheduler", address, "--out", str(tmp_path / "dask")]) == 0
+    assert workers[0].poll() is not None and workers[1].poll() is None
+    assert sum(written) == 4 * 600  # every game once, none lost with the worker
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "dask"))
+    same_rows(a["rows"], b["rows"])
+    assert [r["workers"] for r in b["metadata"]["runs"]] == [2]
