@@ -23,9 +23,8 @@
 # a build label, and installed in the same pip call as nnsweeper, so that pip never swaps in
 # a different build. The default is whatever build pip finds for
 # TORCH_VERSION (the CPU wheel where pip is configured with one). For a CUDA build:
-#   make setup TORCH_INDEX=https://download.pytorch.org/whl/cu124
-# or pass any other pip options:
-#   make setup PIP_EXTRA="--index-url https://download.pytorch.org/whl/cu124 --extra-index-url https://pypi.org/simple"
+#   make setup TORCH_INDEX=<address of PyTorch's CUDA wheel index for your CUDA version>
+# or pass any other pip options in PIP_EXTRA.
 
 PYTHON ?= python3
 VENV ?= .venv

@@ -14,56 +14,16 @@ its joblib workers, summed), sampled from /proc every 50 ms::
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
+from process_tree import PeakRSS
+
 from nnsweeper.datasets import generate
-
-
-def _tree_rss(root: int) -> int:
-    """Resident bytes of ``root`` and all its descendants (Linux /proc)."""
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/status") as fh:
-                for line in fh:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as fh:
-                    todo.extend(int(c) for c in fh.read().split())
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return total
-
-
-class _PeakRSS:
-    def __init__(self):
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, _tree_rss(os.getpid()))
-            self._stop.wait(0.05)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, _tree_rss(os.getpid()))
 
 
 def main(argv=None) -> int:
@@ -85,7 +45,7 @@ def main(argv=None) -> int:
     for r in range(args.repeats):
         tmp = Path(tempfile.mkdtemp(prefix="bench-generate-"))
         out = Path(args.keep) if args.keep and r == args.repeats - 1 else tmp / "data"
-        with _PeakRSS() as rss:
+        with PeakRSS() as rss:
             t0 = time.perf_counter()
             m = generate(out, parts, games=args.games, record=args.record, policy=args.policy,
                          shard_games=args.shard_games, seed=args.seed, n_jobs=args.jobs,

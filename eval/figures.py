@@ -3,7 +3,9 @@
 1. Redraws the figure of each table in ``eval/results/`` (the PNG beside its JSON,
    through ``nnsweeper plot``) and the gap tables of the comparisons
    (``compare_*.md``, through ``eval/gap_table.py``).
-2. Draws the gallery of every figure kind into ``docs/gallery/`` (``eval/gallery.py``).
+2. Draws the gallery of every figure kind into ``docs/gallery/`` (``eval/gallery.py``),
+   and writes the record runs' leaderboards, ``docs/results.md``, with the README's
+   headline block from the same tables (``eval/results_page.py``).
 3. Unless ``--no-timings``: runs ``make compare``, each command of the README's
    quick-start block, both notebooks (``jupyter execute``) and
    ``benchmarks/bench_solvers.py`` at full size in a temporary folder (a copy of the
@@ -240,6 +242,11 @@ def main(argv=None) -> int:
     for path in redraw_results():
         print(f"redrew {path.relative_to(ROOT)}")
     draw_gallery()
+    sys.path.insert(0, str(ROOT / "eval"))
+    import results_page
+
+    for path in results_page.write():
+        print(f"wrote {path.relative_to(ROOT)}")
     if not args.no_timings:
         doc = measure()
         write_text_atomic(TIMINGS, json.dumps(doc, indent=2) + "\n")

@@ -107,3 +107,67 @@ def test_gap_table_writes_rates_gaps_and_summary(tmp_path, capsys):
                               + " | ".join(f"{w} of 2" for w in within) + f" | {below} of 2 |")
     assert mod.main([str(path), "--reference", "cnn"]) == 2
     assert "reference must be a solver of the table" in capsys.readouterr().err
+
+
+def _records_and_page(monkeypatch, tmp_path):
+    """eval/records.py and eval/results_page.py, their tables and stores read from ``tmp_path``."""
+    import sys
+
+    monkeypatch.syspath_prepend(str(ROOT / "eval"))
+    monkeypatch.delitem(sys.modules, "records", raising=False)
+    monkeypatch.delitem(sys.modules, "results_page", raising=False)
+    import records
+    import results_page
+
+    monkeypatch.setattr(records, "RESULTS", tmp_path)
+    return records, results_page
+
+
+def test_records_count_the_games_their_stores_hold(monkeypatch, tmp_path, capsys):
+    records, _ = _records_and_page(monkeypatch, tmp_path)
+    args = ("eval", "--solvers", "csp,search", "--preset", "beginner")
+    rec = records.Record("r", args, 100, ("csp", "search"))
+    assert rec.games == 200 and rec.recorded() == 0
+    assert rec.command(jobs=2) == [*args, "--trials", "100", "--base-seed", "2026", "--jobs", "2", "--quiet",
+                                   "--out", "eval/results/r"]
+    for job, chunks in (("csp-9x9x10", ((0, 60), (60, 150))), ("search-9x9x10", ((0, 30),))):
+        (tmp_path / "r.games" / job).mkdir(parents=True)
+        for a, b in chunks:
+            (tmp_path / "r.games" / job / f"{a:012d}-{b:012d}.npz").write_bytes(b"")
+    (tmp_path / "r.games" / "csp-9x9x10" / ".000000000150-000000000200.npz").write_bytes(b"")  # unfinished
+    assert rec.recorded() == 130  # games past --trials (100-149) do not count
+    monkeypatch.setattr(records, "RECORDS", (rec,))
+    assert records.main(["--status"]) == 0
+    assert capsys.readouterr().out == "r: 130 of 200 games recorded\n"
+
+
+def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch, tmp_path):
+    from nnsweeper.evaluation import evaluate
+    from nnsweeper.solvers import get_solver
+
+    records, page = _records_and_page(monkeypatch, tmp_path)
+    done = records.Record("done", ("eval",), 60, ("csp", "search"))
+    todo = records.Record("todo", ("eval", "--preset", "expert"), 1000, ("csp",))
+    solvers = {"search": get_solver("search", start="corner"), "csp": get_solver("csp", start="corner")}
+    table = evaluate(solvers, boards=["beginner"], trials=60, base_seed=3, store=tmp_path / "done.games")
+    table.metadata["command"] = "nnsweeper eval ..."
+    table.to_json(done.table)
+    monkeypatch.setattr(page, "RECORDS", (done, todo))
+    text, heads = page.page()
+    assert "### beginner 9x9/10, safe first click, first click at corner: 60 games per solver" in text
+    rows = {line.split(" | ")[0]: line for line in text.splitlines()
+            if line.startswith(("| csp", "| search"))}
+    csp, search = (table.select(solver=s)[0] for s in ("csp", "search"))
+    assert rows["| csp"].startswith(f"| csp | 60 | {csp['wins']} | {100 * csp['win_rate']:.2f}% | ")
+    assert rows["| csp"].split(" | ")[5] == "reference" and rows["| search"].endswith("| reference |")
+    assert "Verdict: " in text and "Tu et al., PSEQ-D256 | 91.695%" in text
+    assert "Made by `nnsweeper eval ...` (1 run, " in text and " workers on " in text
+    assert "- `todo`: 0 of 1,000 games recorded" in text
+    assert sorted(h["solver"] for h in heads) == ["csp", "search"] and {h["games"] for h in heads} == {60}
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{page.BEGIN}\nold\n{page.END}\n\nrest\n")
+    monkeypatch.setattr(page, "PAGE", tmp_path / "results.md")
+    assert page.write(readme) == [tmp_path / "results.md", readme]
+    block = readme.read_text().split(page.BEGIN)[1].split(page.END)[0]
+    assert "old" not in block and "| beginner 9x9/10, safe first click at corner | " in block
+    assert readme.read_text().endswith("\n\nrest\n")

@@ -67,10 +67,11 @@ def test_boards_are_summarised_apart_and_without_a_reference():
 @pytest.mark.parametrize(
     ("x_won", "verdict"),
     [
-        ([1] * 100, "x beats csp by 60.0 points"),  # every game, against 40 of them
+        # every game, against 40 of them
+        ([1] * 100, "x wins the most games; the closest, csp, is 60.0 points behind"),
         # Few wins in common with csp's: the paired interval is wide.
-        ([0] * 40 + [1] * 45 + [0] * 15, "x wins 5.0 points more than csp, but the 95% interval"),
-        ([0] * 40 + [1] * 35 + [0] * 25, "csp and x cannot be told apart"),
+        ([0] * 40 + [1] * 45 + [0] * 15, "not distinguishable at the top: x (45.0%) and csp (-5.0, 95% "),
+        ([0] * 40 + [1] * 35 + [0] * 25, "not distinguishable at the top: csp (40.0%) and x (-5.0, 95% "),
         ([0] * 100, "csp wins the most games; the closest, x, is 40.0 points behind"),
     ],
 )
@@ -83,3 +84,14 @@ def test_the_verdict_follows_the_interval(x_won, verdict):
 def test_an_empty_table_is_refused():
     with pytest.raises(ValueError, match="no rows"):
         summarize(EvalTable([]))
+
+
+def test_each_solver_stands_better_worse_or_not_distinguishable_from_the_reference():
+    csp = [1] * 40 + [0] * 60
+    table = _table([_row("csp", 10, csp), _row("up", 10, [1] * 100), _row("down", 10, [0] * 100),
+                    _row("level", 10, [0] * 40 + [1] * 35 + [0] * 25)])
+    lines = format_summary(table).splitlines()
+    standing = {line.split()[0]: line for line in lines[2:6]}
+    assert standing["up"].endswith("better") and standing["down"].endswith("worse")
+    assert standing["level"].endswith("not distinguishable") and standing["csp"].endswith("reference")
+    assert lines[1].split()[-2:] == ["vs", "csp"]

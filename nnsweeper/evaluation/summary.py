@@ -18,6 +18,7 @@ gaps.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -85,7 +86,10 @@ class BoardSummary:
     reference : str or None
         The solver the gaps are measured from (None when it is not on this board).
     solvers : list of SolverSummary
-        Highest pooled win rate first (ties in table order).
+        Highest pooled win rate first (ties in table order), gaps to ``reference``.
+    against_best : list of SolverSummary
+        The other solvers with their gaps to the best one (:attr:`best`), in the order
+        of ``solvers``: what the verdict reads.
     """
 
     board: str
@@ -93,6 +97,7 @@ class BoardSummary:
     games: list[int]
     reference: str | None
     solvers: list[SolverSummary]
+    against_best: list[SolverSummary] = dataclasses.field(default_factory=list)
 
     @property
     def best(self) -> SolverSummary:
@@ -100,27 +105,24 @@ class BoardSummary:
         return self.solvers[0]
 
     def verdict(self) -> str:
-        """One sentence: who wins most games, and whether the interval says it is better."""
+        """One sentence: who wins most games, and whether the intervals tell the top apart.
+
+        Solvers are ranked by point estimate only where the paired 95% interval of their
+        gap to the leader excludes 0; those whose interval includes 0 are named as not
+        distinguishable from it.
+        """
         best = self.best
-        ref = next((s for s in self.solvers if s.solver == self.reference), None)
         if len(self.solvers) == 1:
             return f"{best.solver} won {best.wins} of {best.games} games."
-        if ref is None:
-            return f"{best.solver} wins the most games ({100 * best.win_rate:.1f}%)."
-        others = [s for s in self.solvers if s.gap is not None]
-        if best.solver == ref.solver:
-            closest = max(others, key=lambda s: s.gap)
-            if closest.gap == 0 or closest.gap_high >= 0:
-                return (f"{ref.solver} and {closest.solver} cannot be told apart "
-                        f"({closest.solver} {_pp(closest.gap)}, 95% interval {_ci(closest)}); "
-                        "more games would settle it.")
-            return (f"{ref.solver} wins the most games; the closest, {closest.solver}, is "
-                    f"{-100 * closest.gap:.1f} points behind (95% interval {_ci(closest)}).")
-        if best.gap_low > 0:
-            return (f"{best.solver} beats {ref.solver} by {100 * best.gap:.1f} points "
-                    f"(95% interval {_ci(best)}).")
-        return (f"{best.solver} wins {100 * best.gap:.1f} points more than {ref.solver}, but the 95% "
-                f"interval ({_ci(best)}) includes 0: not shown to be better.")
+        d = _digits(best.games)
+        level = [s for s in self.against_best if s.gap_high >= 0]
+        if level:
+            others = ", ".join(f"{s.solver} ({_pp(s.gap, d)}, 95% interval {_ci(s, d)})" for s in level)
+            return (f"not distinguishable at the top: {best.solver} ({100 * best.win_rate:.1f}%) and "
+                    f"{others}; more games would settle it.")
+        closest = max(self.against_best, key=lambda s: s.gap)
+        return (f"{best.solver} wins the most games; the closest, {closest.solver}, is "
+                f"{-100 * closest.gap:.{d}f} points behind (95% interval {_ci(closest, d)}).")
 
 
 def summarize(table, reference: str = "csp") -> list[BoardSummary]:
@@ -150,9 +152,12 @@ def summarize(table, reference: str = "csp") -> list[BoardSummary]:
         configs = list(dict.fromkeys(_config_name(r) for r in rows))
         per_solver = [_solver_summary(table, s, ref, rows) for s in solvers]
         per_solver.sort(key=lambda s: -s.win_rate)  # stable: ties keep table order
+        top = per_solver[0].solver
+        against = [_solver_summary(table, s.solver, top, rows) for s in per_solver[1:]]
         out.append(BoardSummary(
             board=f"{board}, {rule} first click", configurations=configs,
             games=sorted({r["games"] for r in rows}), reference=ref, solvers=per_solver,
+            against_best=against,
         ))
     return out
 
@@ -225,12 +230,23 @@ def _behind(d: dict) -> Fraction:
     return Fraction(d["reference_wins"], d["reference_games"]) - Fraction(d["wins"], d["games"])
 
 
-def _pp(x: float) -> str:
-    return f"{100 * x:+.1f}"
+def _standing(s: SolverSummary) -> str:
+    """Better, worse, or not distinguishable from the reference: where the paired interval lies."""
+    return "better" if s.gap_low > 0 else "worse" if s.gap_high < 0 else "not distinguishable"
 
 
-def _ci(s) -> str:
-    return f"{_pp(s.gap_low)} to {_pp(s.gap_high)}"
+def _digits(games: int) -> int:
+    """Decimals of percentage points worth printing: a second one from 100,000 games on (intervals of
+    about +-0.3 points and less)."""
+    return 2 if games >= 100_000 else 1
+
+
+def _pp(x: float, digits: int = 1) -> str:
+    return f"{100 * x:+.{digits}f}"
+
+
+def _ci(s, digits: int = 1) -> str:
+    return f"{_pp(s.gap_low, digits)} to {_pp(s.gap_high, digits)}"
 
 
 def _format_board(b: BoardSummary) -> str:
@@ -252,7 +268,7 @@ def _format_board(b: BoardSummary) -> str:
     ref = b.reference
     headers = ["solver", "win rate"]
     if ref is not None:
-        headers.append(f"gap to {ref} (95% CI)")
+        headers += [f"gap to {ref} (95% CI)", f"vs {ref}"]
         if many:
             headers += ["worst gap", "within " + "/".join(f"{t:g}" for t in THRESHOLDS) + " pp",
                         "CI below 0"]
@@ -261,9 +277,10 @@ def _format_board(b: BoardSummary) -> str:
         cells = [s.solver, f"{100 * s.win_rate:.1f}%"]
         if ref is not None:
             if s.gap is None:
-                cells += ["reference"] + (["", "", ""] if many else [])
+                cells += ["reference", ""] + (["", "", ""] if many else [])
             else:
-                cells.append(f"{_pp(s.gap)} ({_ci(s)})")
+                d = _digits(s.games)
+                cells += [f"{_pp(s.gap, d)} ({_ci(s, d)})", _standing(s)]
                 if many:
                     w = s.worst
                     cells += [f"{100 * w['difference']:+.1f} at {_config_name(w)}",

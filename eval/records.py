@@ -1,0 +1,127 @@
+"""The record runs: million-game evaluations behind ``docs/results.md``.
+
+Each run is one ``nnsweeper eval`` (or ``compare``) command whose store,
+``eval/results/NAME.games``, keeps every finished chunk of games. Running this script
+again (after a kill, another day, on another machine with the same nnsweeper) continues
+every unfinished run where it stopped; a finished run only reads its games back and
+writes its table again. The games are those of base seed :data:`SEED`, which no table
+before these used::
+
+    python eval/records.py                          # every run, in order (all cores)
+    python eval/records.py expert --jobs 16         # the runs whose name holds "expert"
+    python eval/records.py --backend dask --scheduler tcp://host:8786
+    python eval/records.py --status                 # games recorded so far, per run
+
+``docs/results.md`` (``eval/results_page.py``, part of ``make figures``) reads the
+tables these runs write, and the progress of the unfinished ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "eval" / "results"
+#: Base seed of every record run's games.
+SEED = 2026
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record run: its name (the files it writes), its command and its size."""
+
+    name: str
+    arguments: tuple[str, ...]  # the nnsweeper command and its options, less the common ones
+    trials: int
+    solvers: tuple[str, ...]
+    configurations: int = 1
+
+    def command(self, jobs: int | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+        """The full ``nnsweeper`` arguments of the run."""
+        out = [*self.arguments, "--trials", str(self.trials), "--base-seed", str(SEED)]
+        if jobs is not None:
+            out += ["--jobs", str(jobs)]
+        return [*out, *extra, "--quiet", "--out", f"eval/results/{self.name}"]
+
+    @property
+    def games(self) -> int:
+        """Games of the whole run: trials x solvers x configurations."""
+        return self.trials * len(self.solvers) * self.configurations
+
+    @property
+    def table(self) -> Path:
+        return RESULTS / f"{self.name}.json"
+
+    @property
+    def store(self) -> Path:
+        return RESULTS / f"{self.name}.games"
+
+    def recorded(self) -> int:
+        """Games the run's store holds so far, of the trials asked for (0 without a store)."""
+        total = 0
+        for chunk in self.store.glob("*/*.npz"):
+            if chunk.name.startswith("."):
+                continue
+            a, b = (int(x) for x in chunk.stem.split("-"))
+            total += max(0, min(b, self.trials) - a)
+        return total
+
+
+def _eval(*args: str, trials: int, solvers: str) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
+    return ("eval", "--solvers", solvers, *args), trials, tuple(solvers.split(","))
+
+
+RECORDS = (
+    Record("record_beginner_corner",
+           *_eval("--preset", "beginner", "--start", "corner", trials=1_000_000, solvers="csp,search")),
+    Record("record_intermediate_corner",
+           *_eval("--preset", "intermediate", "--start", "corner", trials=1_000_000, solvers="csp,search")),
+    Record("record_expert_corner",
+           *_eval("--preset", "expert", "--start", "corner", trials=1_000_000, solvers="csp,search")),
+    Record("record_expert_models",
+           *_eval("--preset", "expert", "--start", "corner", trials=100_000,
+                  solvers="gnn,hybrid-gnn,value-gnn,search,csp")),
+    Record("record_expert_zero",
+           *_eval("--preset", "expert", "--first-click", "zero", "--start", "3,3", trials=1_000_000,
+                  solvers="search")),
+    Record("record_sweep_10x10", ("compare", "--mines", "5-30"), 10_000,
+           ("single_point", "csp", "search", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"), configurations=26),
+)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("only", nargs="?", default="", help="run only the records whose name holds this")
+    parser.add_argument("--jobs", type=int, default=-1, help="worker processes (default: -1, all cores)")
+    parser.add_argument("--backend", default=None, help="dask or ray: run on a cluster (see docs/cluster.md)")
+    parser.add_argument("--scheduler", default=None, help="with --backend dask: the scheduler's address")
+    parser.add_argument("--status", action="store_true", help="print the games recorded per run; play none")
+    args = parser.parse_args(argv)
+    chosen = [r for r in RECORDS if args.only in r.name]
+    if not chosen:
+        names = ", ".join(r.name for r in RECORDS)
+        parser.error(f"no record run's name holds {args.only!r}; the runs: {names}")
+    if args.status:
+        for r in chosen:
+            state = "finished" if r.table.exists() else f"{r.recorded():,} of {r.games:,} games recorded"
+            print(f"{r.name}: {state}")
+        return 0
+    from nnsweeper.cli import main as nnsweeper
+
+    extra = tuple(x for k, v in (("--backend", args.backend), ("--scheduler", args.scheduler)) if v
+                  for x in (k, v))
+    for r in chosen:
+        command = r.command(None if args.backend else args.jobs, extra)
+        print(f"== {r.name}: nnsweeper {shlex.join(command)}", file=sys.stderr, flush=True)
+        code = nnsweeper(command)
+        if code:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""``docs/results.md``: the leaderboards of the record runs, beside the published marks of other solvers.
+
+Reads the tables of the record runs (``eval/records.py``) in ``eval/results/``: for each
+board and rule, every solver with its games, win rate and 95% interval, its paired gap
+to ``csp`` and to ``search`` (same games, Newcombe's paired interval), and the verdict,
+which ranks two solvers only where the paired interval of their gap excludes 0. Beside
+each board, the figures other solvers published for the same rules, with the
+difference from ours. Runs still under way are listed with the games recorded so far.
+The README's headline block (between ``<!-- results: begin`` and ``<!-- results: end -->``)
+is written from the same tables.
+
+::
+
+    python eval/results_page.py        # also run by make figures
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "results.md"
+README = ROOT / "README.md"
+BEGIN = "<!-- results: begin (written by make figures from docs/results.md's tables) -->"
+END = "<!-- results: end -->"
+
+sys.path.insert(0, str(ROOT / "eval"))
+from records import RECORDS, Record  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Published:
+    """A win rate another solver's authors published."""
+
+    who: str
+    board: str  # preset name
+    rule: str  # first_click rule
+    start: str  # where the first click goes, as our solvers' start option prints
+    win_rate: float  # percent
+    interval: tuple[float, float] | None  # percent, as published (None: not given)
+    games: str
+    note: str = ""
+
+
+#: Published marks, as their authors give them (rules: the first-click rule and where the first click goes).
+PUBLISHED = (
+    Published("DavidNHill, JSMinesweeper", "expert", "safe", "corner", 41.132, (41.102, 41.162),
+              "10,000,000", "41.132% ± 0.03"),
+    Published("Tu et al., PSEQ-D256", "beginner", "safe", "corner", 91.695, None, "100,000,000"),
+    Published("Tu et al., PSEQ-D256", "intermediate", "safe", "corner", 78.230, None, "100,000,000"),
+    Published("Tu et al., PSEQ-D256", "expert", "safe", "corner", 40.043, None, "100,000,000"),
+    Published("Tu et al., PSEQ-D256", "expert", "zero", "(3, 3)", 53.452, (53.425, 53.479), "not given",
+              "53.452% ± 0.027; the first click opens an area at (3, 3)"),
+    Published("minesolve", "expert", "safe", "corner", 40.80, (40.71, 40.90), "not given",
+              "95% interval 40.71 to 40.90"),
+)
+
+
+def _pct(x: float, digits: int = 2) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def _pp(x: float) -> str:
+    return f"{100 * x:+.2f}"
+
+
+def _start(table) -> str:
+    """Where the table's solvers click first (their ``start`` option), if they agree."""
+    starts = {m.group(1) for d in table.metadata.get("solvers", {}).values()
+              for m in [re.search(r"start=('?[^,)]*'?|\(\d+, \d+\))", d)] if m}
+    return starts.pop().strip("'") if len(starts) == 1 else "mixed"
+
+
+def _runs(table) -> str:
+    runs = table.metadata.get("runs") or []
+    if not runs:
+        return "where the games were played is not recorded"
+    wall = sum(r["wall_seconds"] for r in runs)
+    places = sorted({f"{r['workers']} workers on {r['cpus']} cores ({r['machine']})" for r in runs})
+    return (f"{len(runs)} run{'s' * (len(runs) > 1)}, {wall / 3600:.2f} h wall time in all, on "
+            + "; ".join(places))
+
+
+def _gap_cell(s) -> str:
+    if s is None or s.gap is None:
+        return "—"
+    return f"{_pp(s.gap)} ({_pp(s.gap_low)} to {_pp(s.gap_high)})"
+
+
+def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
+    """The Markdown of one record table, and its headline rows (solver, board, rule, rate, interval)."""
+    from nnsweeper.evaluation import summarize, wilson_interval
+
+    out, heads = [], []
+    solvers = table.solvers
+    by_ref = {ref: summarize(table, ref) for ref in ("csp", "search") if ref in solvers}
+    base = summarize(table, solvers[0])
+    start = _start(table)
+    for k, b in enumerate(base):
+        rule = table.rows[0]["first_click"]
+        games = "/".join(f"{g:,}" for g in b.games)
+        single = len(b.configurations) == 1
+        where = b.configurations[0] if single else b.board.rsplit(", ", 1)[0]
+        out.append(f"### {where}, {rule} first click, first click at {start}: {games} games "
+                   f"{'each' if len(b.configurations) > 1 else 'per solver'}")
+        out.append("")
+        if len(b.configurations) > 1:
+            out.append(f"Configurations: {', '.join(b.configurations)} (pooled below).")
+            out.append("")
+        refs = list(by_ref)
+        out.append("| solver | games | wins | win rate | 95% interval | "
+                   + " | ".join(f"gap to {r}, points (paired 95% interval)" for r in refs) + " |")
+        out.append("|" + " --- |" * 3 + " ---: |" * (2 + len(refs)))
+        for s in b.solvers:
+            low, high = wilson_interval(s.wins, s.games)
+            gaps = []
+            for r in refs:
+                match = next(x for x in by_ref[r][k].solvers if x.solver == s.solver)
+                gaps.append(_gap_cell(match) if match.solver != r else "reference")
+            out.append(f"| {s.solver} | {s.games:,} | {s.wins:,} | {_pct(s.win_rate)} | "
+                       f"{_pct(low)} to {_pct(high)} | " + " | ".join(gaps) + " |")
+            if single:  # the README's headline holds the classic boards
+                heads.append({"solver": s.solver, "board": where, "rule": rule, "start": start,
+                              "games": s.games, "rate": s.win_rate, "low": low, "high": high})
+        out.append("")
+        out.append(f"Verdict: {b.verdict()}")
+        out.append("")
+        preset = table.rows[0]["board"]
+        peers = [p for p in PUBLISHED if (p.board, p.rule, p.start) == (preset, rule, start)]
+        if peers and len(b.configurations) == 1:
+            ours = b.solvers[0]
+            low, high = wilson_interval(ours.wins, ours.games)
+            out.append(f"Published for the same rules, against our best ({ours.solver}, "
+                       f"{_pct(ours.win_rate)}, {_pct(low)} to {_pct(high)}):")
+            out.append("")
+            out.append("| solver | win rate | as published | games | ours minus theirs, points |")
+            out.append("| --- | ---: | --- | ---: | --- |")
+            for p in peers:
+                theirs = p.win_rate / 100
+                t_low, t_high = (p.interval[0] / 100, p.interval[1] / 100) if p.interval else (theirs, theirs)
+                d_low, d_high = low - t_high, high - t_low
+                standing = ("above" if d_low > 0 else "below" if d_high < 0 else "not distinguishable")
+                out.append(f"| {p.who} | {p.win_rate:.3f}% | {p.note or '—'} | {p.games} | "
+                           f"{_pp(ours.win_rate - theirs)} ({_pp(d_low)} to {_pp(d_high)}): {standing} |")
+            out.append("")
+        out.append(f"Made by `{table.metadata.get('command', '')}` ({_runs(table)}).")
+        out.append("")
+    return out, heads
+
+
+def page() -> tuple[str, list[dict]]:
+    """The Markdown of ``docs/results.md`` and the headline rows of every finished record."""
+    from nnsweeper.evaluation import EvalTable
+
+    lines = [
+        "# Results: the record runs",
+        "",
+        "Win rates of nnsweeper's solvers on 10^5 to 10^6 games per solver and board, every solver on",
+        "the same games (base seed 2026, which no earlier table used), with 95% intervals (Wilson) and",
+        "each solver's gap to `csp` and to `search` on those same games (Newcombe's paired interval).",
+        "A solver is ranked above another only where the paired interval of their gap excludes 0;",
+        "otherwise the verdict says they are not distinguishable. Beside each board, the win rates",
+        "other solvers' authors published for the same rules, and the difference from our best",
+        "(its interval combines ours with theirs, or with their point figure where they give none).",
+        "",
+        "Every table is in `eval/results/` (`NAME.json` holds every game's outcome) and was made by",
+        "`python eval/records.py`, which continues unfinished runs; this page is made by",
+        "`python eval/results_page.py` (part of `make figures`).",
+        "",
+    ]
+    heads, pending = [], []
+    for record in RECORDS:
+        if not record.table.exists():
+            pending.append(record)
+            continue
+        table = EvalTable.from_json(record.table)
+        section, rows = board_section(record, table)
+        lines += section
+        heads += rows
+    if pending:
+        lines += ["## Under way", "",
+                  "These runs have not finished; their stores (`eval/results/NAME.games`) hold the games "
+                  "played so far, and `python eval/records.py` continues them.", ""]
+        for r in pending:
+            lines.append(f"- `{r.name}`: {r.recorded():,} of {r.games:,} games recorded "
+                         f"(`nnsweeper {' '.join(r.command())}`)")
+        lines.append("")
+    return "\n".join(lines), heads
+
+
+def readme_block(heads: list[dict]) -> str:
+    """The README's headline: each board's best solvers of the finished records, from the same tables."""
+    if not heads:
+        return "The record runs are under way: see [docs/results.md](docs/results.md)."
+    out = ["| board, rule | solver | games | win rate (95% interval) |", "| --- | --- | ---: | --- |"]
+    for h in heads:
+        rule = f"{h['rule']} first click at {h['start']}"
+        out.append(f"| {h['board']}, {rule} | {h['solver']} | {h['games']:,} | "
+                   f"{_pct(h['rate'])} ({_pct(h['low'])} to {_pct(h['high'])}) |")
+    return "\n".join(out) + "\n\nPaired gaps, verdicts and the published marks of other solvers: " \
+        "[docs/results.md](docs/results.md)."
+
+
+def write(readme: Path = README) -> list[Path]:
+    """Write ``docs/results.md`` and the README's headline block; returns what was written."""
+    from nnsweeper.fileio import write_text_atomic
+
+    text, heads = page()
+    write_text_atomic(PAGE, text)
+    written = [PAGE]
+    doc = readme.read_text(encoding="utf-8")
+    if BEGIN in doc and END in doc:
+        head, rest = doc.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        write_text_atomic(readme, f"{head}{BEGIN}\n{readme_block(heads)}\n{END}{tail}")
+        written.append(readme)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write():
+        print(f"wrote {path.relative_to(ROOT)}")
