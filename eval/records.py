@@ -3,9 +3,9 @@
 Each run is one ``nnsweeper eval`` (or ``compare``) command whose store,
 ``eval/results/NAME.games``, keeps every finished chunk of games. Running this script
 again (after a kill, another day, on another machine with the same nnsweeper) continues
-every unfinished run where it stopped; a finished run only reads its games back and
-writes its table again. The games are those of base seed :data:`SEED`, which no table
-before these used::
+every unfinished run where it stopped and skips the finished ones (their tables are
+committed, their stores are not). The games are those of base seed :data:`SEED`, which
+no table before these used::
 
     python eval/records.py                          # every run, in order (all cores)
     python eval/records.py expert --jobs 16         # the runs whose name holds "expert"
@@ -100,6 +100,9 @@ def main(argv=None) -> int:
     parser.add_argument("--backend", default=None, help="dask or ray: run on a cluster (see docs/cluster.md)")
     parser.add_argument("--scheduler", default=None, help="with --backend dask: the scheduler's address")
     parser.add_argument("--status", action="store_true", help="print the games recorded per run; play none")
+    parser.add_argument("--again", action="store_true",
+                        help="run the finished records too (their tables are written again from their "
+                        "stores, or their games played again where no store is kept)")
     args = parser.parse_args(argv)
     chosen = [r for r in RECORDS if args.only in r.name]
     if not chosen:
@@ -115,6 +118,10 @@ def main(argv=None) -> int:
     extra = tuple(x for k, v in (("--backend", args.backend), ("--scheduler", args.scheduler)) if v
                   for x in (k, v))
     for r in chosen:
+        if r.table.exists() and not args.again:
+            print(f"== {r.name}: finished ({r.table.relative_to(ROOT)}); --again runs it again",
+                  file=sys.stderr)
+            continue
         command = r.command(None if args.backend else args.jobs, extra)
         print(f"== {r.name}: nnsweeper {shlex.join(command)}", file=sys.stderr, flush=True)
         code = nnsweeper(command)
