@@ -58,11 +58,11 @@ __all__ = [
 # Upper end (exclusive) of the seed notebook's game seeds.
 _SEED_HIGH = 2**31 - 1
 
-#: Most games per solver and configuration (``trials``). A run keeps the seeds
-#: (8 bytes a game) and, until its row is summarised, one solver-configuration's
-#: results (37 bytes a game, 60 at the peak of summarising; measured: +60 MB for a
-#: million games), so a run at the cap stays under 0.75 GB; ten million games take
-#: about 15 minutes even for a solver that does nothing (the harness's own cost).
+#: Most games per solver and configuration (``trials``). With a store on disk a run's
+#: memory does not grow with it (seeds are drawn in blocks, chunks go to the store and
+#: rows are summarised from it; measured: the same peak for 10**4 and 10**7 games);
+#: without one the chunks are kept in memory (29 bytes a game). A row's packed
+#: outcomes take 2.5 MB of JSON at the cap.
 MAX_TRIALS = 10_000_000
 #: Most games per run: trials x configurations x solvers, refused before any game.
 #: At 1.7 ms a game (single_point on 10x10, measured; csp takes 2.6 ms) 10**8 games
