@@ -699,3 +699,32 @@ def test_plot_position_marks_probabilities_proofs_and_moves():
         assert to_hex(line.get_color()) == to_hex(solver_style(name)["color"])
     with pytest.raises(ValueError, match="fig must be None when ax is given"):
         plot_position(obs, a, ax=ax, fig=fig)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (16, 30)])
+def test_solvers_on_one_cell_leave_its_value_readable(shape):
+    """Four solvers picking the same cell: no marker covers the P(mine) written in it."""
+    import nnsweeper as ns
+    from nnsweeper.plots import plot_position
+
+    rows, cols = shape
+    grid = np.full(shape, -1)
+    grid[0, 0] = 1
+    obs = ns.Observation.of(grid, 3)
+    a = ns.analyze(obs)
+    move = ns.suggest_move(ns.get_solver("csp"), obs, 0, analysis=a)
+    moves = [(name, move) for name in ("csp", "search", "gnn", "single_point")]
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    plot_position(obs, a, moves, fig=fig)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    r, c = move.cell
+    (text,) = [t for t in ax.texts if t.get_position() == (c, r)]
+    box = text.get_window_extent()
+    for line in (x for x in ax.get_lines() if (x.get_gid() or "").startswith("suggestion-")):
+        x, y = ax.transData.transform((line.get_xdata()[0], line.get_ydata()[0]))
+        radius = line.get_markersize() / 2 * fig.dpi / 72
+        # The marker's square around its centre misses the text's box.
+        assert (x + radius < box.x0 or x - radius > box.x1 or y + radius < box.y0
+                or y - radius > box.y1), line.get_gid()

@@ -186,15 +186,18 @@ def plot_position(observation, analysis, suggestions=(), *, ax=None, fig=None, t
         ax.add_patch(Rectangle((c - 0.44, r - 0.44), 0.88, 0.88, fill=False, edgecolor=_SAFE_COLOR,
                                linestyle="--", linewidth=1.5, zorder=2, gid="safe"))
     handles, seen = [], {}
+    # Markers sit in the cell's corners, small enough to leave its P(mine) text in the
+    # middle readable, however many solvers pick the same cell.
+    size = float(np.clip(0.26 * _cell_points(ax, rows, cols), 3, 9))
     for name, move in moves:
         r, c = move.cell
         k = seen.get((r, c), 0)
         seen[(r, c)] = k + 1
         style = solver_style(name)
-        # Several solvers on one cell: their markers step round the cell's corners.
-        dr, dc = [(-0.25, -0.25), (-0.25, 0.25), (0.25, -0.25), (0.25, 0.25)][k % 4]
+        dr, dc = [(-0.32, -0.32), (-0.32, 0.32), (0.32, -0.32), (0.32, 0.32)][k % 4]
         ax.plot(c + dc, r + dr, linestyle="none", marker=style["marker"], color=style["color"],
-                markeredgecolor="white", markersize=9, zorder=3, gid=f"suggestion-{name}")
+                markeredgecolor="white", markeredgewidth=0.6, markersize=size, zorder=3,
+                gid=f"suggestion-{name}")
         handles.append(Line2D([], [], linestyle="none", marker=style["marker"], color=style["color"],
                               markeredgecolor="white", markersize=8,
                               label=f"{name}: ({r}, {c}) {move.kind}"))
@@ -210,6 +213,12 @@ def plot_position(observation, analysis, suggestions=(), *, ax=None, fig=None, t
         title = f"{rows}x{cols}, {left} mines left, {count} layouts: exact P(mine)"
     ax.set_title(title, fontsize=10)
     return fig
+
+
+def _cell_points(ax, rows: int, cols: int) -> float:
+    """The side of one drawn cell, in points."""
+    box = ax.get_window_extent()
+    return min(box.width / cols, box.height / rows) * 72 / ax.figure.dpi
 
 
 def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None, values_text=None):
@@ -246,8 +255,7 @@ def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None, 
         spine.set_visible(False)
 
     # Text sizes follow the drawn cell size, in points.
-    box = ax.get_window_extent()
-    cell_pt = min(box.width / cols, box.height / rows) * 72 / ax.figure.dpi
+    cell_pt = _cell_points(ax, rows, cols)
     small = float(np.clip(0.3 * cell_pt, 3, 9))
     large = float(np.clip(0.55 * cell_pt, 4, 14))
     centred = {"ha": "center", "va": "center"}
