@@ -95,3 +95,17 @@ def test_each_solver_stands_better_worse_or_not_distinguishable_from_the_referen
     assert standing["up"].endswith("better") and standing["down"].endswith("worse")
     assert standing["level"].endswith("not distinguishable") and standing["csp"].endswith("reference")
     assert lines[1].split()[-2:] == ["vs", "csp"]
+
+
+def test_the_summary_answers_for_the_networks_and_explains_its_columns():
+    csp = [1] * 40 + [0] * 60
+    rows = [_row("csp", 10, csp), _row("net", 10, [0] * 100), _row("hybrid-net", 10, csp)]
+    for r in rows[1:]:
+        r["model_calls"] = 3.0  # asked a trained model
+    text = format_summary(_table(rows))
+    assert "  The networks against csp: hybrid-net +0.0 (-2.1 to +2.1), not distinguishable; net -40.0" in text
+    assert text.count("The networks") == 1 and ", worse." in text
+    assert "Columns: gap to csp = win rate minus csp's on the same games" in text
+    # Without a model no answer is claimed for networks.
+    plain = format_summary(_table([_row("csp", 10, csp), _row("x", 10, [0] * 100)]))
+    assert "networks" not in plain and "Columns:" in plain

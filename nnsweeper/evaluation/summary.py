@@ -19,6 +19,7 @@ gaps.
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -54,6 +55,9 @@ class SolverSummary:
         the reference.
     below, above : int
         Configurations whose interval lies wholly below (above) zero.
+    learned : bool
+        Whether the solver asked a trained model (its rows report model calls): one of
+        the networks whose gap to the reference answers the project's question.
     """
 
     solver: str
@@ -69,6 +73,7 @@ class SolverSummary:
     within: tuple[int, ...] = ()
     below: int = 0
     above: int = 0
+    learned: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,10 +168,33 @@ def summarize(table, reference: str = "csp") -> list[BoardSummary]:
 
 
 def format_summary(table, reference: str = "csp") -> str:
-    """The summary of :func:`summarize` as text, one block per board, then the time per game."""
-    blocks = [_format_board(b) for b in summarize(table, reference)]
+    """The summary of :func:`summarize` as text: a block per board, what the columns mean, time per game.
+
+    A board whose solvers include trained models (rows with model calls) and the
+    reference ends with the answer to the project's question: each network's gap to
+    the reference, and where its interval lies.
+    """
+    boards = summarize(table, reference)
+    blocks = [_format_board(b) for b in boards]
+    legend = _legend(boards)
     timing = _timing_line(table)
-    return "\n\n".join(blocks) + (f"\n\n{timing}" if timing else "")
+    return "\n\n".join(blocks) + (f"\n\n{legend}" if legend else "") + (f"\n\n{timing}" if timing else "")
+
+
+def _legend(boards: list[BoardSummary]) -> str:
+    """What the columns of the boards' tables mean, once for all of them."""
+    ref = next((b.reference for b in boards if b.reference is not None), None)
+    if ref is None:
+        return ""
+    text = (f"Columns: gap to {ref} = win rate minus {ref}'s on the same games, in percentage points, "
+            f"with its 95% interval (paired when both played the same games); vs {ref} = where that "
+            f"interval lies: better (above 0), worse (below 0) or not distinguishable (it holds 0).")
+    if any(len(b.configurations) > 1 for b in boards):
+        text += (f" Over a board's configurations: worst gap = the configuration where the solver "
+                 f"trails {ref} most; within 1/3/5 pp = configurations no more than 1, 3 and 5 points "
+                 f"below {ref}; CI below 0 = configurations whose interval lies wholly below 0 "
+                 f"({ref} shown to win more there).")
+    return textwrap.fill(text, width=100)
 
 
 def _timing_line(table) -> str:
@@ -200,7 +228,10 @@ def _config_name(r: dict) -> str:
 def _solver_summary(table, solver: str, reference: str | None, rows: list[dict]) -> SolverSummary:
     mine = [r for r in rows if r["solver"] == solver]
     games, wins = sum(r["games"] for r in mine), sum(r["wins"] for r in mine)
-    base = dict(solver=solver, configurations=len(mine), games=games, wins=wins, win_rate=wins / games)
+    learned = any(r.get("model_calls") == r.get("model_calls") and r.get("model_calls") is not None
+                  for r in mine)  # NaN: no model
+    base = dict(solver=solver, configurations=len(mine), games=games, wins=wins, win_rate=wins / games,
+                learned=learned)
     if reference is None or solver == reference:
         return SolverSummary(**base)
     keys = {(r["board"], r["rows"], r["cols"], r["mines"], r["first_click"]) for r in mine}
@@ -296,5 +327,11 @@ def _format_board(b: BoardSummary) -> str:
     paired = ref is not None and all(s.paired for s in b.solvers if s.gap is not None)
     note = (" (gaps in percentage points; paired intervals: the same games)" if paired
             else " (gaps in percentage points; unpaired intervals)" if ref is not None else "")
-    return "\n".join([head + note, "  " + line(headers), *("  " + line(r) for r in rows),
-                      "  " + b.verdict()])
+    out = [head + note, "  " + line(headers), *("  " + line(r) for r in rows), "  " + b.verdict()]
+    nets = [s for s in b.solvers if s.learned and s.gap is not None]
+    if nets:
+        said = "; ".join(f"{s.solver} {_pp(s.gap, _digits(s.games))} ({_ci(s, _digits(s.games))}), "
+                         f"{_standing(s)}" for s in nets)
+        out.append(textwrap.fill(f"The networks against {ref}: {said}.", width=100, initial_indent="  ",
+                                 subsequent_indent="    "))
+    return "\n".join(out)
