@@ -1,4 +1,4 @@
-"""Every command of the README and of docs/api.md runs as written, on tiny sizes.
+"""Every command of the README and of the docs pages runs as written, on tiny sizes.
 
 The commands are parsed from the documents themselves (``eval/figures.py``'s parser,
 the one ``make figures`` times them with), so editing one in the README edits the
@@ -20,7 +20,12 @@ import pytest
 from nnsweeper.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs" / "api.md"
+#: The docs pages whose commands and Python blocks run here, after the README's and in
+#: this order (a reader who follows them uses what the earlier commands wrote).
+PAGES = [ROOT / "docs" / name for name in ("engine.md", "solvers.md", "models.md", "api.md", "evaluation.md",
+                                           "experiments.md", "notebooks.md", "architecture.md", "results.md")]
+#: The docs pages whose blocks cannot run here, and why.
+NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster"}
 
 
 def _load_figures():
@@ -41,7 +46,7 @@ _TINY_TRAIN = ["train.epochs=1", "train.threads=1", "train.device=cpu", "train.i
 
 def _all_commands() -> list[tuple[str, str]]:
     out = []
-    for path in (figures.README, DOCS):
+    for path in (figures.README, *PAGES):
         for heading, commands in figures.bash_blocks(path.read_text(encoding="utf-8")):
             out += [(f"{path.name} {heading}", c) for c in commands]
     return out
@@ -115,7 +120,22 @@ def test_every_command_runs_as_written_on_tiny_sizes(tmp_path, monkeypatch, caps
     assert {r["solver"] for r in table["rows"]} >= {"mygnn", "hybrid-mygnn"}
 
 
-@pytest.mark.parametrize("path", [figures.README, DOCS], ids=["README", "api"])
+def test_every_docs_page_is_run_or_says_why_not():
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert pages == {p.name for p in PAGES} | set(NOT_RUN), pages ^ ({p.name for p in PAGES} | set(NOT_RUN))
+
+
+def test_every_link_between_the_documents_resolves():
+    for path in (figures.README, *PAGES, *(ROOT / "docs" / n for n in NOT_RUN)):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")):
+                assert (path.parent / target).exists(), f"{path.name}: {target}"
+
+
+PYTHON_PAGES = [p for p in (figures.README, *PAGES) if "```python" in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("path", PYTHON_PAGES, ids=[p.stem for p in PYTHON_PAGES])
 def test_every_python_block_runs(path, tmp_path):
     text = path.read_text(encoding="utf-8")
     blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
