@@ -168,7 +168,8 @@ def page() -> tuple[str, list[dict]]:
         "",
         "Every table is in `eval/results/` (`NAME.json` holds every game's outcome) and was made by",
         "`python eval/records.py`, which continues unfinished runs; this page is made by",
-        "`python eval/results_page.py` (part of `make figures`).",
+        "`python eval/results_page.py` (part of `make figures`). The project's earlier, smaller runs",
+        "are in [experiments.md](experiments.md).",
         "",
     ]
     heads, pending = [], []
