@@ -14,6 +14,8 @@ Importing this module registers the environment (it needs the ``gym`` extra,
 The game underneath is :class:`nnsweeper.MinesweeperEnv` (``env.unwrapped.game``), so a
 seed gives the same layout as everywhere else in nnsweeper, and :func:`play_solver`
 lets any nnsweeper solver play through the Gymnasium interface.
+``env.get_wrapper_attr("action_masks")()`` (the method sb3-contrib's ``MaskablePPO``
+calls, so it trains on the environment as it is: see docs/rl.md) gives the legal moves.
 """
 
 from __future__ import annotations
@@ -87,6 +89,12 @@ class MinesweeperGymEnv(gymnasium.Env):
     ``moves`` (cells revealed so far), ``revealed`` (cells this step opened),
     ``game_seed`` (the :class:`MinesweeperEnv` seed of the episode), ``invalid``, and
     ``result`` once the game is over.
+
+    Action masks
+    ------------
+    :meth:`action_masks` returns the observation's ``action_mask`` as booleans: the
+    method that sb3-contrib's ``MaskablePPO`` looks for, found through ``gym.make``'s
+    wrappers and vector environments without an ``ActionMasker``.
 
     Seeding
     -------
@@ -162,6 +170,31 @@ class MinesweeperGymEnv(gymnasium.Env):
         if self.render_mode == "ansi":
             return self._ansi()
         return self._rgb()
+
+    def action_masks(self) -> np.ndarray:
+        """The actions worth taking now: True for every covered cell.
+
+        The observation's ``action_mask`` as booleans, under the name that sb3-contrib's
+        ``MaskablePPO`` (and other maskable agents) call, so that no ``ActionMasker``
+        wrapper is needed: they reach it through Gymnasium's wrappers with
+        ``env.get_wrapper_attr("action_masks")`` and through a vector environment with
+        ``env_method("action_masks")``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(rows * cols,)``, dtype bool: ``mask[row * cols + col]`` is True when
+            the cell is covered (revealing it is a real move), False when it is revealed
+            (the step would be ``info["invalid"]``).
+
+        Raises
+        ------
+        gymnasium.error.ResetNeeded
+            Before the first ``reset()``.
+        """
+        if self.game is None:
+            raise gymnasium.error.ResetNeeded("call reset() before action_masks()")
+        return self.game.observe().ravel() < 0
 
     # ------------------------------------------------------------ internals
     def _observation(self) -> dict:

@@ -1,5 +1,8 @@
 """The Gymnasium environment nnsweeper/Minesweeper-v0."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -126,3 +129,129 @@ def test_bad_arguments_and_actions_are_refused():
     env.reset(seed=0)
     with pytest.raises(gym.error.InvalidAction, match=r"\[0, 16\)"):
         env.step(16)
+
+
+def test_action_masks_are_the_observations_mask_through_every_wrapper():
+    env = gym.make(ENV_ID, rows=5, cols=5, mines=4)
+    masks = env.get_wrapper_attr("action_masks")  # how sb3-contrib finds it behind gym.make's wrappers
+    with pytest.raises(gym.error.ResetNeeded):
+        masks()
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        mask = masks()
+        assert mask.dtype == bool and mask.shape == (25,)
+        assert (mask == obs["action_mask"].astype(bool)).all()
+        assert (mask == (env.unwrapped.game.observe().ravel() < 0)).all()
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            obs, _ = env.reset()
+    # Gymnasium's own vector environments call it in every copy.
+    envs = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="sync", rows=5, cols=5, mines=4)
+    try:
+        obs, _ = envs.reset(seed=[0, 1, 2])
+        obs, *_ = envs.step(np.array([0, 12, 24]))
+        assert (np.stack(envs.call("action_masks")) == obs["action_mask"].astype(bool)).all()
+    finally:
+        envs.close()
+
+
+def test_maskable_ppo_trains_on_the_environment_without_a_wrapper(monkeypatch):
+    # sb3-contrib's MaskablePPO (the "rl" extra) finds action_masks() by itself: the
+    # environments are gym.make's (in make_vec_env's Monitor), with no ActionMasker.
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.env_util import make_vec_env
+
+    calls = []
+    original = MinesweeperGymEnv.action_masks
+
+    def counted(self):
+        calls.append(self)
+        return original(self)
+
+    monkeypatch.setattr(MinesweeperGymEnv, "action_masks", counted)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        kwargs = {"rows": 5, "cols": 5, "mines": 4}
+        venv = make_vec_env(ENV_ID, n_envs=2, seed=0, env_kwargs=kwargs)
+        assert is_masking_supported(venv)
+        model = MaskablePPO("MultiInputPolicy", venv, n_steps=64, batch_size=64, n_epochs=2, seed=0,
+                            policy_kwargs={"net_arch": [16]}, device="cpu")
+        model.learn(total_timesteps=256)
+        assert model.num_timesteps >= 256
+        assert len(calls) >= 256 // 2  # once per step of each of the two environments
+        # The masks of the last rollout, as the buffer holds them, are the observations'.
+        buffer = model.rollout_buffer
+        seen = buffer.observations["action_mask"]
+        assert (buffer.action_masks.reshape(seen.shape) == seen).all() and not seen.all()
+
+        # A stochastic rollout of a few episodes never picks a revealed cell with the masks,
+        # and (the same policy, the same games) does without them.
+        def rollout(masked: bool) -> tuple[int, int]:
+            env = gym.make(ENV_ID, **kwargs)
+            assert is_masking_supported(env)
+            picked_revealed = steps = 0
+            for seed in range(5):
+                obs, _ = env.reset(seed=seed)
+                done = False
+                while not done:
+                    masks = get_action_masks(env)
+                    assert (masks == obs["action_mask"].astype(bool)).all()
+                    action, _ = model.predict(obs, deterministic=False,
+                                              action_masks=masks if masked else None)
+                    picked_revealed += int(not masks[int(action)])
+                    obs, _, terminated, truncated, info = env.step(int(action))
+                    assert info["invalid"] == (not masks[int(action)])
+                    steps += 1
+                    done = terminated or truncated
+            return picked_revealed, steps
+
+        model.set_random_seed(1)
+        invalid, steps = rollout(masked=True)
+        assert invalid == 0 and steps >= 5
+        model.set_random_seed(1)
+        invalid, steps = rollout(masked=False)
+        assert invalid > 0
+        venv.close()
+    finally:
+        torch.set_num_threads(threads)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rl_page_blocks() -> list[str]:
+    text = (ROOT / "docs" / "rl.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+
+
+def test_the_rl_pages_gymnasium_example_runs(capsys):
+    exec(compile(_rl_page_blocks()[0], "docs/rl.md", "exec"), {"__name__": "docs_rl"})
+    assert "(5, 5) 25 7" in capsys.readouterr().out
+
+
+def test_the_maskable_ppo_example_is_the_pages_and_runs_on_tiny_sizes(capsys):
+    import importlib.util
+
+    path = ROOT / "examples" / "maskable_ppo.py"
+    # docs/rl.md shows the script as it is.
+    assert _rl_page_blocks()[1] == path.read_text(encoding="utf-8")
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    spec = importlib.util.spec_from_file_location("maskable_ppo", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    threads = torch.get_num_threads()
+    try:
+        example.main(["--timesteps", "256", "--envs", "2", "--games", "4"])
+    finally:
+        torch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    assert "trained 256 steps on 5x5 boards with 3 mines" in out
+    for player in ("MaskablePPO", "random clicks", "csp solver"):
+        assert re.search(rf"^  {player} +\d+\.\d%", out, re.M), out

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "docs" / name for name in ("engine.md", "solvers.md", "models.md", "api.md", "evaluation.md",
                                            "experiments.md", "notebooks.md", "architecture.md", "results.md")]
 #: The docs pages whose blocks cannot run here, and why.
-NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster"}
+NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster",
+           "rl.md": "its example trains for about 30 s; tests/test_gym.py runs the same code on tiny sizes"}
 
 
 def _load_figures():

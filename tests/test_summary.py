@@ -103,7 +103,8 @@ def test_the_summary_answers_for_the_networks_and_explains_its_columns():
     for r in rows[1:]:
         r["model_calls"] = 3.0  # asked a trained model
     text = format_summary(_table(rows))
-    assert "  The networks against csp: hybrid-net +0.0 (-2.1 to +2.1), not distinguishable; net -40.0" in text
+    answer = "  The networks against csp: hybrid-net +0.0 (-2.1 to +2.1), not distinguishable; net -40.0"
+    assert answer in text
     assert text.count("The networks") == 1 and ", worse." in text
     assert "Columns: gap to csp = win rate minus csp's on the same games" in text
     # Without a model no answer is claimed for networks.
