@@ -9,6 +9,14 @@ from nnsweeper.boardtext import (
     parse_observation,
     parse_position,
 )
+from nnsweeper.engine import (
+    BoardAnalysis,
+    analyze,
+    enumerate_layouts,
+    mine_probabilities,
+    outcome_distribution,
+    sample_layouts,
+)
 from nnsweeper.errors import (
     BoardParseError,
     EngineLimitError,
@@ -21,8 +29,6 @@ from nnsweeper.errors import (
 from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, format_summary, game_seeds
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
 from nnsweeper.observation import Observation, Observations
-from nnsweeper.probability import BoardAnalysis, analyze, mine_probabilities
-from nnsweeper.sampling import enumerate_layouts, outcome_distribution, sample_layouts
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
 from nnsweeper.solvers.suggest import Suggestion, suggest_move
 
@@ -34,6 +40,11 @@ _TORCH_NAMES = {
 }
 
 
+#: The engine's old module paths (now re-exports of nnsweeper.engine), still reachable as
+#: attributes (``nnsweeper.probability.cache_info()``) without an import of their own.
+_OLD_MODULES = ("probability", "sampling")
+
+
 def __getattr__(name):
     # The models and the batched games need torch; importing them on first use keeps
     # `import nnsweeper` (and every worker process that plays or generates games) free of it.
@@ -41,6 +52,10 @@ def __getattr__(name):
         import importlib
 
         return getattr(importlib.import_module(_TORCH_NAMES[name]), name)
+    if name in _OLD_MODULES:
+        import importlib
+
+        return importlib.import_module(f"nnsweeper.{name}")
     raise AttributeError(f"module 'nnsweeper' has no attribute {name!r}")
 
 

@@ -369,7 +369,7 @@ def format_analysis(board: Observation, analysis=None, *, color: bool = False) -
             f"got {type(board).__name__}"
         )
     if analysis is None:
-        from nnsweeper.probability import analyze
+        from nnsweeper.engine import analyze
 
         analysis = analyze(board)
     p = np.asarray(analysis.probabilities, dtype=float)

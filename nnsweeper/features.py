@@ -18,7 +18,7 @@ covered cells known to be mines; ``total_mines`` counts every mine, flagged ones
 included. A batch of boards of one shape is likewise an
 :class:`~nnsweeper.observation.Observations` or ``grids, total_mines, flags``.
 *Unknown* cells are covered and unflagged; the *frontier* is the unknown cells next
-to a revealed cell (the definition used by :func:`nnsweeper.probability.analyze`);
+to a revealed cell (the definition used by :func:`nnsweeper.engine.analyze`);
 *interior* cells are the other unknown cells; a *constraint* is a revealed cell with
 at least one unknown neighbour.
 

@@ -1,7 +1,7 @@
 """Scores of mine-probability predictions, each next to the exact engine's score.
 
 A model predicts P(mine) for covered cells. The exact probability engine
-(:mod:`nnsweeper.probability`) gives the best probabilities any predictor can give
+(:mod:`nnsweeper.engine`) gives the best probabilities any predictor can give
 from the visible board, so every figure of a model is reported beside the same
 figure of the exact probabilities on the same cells: the *yardstick*. The headline
 is the log-loss ratio, model log-loss over exact log-loss (1 is perfect).

@@ -213,8 +213,8 @@ def run_app(rules: Rules, seed: int | None, *, solver: str = "search", save=None
     from textual.widget import Widget
     from textual.widgets import Footer, Static
 
+    from nnsweeper.engine import analyze
     from nnsweeper.observation import Observation
-    from nnsweeper.probability import analyze
     from nnsweeper.solvers import get_solver
     from nnsweeper.solvers.suggest import suggest_move
 

@@ -29,11 +29,11 @@ import torch
 
 from nnsweeper.configs import read_toml
 from nnsweeper.datasets.values import load_value_manifest, read_value_split
+from nnsweeper.engine import analyze
 from nnsweeper.errors import DatasetError, check_int
 from nnsweeper.fileio import file_sha256, write_text_atomic
 from nnsweeper.models.value import ValueConfig, ValueNet, make_value_net, save_value_model
 from nnsweeper.parallel import imap
-from nnsweeper.probability import analyze
 
 __all__ = ["TRAIN_DEFAULTS", "load_value_config", "prepare_positions", "train_value", "value_metrics"]
 

@@ -8,9 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nnsweeper import _kernels
+from nnsweeper.engine import kernels
 from nnsweeper.grid import neighbour_sum, single_point_rules
 from nnsweeper.solvers.endgame import SearchBudgetExceeded
+
+
+def test_the_old_path_re_exports_the_kernels():
+    from nnsweeper import _kernels
+
+    assert _kernels.settle is kernels.settle and _kernels.endgame_win is kernels.endgame_win
+    assert set(_kernels.__all__) == {n for n in vars(kernels) if not n.startswith("_")} - {
+        "annotations", "np", "njit"}
 
 
 def _board(rows, cols, density, shown, flagged, seed, lie):
@@ -40,7 +48,7 @@ def test_rules_once_is_single_point_rules(board):
     grid, flags = board
     free = (grid < 0) & ~flags
     _, _, safe, mines = single_point_rules(grid, flags, free)
-    got_safe, got_mines = _kernels.rules_once(grid, flags, free)
+    got_safe, got_mines = kernels.rules_once(grid, flags, free)
     np.testing.assert_array_equal(got_safe, safe)
     np.testing.assert_array_equal(got_mines, mines)
 
@@ -65,13 +73,13 @@ def _settle_by_rounds(grid, flags):
 def test_settle_reaches_the_fixpoint_of_the_whole_array_rules(board):
     grid, flags = board
     mine, free = flags.copy(), (grid < 0) & ~flags
-    status, i, j, need, free_nb = _kernels.settle(grid, mine, free)
+    status, i, j, need, free_nb = kernels.settle(grid, mine, free)
     want = _settle_by_rounds(grid, flags)
     if want is None:
-        assert status in (_kernels.UNSATISFIABLE, _kernels.CONTRADICTION)
+        assert status in (kernels.UNSATISFIABLE, kernels.CONTRADICTION)
         assert 0 <= i < grid.shape[0] and 0 <= j < grid.shape[1]
         return
-    assert status == _kernels.SETTLED
+    assert status == kernels.SETTLED
     want_mine, want_free, want_need, want_free_nb = want
     np.testing.assert_array_equal(mine, want_mine)
     np.testing.assert_array_equal(free, want_free)
@@ -83,16 +91,16 @@ def test_settle_reaches_the_fixpoint_of_the_whole_array_rules(board):
 def test_settle_names_the_unsatisfiable_number():
     grid = np.array([[3, -1], [-1, 0]], dtype=np.int8)  # the 3 has two covered cells, and the 0 says none
     mine, free = np.zeros((2, 2), bool), grid < 0
-    status, i, j, need, free_nb = _kernels.settle(grid, mine, free)
-    assert (status, i, j, need[0, 0], free_nb[0, 0]) == (_kernels.UNSATISFIABLE, 0, 0, 3, 2)
+    status, i, j, need, free_nb = kernels.settle(grid, mine, free)
+    assert (status, i, j, need[0, 0], free_nb[0, 0]) == (kernels.UNSATISFIABLE, 0, 0, 3, 2)
 
 
 def test_settle_proves_a_chain():
     # The zeros clear (1, 1) in the first round; then the middle 1 has one covered cell left.
     grid = np.array([[1, 1, 0], [-1, -1, 0]], dtype=np.int8)
     mine, free = np.zeros((2, 3), bool), grid < 0
-    status, *_ = _kernels.settle(grid, mine, free)
-    assert status == _kernels.SETTLED
+    status, *_ = kernels.settle(grid, mine, free)
+    assert status == kernels.SETTLED
     assert mine.tolist() == [[False, False, False], [True, False, False]]
     assert not free.any()
 
@@ -133,7 +141,7 @@ def test_boxes_group_cells_and_components_as_a_dict_and_a_graph_search_do(board)
     free = (grid < 0) & ~flags
     is_con = (grid >= 0) & (neighbour_sum(free) > 0)
     frontier = free & dilate(is_con)
-    box_of, box_cons, n_cons, comp_of, numbers = _kernels.boxes(is_con, frontier)
+    box_of, box_cons, n_cons, comp_of, numbers = kernels.boxes(is_con, frontier)
     want_box_of, want_sigs, want_comp_of = _boxes_by_dict(is_con, frontier)
     assert box_of.tolist() == want_box_of
     assert [row[:k] for row, k in zip(box_cons.tolist(), n_cons.tolist(), strict=True)] == \
@@ -148,23 +156,24 @@ def test_boxes_group_cells_and_components_as_a_dict_and_a_graph_search_do(board)
 @settings(max_examples=150, deadline=None)
 @given(boards)
 def test_compiled_counting_equals_counting_in_python_integers(board):
+    from nnsweeper.engine.counting import count_compiled, count_states
+    from nnsweeper.engine.frontier import components, make_plan, reduce_board
     from nnsweeper.errors import InconsistentBoardError
     from nnsweeper.observation import as_observation
-    from nnsweeper.probability import _components, _count_compiled, _count_states, _plan, _reduce
 
     grid, flags = board
     covered = int((grid < 0).sum())
     try:
-        reduced = _reduce(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
     except InconsistentBoardError:
         return
     if not reduced.front.any():
         return
-    for comp in _components(reduced.is_con, reduced.need, reduced.front):
-        plan = _plan(comp)
-        compiled = _count_compiled(plan, reduced.mines_left, 4096)
+    for comp in components(reduced.is_con, reduced.need, reduced.front):
+        plan = make_plan(comp)
+        compiled = count_compiled(plan, reduced.mines_left, 4096)
         try:
-            exact = _count_states(comp, plan, reduced.mines_left, 10**6)
+            exact = count_states(comp, plan, reduced.mines_left, 10**6)
         except InconsistentBoardError:
             assert compiled is None  # no layout: the exact count names the number
             continue
@@ -175,8 +184,9 @@ def test_compiled_counting_equals_counting_in_python_integers(board):
 
 
 def test_compiled_counting_gives_way_to_python_integers_past_int64():
+    from nnsweeper.engine.counting import count_compiled, count_states
+    from nnsweeper.engine.frontier import components, make_plan, reduce_board
     from nnsweeper.observation import as_observation
-    from nnsweeper.probability import _components, _count_compiled, _count_states, _plan, _reduce
 
     # Zeros on top; below them a 1 on every other cell, each over three covered cells that
     # overlap its neighbours' by one: a single chain whose layouts grow geometrically.
@@ -184,45 +194,45 @@ def test_compiled_counting_gives_way_to_python_integers_past_int64():
     grid = np.full((4, cols), -1, dtype=np.int8)
     grid[0, :] = 0
     grid[1, ::2] = 1
-    reduced = _reduce(as_observation(grid, cols // 2))
-    (comp,) = _components(reduced.is_con, reduced.need, reduced.front)
-    plan = _plan(comp)
-    exact = _count_states(comp, plan, reduced.mines_left, 10**6)
+    reduced = reduce_board(as_observation(grid, cols // 2))
+    (comp,) = components(reduced.is_con, reduced.need, reduced.front)
+    plan = make_plan(comp)
+    exact = count_states(comp, plan, reduced.mines_left, 10**6)
     assert max(exact.layouts) >= 2**62
-    assert _count_compiled(plan, reduced.mines_left, 4096) is None
+    assert count_compiled(plan, reduced.mines_left, 4096) is None
 
 
 @settings(max_examples=150, deadline=None)
 @given(boards)
 def test_frontier_components_and_plans_are_those_of_the_python_lists(board):
+    from nnsweeper.engine.frontier import Frontier, components, make_plan, reduce_board
     from nnsweeper.errors import InconsistentBoardError
     from nnsweeper.observation import as_observation
-    from nnsweeper.probability import _components, _Frontier, _plan, _reduce
 
     grid, flags = board
     covered = int((grid < 0).sum())
     try:
-        reduced = _reduce(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
     except InconsistentBoardError:
         return
     if not reduced.front.any():
         return
-    comps = _components(reduced.is_con, reduced.need, reduced.front)
-    frame = _Frontier(reduced)
+    comps = components(reduced.is_con, reduced.need, reduced.front)
+    frame = Frontier(reduced)
     assert frame.n == len(comps)
     for k, comp in enumerate(comps):
         flat = frame.component(k)
         assert [c.tolist() for c in flat.cells] == [c.tolist() for c in comp.cells]
         assert (flat.sizes, flat.box_cons, flat.need) == (comp.sizes, comp.box_cons, comp.need)
         assert flat.where.flat.tolist() == comp.where.flat.tolist()
-        plan = _plan(comp)
+        plan = make_plan(comp)
         want = [len(plan), max(len(step.keep) for step in plan)]
         for step in plan:
             want += (step.size, len(step.opened), *step.opened, len(step.touched))
             for pos, room in step.touched:
                 want += (pos, room)
             want += (len(step.keep), *step.keep)
-        spec, order = _kernels.plan_spec(frame.desc[frame.comp_desc[k]:frame.comp_desc[k + 1]])
+        spec, order = kernels.plan_spec(frame.desc[frame.comp_desc[k]:frame.comp_desc[k + 1]])
         assert spec.tolist() == want
         assert order.tolist() == [step.box for step in plan]
 
@@ -230,29 +240,30 @@ def test_frontier_components_and_plans_are_those_of_the_python_lists(board):
 @settings(max_examples=150, deadline=None)
 @given(boards)
 def test_counting_a_description_equals_counting_in_python_integers(board):
+    from nnsweeper.engine.counting import count_states, no_layout
+    from nnsweeper.engine.frontier import Frontier, make_plan, reduce_board
     from nnsweeper.errors import InconsistentBoardError
     from nnsweeper.observation import as_observation
-    from nnsweeper.probability import _count_states, _Frontier, _no_layout, _plan, _reduce
 
     grid, flags = board
     covered = int((grid < 0).sum())
     try:
-        reduced = _reduce(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
     except InconsistentBoardError:
         return
     if not reduced.front.any():
         return
-    frame = _Frontier(reduced)
+    frame = Frontier(reduced)
     for k in range(frame.n):
         comp = frame.component(k)
-        ok, m_lo, layouts, by_box = _kernels.count_component(
+        ok, m_lo, layouts, by_box = kernels.count_component(
             frame.desc[frame.comp_desc[k]:frame.comp_desc[k + 1]], reduced.mines_left, 4096)
         try:
-            exact = _count_states(comp, _plan(comp), reduced.mines_left, 10**6)
+            exact = count_states(comp, make_plan(comp), reduced.mines_left, 10**6)
         except InconsistentBoardError as e:
             # No layout: the kernel names the box where the count ran dry, as the message does.
             assert not ok and m_lo >= 0
-            assert str(_no_layout(comp, comp.box_cons[m_lo][0], reduced.mines_left)) == str(e)
+            assert str(no_layout(comp, comp.box_cons[m_lo][0], reduced.mines_left)) == str(e)
             continue
         assert ok
         assert (m_lo, tuple(layouts.tolist())) == (exact.m_lo, exact.layouts)

@@ -27,7 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nnsweeper as ns
-from nnsweeper import InconsistentBoardError, InvalidBoardError, mine_probabilities, probability
+from nnsweeper import InconsistentBoardError, InvalidBoardError, mine_probabilities
+from nnsweeper.engine import counting, probability
 from nnsweeper.grid import neighbour_sum
 
 
@@ -333,7 +334,7 @@ def test_python_and_array_counting_agree(position):
     ]
     for small, exact in ways:
         with mock.patch.object(probability, "_SMALL_STATES", small), \
-                mock.patch.object(probability, "_FLOAT_EXACT", exact):
+                mock.patch.object(counting, "_FLOAT_EXACT", exact):
             try:
                 results.append(ns.analyze(grid, total, flags))
             except InconsistentBoardError:
@@ -449,10 +450,10 @@ def test_wide_component_counts_agree():
     # program, the whole-array program and the plain Python program all agree exactly.
     grid = scattered(16, 30, 99, 0.25, seed=3)
     compiled = ns.analyze(grid, 99)
-    arrays = mock.Mock(wraps=probability._count_arrays)
+    arrays = mock.Mock(wraps=counting.count_arrays)
     with mock.patch.object(probability._CACHE, "maxsize", 0), \
             mock.patch.object(probability, "_COMPILED_STATES", 1), \
-            mock.patch.object(probability, "_count_arrays", arrays):
+            mock.patch.object(probability, "count_arrays", arrays):
         probability.clear_cache()
         wide = ns.analyze(grid, 99)
         assert arrays.called
@@ -726,7 +727,7 @@ def test_combining_too_many_wide_components_is_refused_with_the_limit():
 
 
 def test_a_probability_rounds_to_certainty_only_when_it_is_certain():
-    from nnsweeper.probability import _ratio
+    from nnsweeper.engine.probability import _ratio
 
     huge = 10**40
     assert _ratio(huge - 1, huge) == np.nextafter(1.0, 0.0)  # int / int alone gives 1.0

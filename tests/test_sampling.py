@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import chisquare
 
 import nnsweeper as ns
+from nnsweeper.engine.sampling import MAX_SAMPLE_CELLS, _below
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError
 from nnsweeper.grid import neighbour_sum
-from nnsweeper.sampling import MAX_SAMPLE_CELLS, _below
 
 
 def consistent_layouts(grid, total_mines, flags=None):

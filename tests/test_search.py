@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import nnsweeper as ns
+from nnsweeper.engine import analyze
 from nnsweeper.grid import neighbour_sum
 from nnsweeper.observation import Observation
-from nnsweeper.probability import analyze
 from nnsweeper.solvers import GUESS_KINDS, MOVE_KINDS, SearchSolver, forced_guess, get_solver
 from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
 
@@ -191,7 +191,7 @@ def test_depth_two_values_the_next_guess_by_its_own_look_ahead():
         assert (best.score, best.progress, best.dead) == (full[0].score, full[0].progress, full[0].dead)
         for c in full:
             score = Fraction(0)
-            for _, board, after in ns.sampling.each_outcome(obs, c.cell):
+            for _, board, after in ns.engine.each_outcome(obs, c.cell):
                 rest = after.unknown & ~after.mines
                 if after.safe.any() or not rest.any():
                     nxt = Fraction(1)

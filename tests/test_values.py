@@ -255,7 +255,7 @@ def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):
     a = ns.analyze(obs)
     choice = solver.look_ahead(obs, a, np.random.default_rng(0))
     for cand in choice.candidates:
-        boards = list(ns.sampling.each_outcome(obs, cand.cell))
+        boards = list(ns.engine.each_outcome(obs, cand.cell))
         values = solver.values([(b, a2) for _, b, a2 in boards])
         q = sum(a2.layouts / a.layouts * v for (_, _, a2), v in zip(boards, values, strict=True))
         assert cand.score == pytest.approx(round(q, solver.decimals), abs=1e-12)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsweeper.engine import analyze
 from nnsweeper.errors import DatasetError, check_unit
 from nnsweeper.game import Game, Rules
-from nnsweeper.probability import analyze
 from nnsweeper.solvers.base import STARTS, Decision, Turns, local_rules
 from nnsweeper.solvers.csp import CSPSolver
 from nnsweeper.solvers.search import SearchSolver

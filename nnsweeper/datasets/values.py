@@ -6,7 +6,7 @@ module records a far less noisy one that has the same expectation, by **survival
 play**: the game is played by the policy on a :class:`SurvivalGame`, which, when the
 policy reveals a mine, draws a new hidden layout exactly from the posterior of the
 position conditioned on the revealed cell being safe
-(:func:`~nnsweeper.sampling.sample_layouts`, rejection on that cell) and goes on. A
+(:func:`~nnsweeper.engine.sample_layouts`, rejection on that cell) and goes on. A
 game therefore always ends cleared, and the label of the position before decision
 ``t`` is
 
@@ -38,11 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nnsweeper.engine import sample_layouts
 from nnsweeper.errors import DatasetError, EngineLimitError, InconsistentBoardError, check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import Game, Rules
 from nnsweeper.parallel import imap
-from nnsweeper.sampling import sample_layouts
 from nnsweeper.seeds import (
     MANIFEST_NAME,
     MAX_DATASET_GAMES,
@@ -143,7 +143,7 @@ def record_value_game(rules: Rules, seed: int, policy: str = "search", *, start:
     ``"guess"`` keeps the positions where the policy guesses and, for each guess, its
     *outcome board*: the position with the guessed cell showing its number and nothing
     else opened yet, the board a one-step look-ahead values
-    (:func:`~nnsweeper.sampling.each_outcome`). Positions keep the policy's flags;
+    (:func:`~nnsweeper.engine.each_outcome`). Positions keep the policy's flags;
     ``value`` and ``survived`` as the module describes (an outcome board's are those of
     the position after the guess). The policy's randomness comes from
     ``np.random.default_rng(seed)``.

@@ -182,7 +182,7 @@ def _ready_engine() -> None:
         env = MinesweeperEnv(rows=2, cols=2, mines=1, seed=0, first_click="safe")
         env.reset()
         env.step(0)
-        from nnsweeper.probability import analyze
+        from nnsweeper.engine import analyze
         from nnsweeper.solvers.base import local_rules
 
         grid = np.array([[1, -1, -1], [1, -1, -1]], dtype=np.int8)

@@ -2,7 +2,7 @@
 
 :func:`play_from` plays a solver from a position on a given hidden layout (one
 consistent with it); :func:`monte_carlo_value` draws layouts exactly from the
-position's posterior (:func:`~nnsweeper.sampling.sample_layouts`), plays the solver
+position's posterior (:func:`~nnsweeper.engine.sample_layouts`), plays the solver
 on from the position on each, and reports the wins with a Wilson interval: an
 unbiased estimate of the solver's chance to win from there, the yardstick of the
 value network's estimate (:mod:`nnsweeper.models.value`).
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnsweeper.engine import sample_layouts
 from nnsweeper.errors import InvalidBoardError, check_int, check_rng
 from nnsweeper.game import Game, Rules
 from nnsweeper.observation import Observation, as_observation
-from nnsweeper.sampling import sample_layouts
 from nnsweeper.solvers.base import GameRecord, Solver, Turns
 
 from .stats import wilson_interval

@@ -344,8 +344,8 @@ def position_value(position, model="value-gnn") -> float:
     ``position`` is an Observation or ``(grid, total_mines[, flags])``; ``model`` a
     :class:`ValueGNN`, the bundled model's name or a ``.pt`` path.
     """
+    from nnsweeper.engine import analyze
     from nnsweeper.observation import as_observation
-    from nnsweeper.probability import analyze
 
     obs = as_observation(position) if not isinstance(position, tuple) else as_observation(*position)
     net = model if isinstance(model, ValueNet) else load_value_model(model)

@@ -116,7 +116,7 @@ def check_board(grid, flags, mines) -> tuple[np.ndarray, np.ndarray, np.ndarray 
         grid's shape, not boolean, or on revealed cells; mines not of the grid's shape
         or not boolean (or 0/1).
     """
-    from nnsweeper.probability import check_flags, check_grid_values
+    from nnsweeper.observation import check_flags, check_grid_values
 
     g = np.asarray(grid)
     if g.ndim != 2 or g.size == 0:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nnsweeper.engine import BoardAnalysis, analyze
 from nnsweeper.game import Game
 from nnsweeper.grid import covered_grid
 from nnsweeper.observation import Observation
-from nnsweeper.probability import BoardAnalysis, analyze
 
 __all__ = ["Move", "GameRecord", "Decision", "Turns", "Solver", "local_rules", "first_click_cell",
            "GUESS_KINDS", "MOVE_KINDS", "STARTS"]
@@ -167,7 +167,7 @@ def local_rules(grid: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.nda
     -------
     safe, mines : ndarray of bool, shape (rows, cols)
     """
-    from nnsweeper._kernels import rules_with_flags  # compiled; loaded on first use
+    from nnsweeper.engine.kernels import rules_with_flags  # compiled; loaded on first use
 
     return rules_with_flags(grid, flags)
 

@@ -6,9 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from nnsweeper.engine import BoardAnalysis, each_outcome
 from nnsweeper.observation import Observation
-from nnsweeper.probability import BoardAnalysis
-from nnsweeper.sampling import each_outcome
 from nnsweeper.solvers.base import Solver
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 

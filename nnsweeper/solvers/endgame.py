@@ -20,7 +20,7 @@ Candidates are tried safest first and a cell whose safe layouts cannot beat the 
 found is skipped (a cell that splits ``S`` as one tried before finds its parts in the
 memo). The search counts the positions it expands and gives up past ``node_limit``
 (deterministically: a count, not a clock). It runs in compiled loops on an explicit
-stack (:func:`nnsweeper._kernels.endgame_win`); the tests hold it to the plain
+stack (:func:`nnsweeper.engine.kernels.endgame_win`); the tests hold it to the plain
 recursion, position for position.
 """
 
@@ -43,13 +43,13 @@ class Endgame:
     A set of layouts is a row of 64-bit words used as a bit set (bit ``k``: layout
     ``k``), so splitting a set by a cell's number is one ``&`` per word and number, and
     the memo is keyed by the words. The search runs in compiled loops
-    (:func:`nnsweeper._kernels.endgame_win`); the memo is kept between calls.
+    (:func:`nnsweeper.engine.kernels.endgame_win`); the memo is kept between calls.
 
     Parameters
     ----------
     layouts : ndarray of bool, shape (n, rows, cols)
         Every layout consistent with the board (see
-        :func:`nnsweeper.sampling.enumerate_layouts`), each once.
+        :func:`nnsweeper.engine.enumerate_layouts`), each once.
     grid : ndarray of int, shape (rows, cols)
         The visible board they were enumerated for (-1 covered).
     node_limit : int
@@ -125,7 +125,7 @@ class Endgame:
 
     def _win(self, s: np.ndarray) -> tuple[int, int]:
         """``w(s)`` and the best guess there (-1: none needed), counting the positions expanded."""
-        from nnsweeper._kernels import OVER_BUDGET, endgame_win  # compiled; loaded on first use
+        from nnsweeper.engine.kernels import OVER_BUDGET, endgame_win  # compiled; loaded on first use
 
         status, wins, col, self.nodes, self._keys, self._vals, self._used, self._n_memo = endgame_win(
             s, self._mine, self._shows, self._n_shows, self._keys, self._vals, self._used, self._n_memo,

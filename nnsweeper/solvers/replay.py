@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsweeper.probability import analyze
+from nnsweeper.engine import analyze
 from nnsweeper.solvers.neural import pool_interior
 
 __all__ = ["game_frames"]

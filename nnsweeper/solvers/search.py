@@ -39,11 +39,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from nnsweeper.engine import BoardAnalysis, each_outcome, enumerate_layouts
 from nnsweeper.errors import check_int
 from nnsweeper.grid import dilate
 from nnsweeper.observation import Observation
-from nnsweeper.probability import BoardAnalysis
-from nnsweeper.sampling import each_outcome, enumerate_layouts
 from nnsweeper.solvers.base import Solver
 from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
@@ -163,7 +162,7 @@ def forced_guess(grid: np.ndarray, mines: np.ndarray) -> tuple[tuple[int, int], 
     Returns the pair, the cell to click first (the one with more covered neighbours
     that are not known mines: its number teaches the most), or None.
     """
-    from nnsweeper._kernels import forced_pair  # compiled; loaded on first use
+    from nnsweeper.engine.kernels import forced_pair  # compiled; loaded on first use
 
     pi, pj, qi, qj = forced_pair(np.asarray(grid), np.asarray(mines, dtype=bool))
     return None if pi < 0 else ((int(pi), int(pj)), (int(qi), int(qj)))

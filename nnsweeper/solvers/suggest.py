@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnsweeper.engine import MAX_STATES, BoardAnalysis, analyze
 from nnsweeper.errors import EngineLimitError, InvalidBoardError, NnsweeperError, check_rng
 from nnsweeper.grid import neighbours
 from nnsweeper.observation import Observation
-from nnsweeper.probability import MAX_STATES, BoardAnalysis, analyze
 from nnsweeper.solvers.base import GUESS_KINDS, GameRecord, Move, Solver, Turns, first_click_cell
 from nnsweeper.solvers.neural import NeuralSolver, pool_interior
 from nnsweeper.solvers.search import SearchSolver

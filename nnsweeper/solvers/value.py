@@ -8,7 +8,7 @@ by the estimated chance to win the whole game after guessing it::
 
     Q(c) = sum over v of P(c is safe and shows v) x V(position after c shows v)
 
-with the exact share of layouts from the engine (:func:`~nnsweeper.sampling.each_outcome`)
+with the exact share of layouts from the engine (:func:`~nnsweeper.engine.each_outcome`)
 and ``V`` the value network (:class:`~nnsweeper.models.value.ValueGNN`), trained on
 the search solver's own games to predict its chance to win from a position. A
 position with nothing left to reveal is worth 1 exactly. Choosing the best ``Q``
@@ -27,10 +27,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from nnsweeper.engine import BoardAnalysis, each_outcome
 from nnsweeper.errors import check_int
 from nnsweeper.observation import Observation
-from nnsweeper.probability import BoardAnalysis
-from nnsweeper.sampling import each_outcome
 
 from .search import Candidate, SearchChoice, SearchSolver, first_living, next_decision
 
