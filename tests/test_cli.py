@@ -161,6 +161,9 @@ def test_help_for_each_command(capsys):
     assert main(["generate", "--help"]) == 0
     out = capsys.readouterr().out
     assert "ROWSxCOLS:MINES" in out and "--record" in out and "--backend" in out
+    assert main(["train", "--help"]) == 0  # the config keys, read when the help is shown, come last
+    out = capsys.readouterr().out
+    assert "example: nnsweeper train" in out and "\n\nconfig keys (section.key = default" in out
 
 
 @pytest.mark.parametrize(
@@ -168,7 +171,8 @@ def test_help_for_each_command(capsys):
     [
         ([], ["required: COMMAND"]),
         (["play"], ["play needs a terminal"]),
-        (["eval", "--mines", "5"], ["--out", "required"]),
+        # --out has a default: a misspelt solver is the first mistake reported.
+        (["eval", "--solvers", "csx"], ["unknown solver 'csx'", "csp"]),
         (["eval", "--mines", "5,x", "--out", "o"], ["--mines", "5,x"]),
         (["eval", "--trials", "0", "--out", "o"], ["--trials", "positive integer; got 0"]),
         (["eval", "--jobs", "0", "--out", "o"], ["--jobs", "non-zero integer"]),
@@ -386,7 +390,8 @@ def test_compare_refuses_bad_input(extra, fragments, tmp_path, capsys, tiny_chec
 def test_generate_option_defaults_are_those_of_generate(capsys):
     import inspect
 
-    from nnsweeper.cli import _GENERATE_OPTIONS, build_parser
+    from nnsweeper.cli import build_parser
+    from nnsweeper.cli.data import _GENERATE_OPTIONS
     from nnsweeper.datasets import generate
 
     args = build_parser().parse_args(["generate", "out", "10x10:5"])
@@ -398,6 +403,22 @@ def test_generate_option_defaults_are_those_of_generate(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"(default: {signature['games'].default})" in help_text
     assert "(default: 0.8,0.1,0.1)" in help_text
+
+
+def test_generate_values_option_defaults_are_those_of_generate_values(capsys):
+    import inspect
+
+    from nnsweeper.cli import build_parser
+    from nnsweeper.cli.data import _GENERATE_VALUES_OPTIONS
+    from nnsweeper.datasets.values import generate_values
+
+    args = build_parser().parse_args(["generate-values", "out", "expert"])
+    signature = inspect.signature(generate_values).parameters
+    for name in _GENERATE_VALUES_OPTIONS:
+        assert getattr(args, name) == signature[name].default, name
+    assert main(["generate-values", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"reference policy (default: {signature['policy'].default})" in help_text
 
 
 # ------------------------------------------------------------- analyze: marks and moves
@@ -501,6 +522,36 @@ def test_an_unknown_flag_points_to_the_subcommand_help_and_the_close_option(caps
                    "(see 'nnsweeper compare --help')")
     one_error_line(capsys, main(["eval", "--out", "x", "surplus"]),
                    "eval does not take surplus (see 'nnsweeper eval --help')")
+    # Options in a group (--board / --preset) and options of every command are known too.
+    one_error_line(capsys, main(["play", "--bord", "expert"]),
+                   "play does not take --bord expert; did you mean --board?", "(see 'nnsweeper play --help')")
+    one_error_line(capsys, main(["generate-values", "out", "--shrd-games", "3"]),
+                   "did you mean --shard-games?", "(see 'nnsweeper generate-values --help')")
+    one_error_line(capsys, main(["eval", "--hlp"]), "did you mean --help?")
+
+
+def test_top_level_help_lists_every_command(capsys):
+    from nnsweeper.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    assert len(parser.commands) == len(COMMANDS) == 11
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("    ") and line[4] != " "]
+    assert listed == list(parser.commands)
+
+
+def test_eval_needs_no_out_and_reports_a_misspelt_solver_first(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    one_error_line(capsys, main(["eval", "--solvers", "single_point,cps"]), "unknown solver 'cps'")
+    assert list(tmp_path.iterdir()) == []
+    assert main(["eval", "--help"]) == 0
+    assert "(default: nnsweeper-eval, in the current" in capsys.readouterr().out
+    # Without --out, eval writes nnsweeper-eval.* into the current folder.
+    assert main(["eval", "--solvers", "csp", "--board", "5x5:3", "--trials", "2", "--quiet"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "nnsweeper-eval.csv", "nnsweeper-eval.games", "nnsweeper-eval.json", "nnsweeper-eval.png"]
 
 
 def test_board_syntax_plays_the_boards_it_names(tmp_path, capsys):
@@ -551,7 +602,8 @@ def test_a_named_checkpoint_plays_beside_the_bundled_model_and_plots_with_it(tmp
     assert (tmp_path / "ab.png").read_bytes()[:4] == b"\x89PNG"
     capsys.readouterr()
     # Without --solvers, a named checkpoint joins the default list.
-    from nnsweeper.cli import _play_solvers, build_parser
+    from nnsweeper.cli import build_parser
+    from nnsweeper.cli.evaluation import _play_solvers
 
     args = build_parser().parse_args(["compare", "--model", f"mine=gnn:{weights}"])
     assert list(_play_solvers(args))[-2:] == ["mine", "hybrid-mine"]
@@ -573,7 +625,7 @@ def test_table_flag_prints_every_row_after_the_summary(tmp_path, capsys):
 
 def test_train_overrides_may_stand_on_both_sides_of_an_option(monkeypatch):
     seen = {}
-    monkeypatch.setattr("nnsweeper.cli._cmd_train", lambda args, argv: seen.update(vars(args)) or 0)
+    monkeypatch.setattr("nnsweeper.cli.training._cmd_train", lambda args, argv: seen.update(vars(args)) or 0)
     assert main(["train", "--config", "c.toml", "output.dir=x", "--resume", "train.epochs=4"]) == 0
     assert seen["overrides"] == ["output.dir=x", "train.epochs=4"] and seen["resume"]
 

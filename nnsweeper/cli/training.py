@@ -1,0 +1,165 @@
+"""``nnsweeper train``, ``train-value`` and ``evaluate-model``: train and score the models.
+
+``train`` trains a mine-probability model from a TOML config with overrides
+(:func:`nnsweeper.training.train`), ``train-value`` the state-value network
+(:func:`nnsweeper.value_training.train_value`), and ``evaluate-model`` scores a model's
+probabilities on a dataset split next to the exact engine's
+(:func:`nnsweeper.training.evaluate_model`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from nnsweeper.cli.core import PROG, int_in, note, out_prefix
+
+
+# ----------------------------------------------------------------------- train
+def _config_keys() -> str:
+    """Every config key with its default and comment, printed after ``train``'s help.
+
+    The keys are read from the config classes when the help is shown (which imports
+    the models), not when the parser is built.
+    """
+    from nnsweeper.training_config import config_help
+
+    return config_help()
+
+
+def _overrides_anywhere(args, extras: list[str]) -> list[str]:
+    """Overrides may stand on both sides of an option: those argparse left over join ``args.overrides``."""
+    args.overrides += [e for e in extras if "=" in e and not e.startswith("-")]
+    return [e for e in extras if e not in args.overrides]
+
+
+def add_train(sub):
+    tr = sub.add_parser(
+        "train",
+        help="train a CNN or GNN mine-probability model from a TOML config",
+        description="Train the model a config describes (train/*.toml) on its dataset; write best.pt, "
+        "last.pt (state dicts with JSON configs), history.json and resume.pt into its output folder. "
+        "Overrides take the form section.key=value with TOML values; the keys are listed below. For "
+        "several processes or GPUs run it under torchrun: torchrun --nproc_per_node 2 -m nnsweeper "
+        "train --config ...",
+        epilog="example: nnsweeper train --config train/cnn_small.toml train.epochs=2 output.dir=runs/try",
+        help_tail=_config_keys,
+        take_extras=_overrides_anywhere,
+    )
+    tr.add_argument("--config", required=True, metavar="TOML", help="the training config")
+    tr.add_argument("overrides", nargs="*", metavar="SECTION.KEY=VALUE", help="config overrides")
+    tr.add_argument("--resume", action="store_true",
+                    help="continue the run in the output folder (train.epochs=N may raise its epochs)")
+    tr.add_argument("--quiet", action="store_true", help="no progress bars")
+    tr.set_defaults(handler=_cmd_train)
+    return tr
+
+
+def _cmd_train(args, argv) -> int:
+    from nnsweeper.training import load_config, train
+
+    config = load_config(args.config, args.overrides)
+    result = train(config, resume=args.resume, progress=not args.quiet, notify=note)
+    if result.already_finished:
+        print(result.already_finished)
+    elif not args.quiet and result.history:
+        print(f"wrote {result.best} and {result.last}")
+    return 0
+
+
+# ----------------------------------------------------------------- train-value
+def add_train_value(sub):
+    tv = sub.add_parser(
+        "train-value",
+        help="train the state-value network of the value solvers from a TOML config",
+        description="Train a ValueGNN on a value dataset (generate-values) as the config says "
+        "(sections data, model, train, output; see train/value_gnn.toml); writes value-gnn.pt, its .json "
+        "and metrics.json into the output folder.",
+        epilog="example: nnsweeper train-value --config train/value_gnn.toml",
+    )
+    tv.add_argument("--config", required=True, metavar="TOML", help="the training config")
+    tv.add_argument("--quiet", action="store_true", help="no progress bars")
+    tv.set_defaults(handler=_cmd_train_value)
+    return tv
+
+
+def _cmd_train_value(args, argv) -> int:
+    from nnsweeper.value_training import train_value
+
+    m = train_value(args.config, progress=not args.quiet)
+    if not args.quiet:
+        b = m["best"]
+        print(f"best epoch {b['epoch']}: validation cross-entropy {b['bce']:.4f}, "
+              f"squared error {b['mse']:.5f} "
+              f"(each board size's mean value: {b['mse_mean']:.5f}); wrote {m['config']['output']['dir']}")
+    return 0
+
+
+# -------------------------------------------------------------- evaluate-model
+def add_evaluate_model(sub):
+    em = sub.add_parser(
+        "evaluate-model",
+        help="score a model's probabilities on a dataset split, next to the exact engine's",
+        description="Score a model on held-out states: log-loss against the truth next to the exact "
+        "engine's (and their ratio), mean absolute error against the exact probabilities, ROC AUC, "
+        "Brier score, calibration error, and how often engine-proven safe cells get P < 0.02 and "
+        "proven mines P > 0.98; frontier "
+        "and interior cells apart, overall and per configuration. Writes OUT.json and a reliability "
+        "diagram OUT.png.",
+        epilog="example: nnsweeper evaluate-model --model gnn --data data/mixed --out eval/results/gnn_test",
+    )
+    em.add_argument("--model", required=True, metavar="NAME|PATH",
+                    help="cnn or gnn (the bundled weights) or a checkpoint .pt")
+    em.add_argument("--data", required=True, metavar="FOLDER", help="a dataset folder")
+    em.add_argument("--split", choices=("train", "val", "test"), default="test",
+                    help="which split (default: test)")
+    em.add_argument("--batch-size", type=int_in(1), default=128,
+                    help="states per batch; fewer on big boards, as a batch holds a bounded number of "
+                    "board cells (nnsweeper.datasets.loaders.MAX_BATCH_CELLS) (default: 128)")
+    em.add_argument("--max-batches", type=int_in(0), default=0,
+                    help="at most this many batches per configuration (default: 0, all)")
+    em.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
+    em.add_argument("--symmetric", action="store_true",
+                    help="score the mean over each board's symmetries (8 for a square board, 4 otherwise), "
+                    "as predict_proba(symmetric=True); the GNN's graphs do not change under them")
+    em.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.json and PREFIX.png")
+    em.add_argument("--quiet", action="store_true", help="no progress bar")
+    em.set_defaults(handler=_cmd_evaluate_model)
+    return em
+
+
+def _cmd_evaluate_model(args, argv) -> int:
+    from nnsweeper.metrics import format_metrics, to_json
+    from nnsweeper.models import load_model
+    from nnsweeper.plots import agg_figure, plot_reliability, save_figure
+    from nnsweeper.training import evaluate_model
+
+    out = out_prefix(args.out)
+    model = load_model(args.model, device=args.device)
+    result, preds = evaluate_model(model, args.data, args.split, batch_size=args.batch_size,
+                                   max_batches=args.max_batches, progress=not args.quiet,
+                                   name=args.model, notify=note, symmetric=args.symmetric)
+    result["model"] = {"name": args.model, "arch": model.arch, "config": model.config,
+                       "symmetric": args.symmetric}
+    result["data"] = {"path": args.data, "split": args.split}
+    result["command"] = shlex.join([PROG, *argv])
+    to_json(result, out.with_name(out.name + ".json"))
+    fig = agg_figure((9.6, 4.4))
+    axes = fig.subplots(1, 2)
+    for ax, frontier, name in ((axes[0], True, "frontier cells"), (axes[1], False, "interior cells")):
+        part = preds.select(frontier=frontier)
+        if part.cells > 0:
+            plot_reliability(part, ax, label=_model_label(args.model), title=f"{name} ({args.split} split)")
+    save_figure(fig, out.with_name(out.name + ".png"))
+    print(format_metrics(result))
+    if not args.quiet:
+        print(f"wrote {out.with_name(out.name + '.json')} and {out.with_name(out.name + '.png')}")
+    return 0
+
+
+def _model_label(model: str) -> str:
+    """A model's name in legends: a bundled model's name, or a checkpoint's run folder and file."""
+    path = Path(model)
+    if path.suffix != ".pt":
+        return model
+    return f"{path.parent.name}/{path.stem}" if path.parent.name else path.stem
