@@ -377,6 +377,8 @@ def test_evaluate_model_command(tmp_path, capsys):
     assert main(["evaluate-model", "--model", str(result.best), "--data", str(FIXTURE), "--out", str(out),
                  "--quiet"]) == 0
     printed = capsys.readouterr()
+    assert printed.out.startswith(f"{result.best} on the test split of {FIXTURE} (held out: games the model "
+                                  f"never saw), each figure beside the exact engine's:\n")
     assert "frontier" in printed.out and "interior" in printed.out
     kind_lines = printed.out.split("frontier cells by kind:\n")[1].splitlines()
     assert [line.split()[0] for line in kind_lines] == ["board", "6x6-m5", "9x9-m10", "policy", "csp",

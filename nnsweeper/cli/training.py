@@ -151,6 +151,10 @@ def _cmd_evaluate_model(args, argv) -> int:
         if part.cells > 0:
             plot_reliability(part, ax, label=_model_label(args.model), title=f"{name} ({args.split} split)")
     save_figure(fig, out.with_name(out.name + ".png"))
+    held = ("held out: games the model never saw" if result.get("held_out")
+            else "NOT held out: the model learned from some of these games")
+    print(f"{args.model} on the {args.split} split of {args.data} ({held}), each figure beside the exact "
+          f"engine's:")
     print(format_metrics(result))
     if not args.quiet:
         print(f"wrote {out.with_name(out.name + '.json')} and {out.with_name(out.name + '.png')}")
