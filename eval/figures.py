@@ -6,7 +6,7 @@
 2. Draws the gallery of every figure kind into ``docs/gallery/`` (``eval/gallery.py``),
    and writes the record runs' leaderboards, ``docs/results.md``, with the README's
    headline block from the same tables (``eval/results_page.py``).
-3. Unless ``--no-timings``: runs ``make compare``, each command of the README's
+3. Unless ``--no-timings``: runs ``make test``, ``make compare``, each command of the README's
    quick-start block, both notebooks (``jupyter execute``) and
    ``benchmarks/bench_solvers.py`` at full size in a temporary folder (a copy of the
    files they read, so nothing committed is overwritten), timing each; writes
@@ -169,6 +169,8 @@ def measure() -> dict:
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     entries = []
+    # What else the machine was doing: timings on a busy machine are longer, and say so.
+    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     with tempfile.TemporaryDirectory(prefix="nnsweeper-figures-") as name:
         tmp = Path(name)
         _workspace(tmp)
@@ -183,9 +185,12 @@ def measure() -> dict:
             entries.append({"command": command, "seconds": _run(command, tmp, env)})
         bench = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_solvers.py")], check=True,
                                capture_output=True, text=True, cwd=tmp, env=env).stdout
+    # The README's second set-up command, in the checkout itself (it writes only caches).
+    seconds = _run(f"make -C {shlex.quote(str(ROOT))} test", ROOT, env)
+    entries.insert(0, {"command": "make test", "seconds": seconds})
     return {
         "measured": _dt.date.today().isoformat(),
-        "machine": machine(),
+        "machine": {**machine(), "load_at_start": load},
         "commands": entries,
         "bench_solvers": bench.rstrip(),
     }
@@ -203,9 +208,11 @@ def timings_markdown(doc: dict) -> str:
     m = doc["machine"]
     memory = f", {m['memory_gib']:g} GiB" if m.get("memory_gib") else ""
     gpu = "a GPU" if m["gpu"] else "no GPU"
+    load = m.get("load_at_start")
+    busy = "" if load is None else f"; load average {load:g} when they started"
     lines = [
         f"Measured {doc['measured']} on {m['cpu']} ({m['cores']} cores{memory}, {m['system']}, {gpu}), "
-        f"Python {m['python']}, numpy {m['numpy']}, torch {m['torch']}:",
+        f"Python {m['python']}, numpy {m['numpy']}, torch {m['torch']}{busy}:",
         "",
         "| command | wall time |",
         "| --- | ---: |",
