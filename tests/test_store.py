@@ -306,3 +306,31 @@ def test_a_dask_run_that_loses_a_worker_plays_the_local_games(tmp_path, dask_sch
     a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("local", "dask"))
     same_rows(a["rows"], b["rows"])
     assert [r["workers"] for r in b["metadata"]["runs"]] == [2]
+
+
+def test_games_in_memory_are_let_go_as_each_configuration_is_summarised(monkeypatch):
+    """Without a store only the configurations being played are held, not the whole run."""
+    from nnsweeper.evaluation import eval_solver_over_mines
+    from nnsweeper.evaluation import store as store_module
+
+    held, peak = {}, [0]
+    write, release = store_module._MemoryJob.write, store_module._MemoryJob.release
+
+    def counting_write(self, a, part):
+        write(self, a, part)
+        held[id(self)] = held.get(id(self), 0) + len(part)
+        peak[0] = max(peak[0], sum(held.values()))
+
+    def counting_release(self):
+        release(self)
+        held[id(self)] = 0
+
+    monkeypatch.setattr(store_module._MemoryJob, "write", counting_write)
+    monkeypatch.setattr(store_module._MemoryJob, "release", counting_release)
+    table = evaluate({"even": wins_on_even_seed}, [3, 4, 5, 6], rows=5, cols=5, trials=50)
+    assert peak[0] == 50 and sum(held.values()) == 0  # one configuration at a time, none kept
+    seeds = game_seeds(0, 50)
+    assert [r["wins"] for r in table.rows] == [int((seeds % 2 == 0).sum())] * 4
+    peak[0] = 0
+    rates = eval_solver_over_mines(wins_on_even_seed, [3, 4, 5], rows=5, cols=5, trials=50)
+    assert peak[0] == 50 and list(rates) == [(seeds % 2 == 0).mean()] * 3

@@ -385,13 +385,16 @@ class _Tally:
 
 
 def _run(jobs: list[_Job], base_seed: int, trials: int, first_click: str, n_jobs: int, progress: bool,
-         store=None) -> None:
+         store=None, done: Callable[[int], None] | None = None) -> None:
     """Play the games of every job that its store lacks, writing each chunk to the store as it comes.
 
     Chunks are generated as the workers take them, never listed, and their results
     come back in any order; nothing but the running tally stays in memory. The
     progress bar shows games per second, the time left and every solver's running win
     rate with its 95% interval (over the games stored before this run too).
+    ``done(j)`` is called once for every job as soon as all its games are stored (at
+    once for jobs a store already holds), so that a caller keeping games in memory can
+    summarise and drop a job while the others play.
     """
     import time as _time
 
@@ -399,9 +402,13 @@ def _run(jobs: list[_Job], base_seed: int, trials: int, first_click: str, n_jobs
 
     workers = effective_jobs(n_jobs)
     gaps = [job.games.missing(trials) for job in jobs]
+    left = [sum(b - a for a, b in g) for g in gaps]  # games each job still lacks
     tally = _Tally()
     for job in jobs:
         tally.add(job.name, *job.games.tally(trials))
+    if done is not None:
+        for j in (j for j, n in enumerate(left) if n == 0):
+            done(j)
     total = trials * len(jobs)
     stored = sum(n for _, n in tally.counts.values())
     if stored == total:
@@ -440,6 +447,9 @@ def _run(jobs: list[_Job], base_seed: int, trials: int, first_click: str, n_jobs
                 for (j, a, b), part in zip(segments, parts, strict=True):
                     jobs[j].games.write(a, part)
                     tally.add(jobs[j].name, int(part.won.sum()), b - a)
+                    left[j] -= b - a
+                    if left[j] == 0 and done is not None:
+                        done(j)
                     played += b - a
                     bar.update(b - a)
                 now = _time.monotonic()
@@ -574,8 +584,14 @@ def eval_solver_over_mines(
     base_seed = _check_int("base_seed", base_seed, 0)
     store = MemoryStore()
     jobs = [_Job("solver", solver_fn, False, b, store.job("solver", _describe(solver_fn), b)) for b in boards]
-    _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress))
-    return np.array([job.games.tally(trials)[0] / trials for job in jobs], dtype=float)
+    wins: dict[int, int] = {}
+
+    def count(j: int) -> None:  # keep a finished mine count's wins, not its games
+        wins[j] = jobs[j].games.tally(trials)[0]
+        jobs[j].games.release()
+
+    _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), done=count)
+    return np.array([wins[j] / trials for j in range(len(jobs))], dtype=float)
 
 
 def evaluate(
@@ -665,9 +681,16 @@ def evaluate(
         # Solvers with play() report a GameRecord (guesses); others only win or lose.
         jobs = [_Job(name, named[name], callable(getattr(named[name], "play", None)), b,
                      kept.job(name, _describe(named[name]), b)) for name, b in keys]
-        _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), store=kept)
-        # Each job's games are summarised from the store, chunk by chunk.
-        rows_out = [{**_summarise(job, first_click, trials), "base_seed": base_seed} for job in jobs]
+        rows: dict[int, dict] = {}
+
+        def summarise(j: int) -> None:
+            # Each job's games are summarised from the store, chunk by chunk, as soon as
+            # they are all in; a store in memory then lets them go.
+            rows[j] = {**_summarise(jobs[j], first_click, trials), "base_seed": base_seed}
+            jobs[j].games.release()
+
+        _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), store=kept, done=summarise)
+        rows_out = [rows[j] for j in range(len(jobs))]
         runs = kept.runs()
     if boards is not None:
         arguments = {"boards": [[b.name, b.rows, b.cols, b.mines] for b in configs]}

@@ -119,6 +119,9 @@ class _Job:
     def _load(self, a: int, b: int) -> GameResults:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def release(self) -> None:
+        """Drop what the job holds in memory once it is summarised (nothing, on disk)."""
+
     def missing(self, trials: int) -> list[tuple[int, int]]:
         """The runs of games in ``[0, trials)`` that no chunk holds, as ``(first, end)``."""
         return _cover(self.chunks(), trials)[1]
@@ -169,6 +172,10 @@ class _MemoryJob(_Job):
 
     def _load(self, a: int, b: int) -> GameResults:
         return self._parts[(a, b)]
+
+    def release(self) -> None:
+        """Let the games go (a finished, summarised job): only an in-memory job holds them."""
+        self._parts.clear()
 
 
 class MemoryStore:
