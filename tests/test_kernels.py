@@ -42,6 +42,21 @@ boards = st.builds(
 )
 
 
+def _reduced(board):
+    """The board reduced by the engine, mines a third of its covered cells; None without a frontier."""
+    from nnsweeper.engine.frontier import reduce_board
+    from nnsweeper.errors import InconsistentBoardError
+    from nnsweeper.observation import as_observation
+
+    grid, flags = board
+    covered = int((grid < 0).sum())
+    try:
+        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
+    except InconsistentBoardError:
+        return None
+    return reduced if reduced.front.any() else None
+
+
 @settings(max_examples=150, deadline=None)
 @given(boards)
 def test_rules_once_is_single_point_rules(board):
@@ -157,17 +172,11 @@ def test_boxes_group_cells_and_components_as_a_dict_and_a_graph_search_do(board)
 @given(boards)
 def test_compiled_counting_equals_counting_in_python_integers(board):
     from nnsweeper.engine.counting import count_compiled, count_states
-    from nnsweeper.engine.frontier import components, make_plan, reduce_board
+    from nnsweeper.engine.frontier import components, make_plan
     from nnsweeper.errors import InconsistentBoardError
-    from nnsweeper.observation import as_observation
 
-    grid, flags = board
-    covered = int((grid < 0).sum())
-    try:
-        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
-    except InconsistentBoardError:
-        return
-    if not reduced.front.any():
+    reduced = _reduced(board)
+    if reduced is None:
         return
     for comp in components(reduced.is_con, reduced.need, reduced.front):
         plan = make_plan(comp)
@@ -205,17 +214,10 @@ def test_compiled_counting_gives_way_to_python_integers_past_int64():
 @settings(max_examples=150, deadline=None)
 @given(boards)
 def test_frontier_components_and_plans_are_those_of_the_python_lists(board):
-    from nnsweeper.engine.frontier import Frontier, components, make_plan, reduce_board
-    from nnsweeper.errors import InconsistentBoardError
-    from nnsweeper.observation import as_observation
+    from nnsweeper.engine.frontier import Frontier, components, make_plan
 
-    grid, flags = board
-    covered = int((grid < 0).sum())
-    try:
-        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
-    except InconsistentBoardError:
-        return
-    if not reduced.front.any():
+    reduced = _reduced(board)
+    if reduced is None:
         return
     comps = components(reduced.is_con, reduced.need, reduced.front)
     frame = Frontier(reduced)
@@ -241,17 +243,11 @@ def test_frontier_components_and_plans_are_those_of_the_python_lists(board):
 @given(boards)
 def test_counting_a_description_equals_counting_in_python_integers(board):
     from nnsweeper.engine.counting import count_states, no_layout
-    from nnsweeper.engine.frontier import Frontier, make_plan, reduce_board
+    from nnsweeper.engine.frontier import Frontier, make_plan
     from nnsweeper.errors import InconsistentBoardError
-    from nnsweeper.observation import as_observation
 
-    grid, flags = board
-    covered = int((grid < 0).sum())
-    try:
-        reduced = reduce_board(as_observation(grid, max(int(flags.sum()), covered // 3), flags))
-    except InconsistentBoardError:
-        return
-    if not reduced.front.any():
+    reduced = _reduced(board)
+    if reduced is None:
         return
     frame = Frontier(reduced)
     for k in range(frame.n):
