@@ -30,6 +30,7 @@ import time
 import numpy as np
 import torch
 
+from nnsweeper.batched import play_batched
 from nnsweeper.cli import one_board
 from nnsweeper.evaluation import game_seeds, newcombe_paired_interval, wilson_interval
 from nnsweeper.game import MinesweeperEnv, Rules
@@ -121,13 +122,13 @@ def _torch_engine(args, solver, seeds) -> int:
     rows, cols, mines = args.board
     rules = Rules(rows, cols, mines)  # MinesweeperEnv's rules: a safe first click
     solver.play_many(*_games(args.board, seeds[:2]))  # load the model, warm the caches
-    solver.play_batched(rules, seeds[:2])
+    play_batched(solver, rules, seeds[:2])
     in_play = args.in_play if args.in_play else max(args.batch_size, 1024)
 
     torch_rates, many_rates = [], []
     for _ in range(args.repeats):
         t0 = time.perf_counter()
-        results = solver.play_batched(rules, seeds, in_play=in_play)
+        results = play_batched(solver, rules, seeds, in_play=in_play)
         torch_rates.append(len(seeds) / (time.perf_counter() - t0))
 
         envs, rngs = _games(args.board, seeds)

@@ -4,8 +4,8 @@ A run is described by a TOML config (``train/*.toml``) with the tables ``[data]`
 ``[model]``, ``[train]`` and ``[output]``; :mod:`nnsweeper.training_config` reads and
 checks it (:func:`load_config`, :func:`check_config`, re-exported here) and lists
 every key with its default (``nnsweeper train --help``). :func:`train` runs it: it
-checks the dataset and the run folder, builds the model, its loaders
-(:meth:`nnsweeper.models.MineModel.make_loader`), AdamW and the schedule, resumes
+checks the dataset and the run folder, builds the model, the loaders of its kind of
+input (:func:`nnsweeper.datasets.make_loader`), AdamW and the schedule, resumes
 when asked, then trains epoch after epoch.
 
 The loss is the binary cross-entropy of every unknown (covered, unflagged) cell
@@ -138,13 +138,15 @@ class _Outputs(torch.nn.Module):
 
 def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *, shuffle: bool, rank: int,
             world: int):
-    """The model's loader of one split, with the options of ``[train]`` and ``[data]``.
+    """The loader of the model's inputs for one split, with the options of ``[train]`` and ``[data]``.
 
     Only the training loader (``shuffle``) augments.
     """
+    from nnsweeper.datasets import make_loader
+
     options = config.train.loader_options()
     options["augment"] = options["augment"] and shuffle
-    return model.make_loader(root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
+    return make_loader(model, root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
                              configs=list(config.data.configurations or ()) or None, **options)
 
 
@@ -733,7 +735,7 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     """
     from tqdm.auto import tqdm
 
-    from nnsweeper.datasets import load_manifest
+    from nnsweeper.datasets import load_manifest, make_loader
     from nnsweeper.metrics import PredictionSet, evaluate_predictions
 
     manifest = load_manifest(root)
@@ -745,7 +747,7 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
         notify(note)
     sets = []
     for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
-        loader = model.make_loader(root, split, batch_size=batch_size, shuffle=False, configs=[key])
+        loader = make_loader(model, root, split, batch_size=batch_size, shuffle=False, configs=[key])
         s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device,
                         symmetric=symmetric)
         sets.append(s)

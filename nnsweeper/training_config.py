@@ -185,7 +185,7 @@ class TrainSection(_Section):
             raise TrainingError(f"train.device must be auto, cpu or cuda; got {device!r}")
 
     def loader_options(self) -> dict[str, Any]:
-        """The options of :meth:`nnsweeper.models.MineModel.make_loader` that this section sets."""
+        """The options of :func:`nnsweeper.datasets.make_loader` that this section sets."""
         return dict(batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers, pool=self.pool,
                     cache_shards=self.cache_shards, in_memory=self.in_memory, augment=self.augment)
 

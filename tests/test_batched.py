@@ -365,7 +365,7 @@ def test_batched_pure_play_is_deterministic_and_ends_every_game(bundled, arch):
     for rules in (Rules(9, 9, 10), Rules(8, 12, 30, "zero"), Rules(5, 6, 7, "none")):
         seeds = np.arange(200, 260)
         first = play_batched(solver, rules, seeds)
-        again = solver.play_batched(rules, seeds, batch_size=7, in_play=11)
+        again = play_batched(solver, rules, seeds, batch_size=7, in_play=11)
         _check_results(first, rules, 60)
         for key in ("won", "lost", "revealed_safe", "moves", "guesses", "flags", "model_calls"):
             assert np.array_equal(getattr(first, key), getattr(again, key)), (arch, rules, key)
@@ -398,7 +398,7 @@ def test_batched_play_is_play_many_without_ties(bundled):
 def test_the_batched_guess_is_a_first_cell_of_rank_cells(bundled, tie_break):
     """The GNN gives every interior cell one value: the guess is one of the cells that
     rank_cells puts first in some order of its exact ties."""
-    from nnsweeper.batched import _pool_interior, _ranked_first
+    from nnsweeper.batched.player import _ranked_first
     from nnsweeper.grid import neighbour_sum
     from nnsweeper.solvers.neural import pool_interior
     from nnsweeper.solvers.ranking import prob_zero, rank_cells
@@ -409,7 +409,7 @@ def test_the_batched_guess_is_a_first_cell_of_rank_cells(bundled, tie_break):
     model = bundled["gnn"]
     want = [pool_interior(p, *gf) for p, *gf in zip(model.predict_proba(g, 99, f), g, f, strict=True)]
     with torch.inference_mode():
-        p = _pool_interior(predict_tensor(model, grids, 99, flags), grids, flags)
+        p = pool_interior(predict_tensor(model, grids, 99, flags), grids, flags)
     assert np.abs(p.numpy() - np.stack(want)).max() < 1e-5
     unknown = (grids < 0) & ~flags
     guess = _ranked_first(p, unknown, grids, tie_break, tol, torch.arange(40), torch.full((40,), 3)).numpy()
@@ -452,6 +452,6 @@ def test_batched_play_with_a_model_of_another_kind():
 
     solver = NeuralSolver(Exact(), open_below=0.001, flag_above=0.999)
     rules = Rules(6, 6, 5)
-    res = solver.play_batched(rules, range(30))
+    res = play_batched(solver, rules, range(30))
     _check_results(res, rules, 30)
     assert res.win_rate > 0.5

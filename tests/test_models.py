@@ -155,7 +155,9 @@ def test_typed_configs_hold_the_defaults_and_rules():
 def test_a_new_architecture_declares_only_its_config():
     from dataclasses import dataclass
 
-    from nnsweeper.models import ARCHITECTURES, unregister_architecture
+    from nnsweeper.datasets import make_loader
+    from nnsweeper.errors import DatasetError
+    from nnsweeper.models import ARCHITECTURES, register_architecture, unregister_architecture
     from nnsweeper.models.base import ModelConfig
 
     @dataclass(frozen=True)
@@ -174,6 +176,8 @@ def test_a_new_architecture_declares_only_its_config():
             super().__init__(config)
             self.w = torch.nn.Linear(1, 1)
 
+    assert "linear_test" not in ARCHITECTURES  # defining a class registers nothing
+    register_architecture("linear_test", Linear)
     try:
         model = MineModel.from_config({"arch": "linear_test"})
         assert type(model) is Linear and model.config == {"arch": "linear_test", "scale": 2}
@@ -183,8 +187,8 @@ def test_a_new_architecture_declares_only_its_config():
             MineModel.from_config({"arch": "linear_test", "scale": 0})
         with pytest.raises(ModelError, match="unknown config key 'width'.*the keys are scale"):
             MineModel.from_config({"arch": "linear_test", "width": 1})
-        with pytest.raises(NotImplementedError, match="Linear does not say how to load"):
-            model.make_loader(TINY, "train")
+        with pytest.raises(DatasetError, match="no loader for Linear: it does not say which inputs"):
+            make_loader(model, TINY, "train")
     finally:
         if "linear_test" in ARCHITECTURES:
             unregister_architecture("linear_test")
@@ -192,8 +196,10 @@ def test_a_new_architecture_declares_only_its_config():
 
 @pytest.mark.parametrize("arch", ["cnn", "gnn"])
 def test_make_loader_gives_batches_that_outputs_reads(arch):
+    from nnsweeper.datasets import make_loader
+
     model = _model(arch)
-    loader = model.make_loader(TINY, "val", batch_size=8, shuffle=False)
+    loader = make_loader(model, TINY, "val", batch_size=8, shuffle=False)
     batch = next(iter(loader))
     out = model.outputs(batch)
     assert set(out) == {"logit", "prob", "mine", "weight", "frontier", "graph"}
@@ -202,7 +208,7 @@ def test_make_loader_gives_batches_that_outputs_reads(arch):
     if arch == "gnn":
         # The graphs follow the model's config: without cell edges they have none.
         plain = _model("gnn", cell_edges=False)
-        graphs = next(iter(plain.make_loader(TINY, "val", batch_size=8, shuffle=False)))
+        graphs = next(iter(make_loader(plain, TINY, "val", batch_size=8, shuffle=False)))
         assert ("cell", "near", "cell") not in graphs.edge_types
         assert plain.outputs(graphs)["logit"].shape[0] > 0
         with pytest.raises(ModelError, match="which the graph lacks"):

@@ -88,14 +88,20 @@ def test_registry_refuses_taken_and_bad_names():
 # ----------------------------------------------------------------- an architecture
 @pytest.fixture
 def toy_arch():
-    """A tiny model over the grid encoding, registered by defining its class (and removed after)."""
+    """A tiny model over the grid encoding, registered by one line (and removed after)."""
     from dataclasses import dataclass
 
     import torch
     from torch import nn
 
     from nnsweeper import features
-    from nnsweeper.models import MineModel, ModelConfig, board_batches, unregister_architecture
+    from nnsweeper.models import (
+        MineModel,
+        ModelConfig,
+        board_batches,
+        register_architecture,
+        unregister_architecture,
+    )
 
     @dataclass(frozen=True)
     class ToyConfig(ModelConfig):
@@ -108,6 +114,7 @@ def toy_arch():
     class ToyNet(MineModel):
         arch = "toy"
         Config = ToyConfig
+        inputs = "grid"  # trained on the grid loader's batches
 
         def __init__(self, config=None):
             super().__init__(config)
@@ -117,11 +124,6 @@ def toy_arch():
 
         def forward(self, x):
             return self.net(x).squeeze(1)
-
-        def make_loader(self, root, split, **options):
-            from nnsweeper.datasets import grid_loader
-
-            return grid_loader(root, split, **options)
 
         def outputs(self, batch):
             logits = self(batch["x"].float())
@@ -141,6 +143,7 @@ def toy_arch():
                     out[b] = p[k]
             return out
 
+    register_architecture("toy", ToyNet)
     yield ToyNet
     unregister_architecture("toy")
 
@@ -172,8 +175,10 @@ def test_a_model_class_is_trainable_loadable_playable_and_compared(toy_arch, tmp
         rec = ns.get_solver(name, model=str(result.best)).play(
             ns.MinesweeperEnv(rows=6, cols=6, mines=5, seed=2), np.random.default_rng(2))
         assert rec.moves and rec.model_calls >= 1
-    # Compared: listed by compare by default, and played with --model toy=PATH.
-    assert build_parser().parse_args(["compare"]).default_solvers[-2:] == ["toy", "hybrid-toy"]
+    # Compared: listed by compare by default (every model alone, then every hybrid), and played
+    # with --model toy=PATH.
+    compared = build_parser().parse_args(["compare"]).default_solvers
+    assert compared[-4:] == ["toy", "hybrid-cnn", "hybrid-gnn", "hybrid-toy"]
     code = main(["compare", "--solvers", "csp,toy,hybrid-toy", "--model", f"toy={result.best}",
                  "--mines", "4", "--rows", "6", "--cols", "6", "--trials", "6", "--jobs", "1",
                  "--out", str(tmp_path / "c"), "--quiet"])

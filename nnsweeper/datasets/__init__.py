@@ -8,7 +8,9 @@
   from each other and from every evaluation seed; :func:`check_seed_overlap`.
 - :mod:`~nnsweeper.datasets.loaders`: a torch ``Dataset`` of grid tensors for the
   CNN and a torch-geometric dataset of constraint graphs for the GNN, loaded shard
-  by shard.
+  by shard; :data:`LOADERS`, the loader of each kind of model input (a model's
+  ``inputs``: ``"grid"``, ``"graph"``), and :func:`make_loader`, a model's training
+  batches.
 """
 
 from nnsweeper.datasets.card import format_card, shard_statistics
@@ -21,6 +23,7 @@ from nnsweeper.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_ra
 # its worker processes) does not load torch.
 _LOADERS = (
     "StateDataset", "GraphDataset", "ShardBatchSampler", "collate_grids", "grid_loader", "graph_loader",
+    "LOADERS", "register_loader", "make_loader",
 )
 
 

@@ -43,7 +43,7 @@ from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
 from nnsweeper.solvers.base import STARTS
 
 from .card import add_stats, card_row, format_card, shard_statistics
-from .policies import FLAG_CODES, FLAG_MODES, POLICIES, POLICY_CODES, _check_choices, record_game
+from .policies import FLAG_CODES, FLAG_MODES, POLICIES, _check_choices, record_game
 from .storage import (
     FORMAT,
     FORMAT_VERSION,
@@ -179,7 +179,7 @@ class Part:
     def stream_key(self) -> tuple[int, ...]:
         """What identifies this configuration's seed stream (the games are not in it)."""
         key = (self.rows, self.cols, self.mines, FIRST_CLICK_CODES[self.first_click],
-               POLICY_CODES[self.policy])
+               POLICIES[self.policy].code)
         return key if self.flags == "all" else (*key, FLAG_CODES[self.flags])
 
     def to_dict(self) -> dict:

@@ -14,7 +14,9 @@ its states is asked for, and a few decoded shards stay in a small LRU cache.
 * :class:`ShardBatchSampler`: batches of one board size drawn from a few shards at a
   time, so that shuffling never needs the whole split in memory; it also splits the
   batches between the ranks of a distributed run.
-* :func:`grid_loader` and :func:`graph_loader`: data loaders wired with all of these.
+* :func:`grid_loader` and :func:`graph_loader`: data loaders wired with all of these,
+  the entries of :data:`LOADERS` (the loader of each kind of model input, a model's
+  ``inputs``), from which :func:`make_loader` gives a model its training batches.
 
 Every object here pickles without its cache, so ``DataLoader`` worker processes
 open the shards they need themselves.
@@ -30,7 +32,7 @@ import math
 import numbers
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -743,3 +745,81 @@ def graph_loader(root, split: str, batch_size: int = 64, *, shuffle: bool = True
     sampler = ShardBatchSampler(dataset, batch_size, shuffle=shuffle, seed=seed, **sampler_kw)
     return torch_geometric.loader.DataLoader(dataset, batch_sampler=sampler, num_workers=num_workers,
                                              **loader_kw)
+
+
+# --------------------------------------------------------------------------- the loaders by input kind
+#: The loader of each kind of model input (a model's :attr:`~nnsweeper.models.MineModel.inputs`),
+#: called as ``loader(root, split, **options)``: the table at the end of this module, then what
+#: :func:`register_loader` adds.
+LOADERS: dict[str, Callable] = {}
+
+
+def register_loader(kind: str, loader: Callable) -> Callable:
+    """Add the loader of the models whose ``inputs`` is ``kind`` to :data:`LOADERS`.
+
+    Parameters
+    ----------
+    kind : str
+        The kind of input; must not be taken.
+    loader : callable
+        ``loader(root, split, **options)`` giving a data loader whose batches the
+        models' :meth:`~nnsweeper.models.MineModel.outputs` read, its ``batch_sampler``
+        a :class:`ShardBatchSampler`.
+
+    Returns
+    -------
+    callable
+        ``loader``.
+    """
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"an input kind must be a non-empty string; got {kind!r}")
+    if kind in LOADERS:
+        raise ValueError(f"the loader of {kind!r} inputs is registered already "
+                         f"({LOADERS[kind].__qualname__})")
+    if not callable(loader):
+        raise ValueError(f"a loader must be callable as loader(root, split, **options); got {loader!r}")
+    LOADERS[kind] = loader
+    return loader
+
+
+def make_loader(model, root, split: str, **options):
+    """A data loader of the training batches of ``model``, from one split of a dataset folder.
+
+    The loader of the model's kind of input (:data:`LOADERS` by ``model.inputs``), with
+    the dataset options its inputs depend on (``model.input_options()``, such as the
+    GNN's ``cell_edges``) and ``options``.
+
+    Parameters
+    ----------
+    model : MineModel
+        Any object with ``inputs`` (and optionally ``input_options()``).
+    root : str or os.PathLike
+        A dataset folder (:func:`nnsweeper.datasets.generate`).
+    split : {"train", "val", "test"}
+    **options
+        ``batch_size``, ``shuffle``, ``seed``, ``num_workers`` and the dataset and
+        sampler options of :func:`grid_loader` (``configs``, ``cache_shards``,
+        ``in_memory``, ``pool``, ``rank``, ``world_size``, ``drop_last``, ...).
+
+    Returns
+    -------
+    DataLoader
+        Its ``batch_sampler`` is a :class:`ShardBatchSampler` (call
+        ``loader.batch_sampler.set_epoch(e)`` each epoch).
+
+    Raises
+    ------
+    DatasetError
+        A model whose ``inputs`` names no loader.
+    """
+    kind = getattr(model, "inputs", "")
+    if kind not in LOADERS:
+        said = f"its inputs are {kind!r}" if kind else "it does not say which inputs it reads"
+        raise DatasetError(f"no loader for {type(model).__name__}: {said}; set its class attribute inputs to "
+                           f"one of {', '.join(map(repr, LOADERS))} (or register_loader one)")
+    input_options = getattr(model, "input_options", None)
+    return LOADERS[kind](root, split, **(input_options() if input_options is not None else {}), **options)
+
+
+register_loader("grid", grid_loader)
+register_loader("graph", graph_loader)

@@ -3,11 +3,15 @@
 A policy is a solver (:mod:`nnsweeper.solvers`); :func:`record_game` plays one game
 with it through :meth:`~nnsweeper.solvers.Solver.play`'s ``on_decision`` callback and
 keeps the position before each decision, labelled with the truth and the exact
-probabilities. A new policy is a solver, an entry of :data:`POLICY_CODES` with a new
-code, and a line in :func:`policy_solver`.
+probabilities. The policies are one table, :data:`POLICIES` (name ->
+:class:`Policy`), filled by the :func:`register_policy` lines at the end of this
+module: a new policy is a solver and one line there, with a new code.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,21 +25,89 @@ from nnsweeper.solvers.single_point import SinglePointSolver
 
 from .storage import empty_shard
 
-__all__ = ["POLICY_CODES", "POLICIES", "FLAG_CODES", "FLAG_MODES", "RECORD_MODES", "ExploreSolver",
-           "RevealSolver", "policy_solver", "record_game", "recorded_flags"]
+__all__ = ["POLICY_CODES", "POLICIES", "Policy", "FLAG_CODES", "FLAG_MODES", "RECORD_MODES", "ExploreSolver",
+           "RevealSolver", "policy_solver", "record_game", "recorded_flags", "register_policy"]
 
-#: Behaviour policies and their codes: the CSP solver; the single-point solver; CSP
-#: that now and then (with probability ``epsilon`` per decision) reveals a random
-#: covered cell whose exact probability is neither 0 nor 1 (:class:`ExploreSolver`);
-#: a player that reveals one proven-safe cell at a time, drawn at random, so that
-#: provable cells stay covered as in human play (:class:`RevealSolver`); and the
-#: search solver (:class:`~nnsweeper.solvers.SearchSolver`).
-#: A code is part of the seed keys of the policy's games
-#: (:attr:`~nnsweeper.datasets.Part.stream_key`), so of every dataset's seeds: a new
-#: policy takes a new code, and no code changes.
-POLICY_CODES: dict[str, int] = {"csp": 0, "single_point": 1, "explore": 2, "reveal": 3, "search": 4}
-#: The policy names.
-POLICIES = tuple(POLICY_CODES)
+
+@dataclass(frozen=True)
+class Policy:
+    """One behaviour policy.
+
+    Attributes
+    ----------
+    name : str
+        Its name (``--policy``, a part's ``:POLICY``).
+    code : int
+        Part of the seed keys of its games (:attr:`~nnsweeper.datasets.Part.stream_key`),
+        so of every dataset's seeds: a new policy takes a new code, and no code changes.
+    solver : type
+        The solver class that plays it, called as ``solver(start=..., **options)``.
+    options : tuple of str
+        The options of :func:`record_game` it takes (``"epsilon"``).
+    """
+
+    name: str
+    code: int
+    solver: type
+    options: tuple[str, ...] = ()
+
+
+#: The behaviour policies by name, in registration order (the table at the end of this
+#: module, then what :func:`register_policy` adds).
+POLICIES: dict[str, Policy] = {}
+
+
+def register_policy(name: str, code: int, solver: type, *, options: tuple[str, ...] = ()) -> Policy:
+    """Add a behaviour policy to :data:`POLICIES`.
+
+    Parameters
+    ----------
+    name : str
+        Its name; must not be taken.
+    code : int
+        Its seed-key code (non-negative); must not be taken: codes are never reused.
+    solver : type
+        A :class:`~nnsweeper.solvers.Solver` subclass, called as ``solver(start=...)``
+        plus the ``options`` it takes.
+    options : tuple of str, default ()
+        The options of :func:`record_game` it takes (``"epsilon"``).
+
+    Returns
+    -------
+    Policy
+    """
+    if not isinstance(name, str) or not name or ":" in name or "," in name:
+        raise ValueError(f"a policy name must be a non-empty string without ':' or ','; got {name!r}")
+    if name in POLICIES:
+        raise ValueError(f"policy {name!r} is registered already")
+    if isinstance(code, bool) or not isinstance(code, int) or code < 0:
+        raise ValueError(f"a policy code must be a non-negative integer; got {code!r}")
+    taken = next((p.name for p in POLICIES.values() if p.code == code), None)
+    if taken is not None:
+        raise ValueError(f"policy code {code} is {taken!r}'s; a new policy takes a new code")
+    POLICIES[name] = policy = Policy(name, code, solver, tuple(options))
+    return policy
+
+
+class _PolicyCodes(Mapping):
+    """:data:`POLICY_CODES`: each policy's code by name, read from :data:`POLICIES` when asked."""
+
+    def __getitem__(self, name: str) -> int:
+        return POLICIES[name].code
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(POLICIES)
+
+    def __len__(self) -> int:
+        return len(POLICIES)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+#: Each policy's seed-key code by name (a read-only view of :data:`POLICIES`).
+POLICY_CODES: Mapping[str, int] = _PolicyCodes()
+
 #: The flags a recorded state keeps: all the policy's (every one a proven mine), each
 #: of them with probability 1/2, or none. A code other than ``all``'s is part of the
 #: seed keys of the configuration's games, as a policy's is.
@@ -121,16 +193,10 @@ class RevealSolver(CSPSolver):
 
 
 def policy_solver(policy: str, start: str, epsilon: float):
-    """The solver that plays ``policy``'s games."""
-    if policy == "single_point":
-        return SinglePointSolver(start=start)
-    if policy == "explore":
-        return ExploreSolver(start=start, epsilon=epsilon)
-    if policy == "reveal":
-        return RevealSolver(start=start)
-    if policy == "search":
-        return SearchSolver(start=start)
-    return CSPSolver(start=start)
+    """The solver that plays ``policy``'s games (``epsilon`` for the policies that take it)."""
+    entry = POLICIES[policy]
+    options = {"epsilon": epsilon} if "epsilon" in entry.options else {}
+    return entry.solver(start=start, **options)
 
 
 def recorded_flags(flags: np.ndarray, mode: str, seed: int) -> np.ndarray:
@@ -202,3 +268,15 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
         "won": np.full(n, bool(rec.won)),
     }
     return arrays, bool(rec.won)
+
+
+# --------------------------------------------------------------------------- the table
+# The CSP solver; the single-point solver; CSP that now and then (with probability
+# ``epsilon`` per decision) reveals a random covered cell whose exact probability is
+# neither 0 nor 1; a player that reveals one proven-safe cell at a time, drawn at
+# random, so that provable cells stay covered as in human play; the search solver.
+register_policy("csp", 0, CSPSolver)
+register_policy("single_point", 1, SinglePointSolver)
+register_policy("explore", 2, ExploreSolver, options=("epsilon",))
+register_policy("reveal", 3, RevealSolver)
+register_policy("search", 4, SearchSolver)

@@ -3,7 +3,8 @@
 - :class:`MineModel`: the shared interface, :meth:`~MineModel.predict_proba` (boards
   in, P(mine) out) for playing and evaluation, :meth:`~MineModel.outputs` (a
   training batch in, logits and targets out) for losses and metrics,
-  :meth:`~MineModel.make_loader` (a dataset split in, training batches out) and
+  :attr:`~MineModel.inputs` (the kind of input it reads, which picks the loader of
+  its training batches in :data:`nnsweeper.datasets.LOADERS`) and
   :meth:`~MineModel.from_config`.
 - :class:`MineCNN` (``"cnn"``) and :class:`MineGNN` (``"gnn"``): the architectures,
   listed in :mod:`nnsweeper.models.registry` (:data:`ARCHITECTURES`).
@@ -13,7 +14,8 @@
 
 The registry needs no torch; everything else here is imported on first use, so that
 ``import nnsweeper`` (and the solver registry, which reads the architectures) stays
-free of it.
+free of it. The models import nothing of the packages that use them (solvers,
+datasets, training, batched play).
 """
 
 from nnsweeper.models.registry import (

@@ -15,8 +15,15 @@ comment and its rule); a model holds them typed as ``model.settings``. Its
 ``config`` is the same as a complete, JSON-able dict (every key with its value,
 ``"arch"`` first): :meth:`MineModel.from_config` rebuilds the same model from it,
 which is how checkpoints (:mod:`nnsweeper.models.checkpoint`) are read back. A model
-also makes the loader of its training batches (:meth:`MineModel.make_loader`), so
-that training needs no knowledge of the architecture.
+says which kind of input it reads (:attr:`MineModel.inputs`, ``"grid"`` or
+``"graph"``, and :meth:`MineModel.input_options`); training takes the loader of that
+kind from the datasets package (:func:`nnsweeper.datasets.make_loader`), so that
+neither the trainer nor the models name a loader. An architecture that runs its
+forward pass on boards held as tensors on the device (:mod:`nnsweeper.batched`)
+defines a method ``predict_tensor(grids, total_mines, flags)`` that builds its inputs
+there (:meth:`MineCNN.predict_tensor <nnsweeper.models.cnn.MineCNN.predict_tensor>`,
+:meth:`MineGNN.predict_tensor <nnsweeper.models.gnn.MineGNN.predict_tensor>`); other
+models are asked through :meth:`MineModel.predict_proba` on the host.
 """
 
 from __future__ import annotations
@@ -32,10 +39,10 @@ import torch
 from nnsweeper.configs import Settings
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
 from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
-from nnsweeper.models.registry import ARCHITECTURES, register_architecture
+from nnsweeper.models.registry import ARCHITECTURES
 from nnsweeper.observation import Observation, Observations, check_alone
 
-__all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "resolve_device"]
+__all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "resolve_device", "tensor_totals"]
 
 
 class ModelError(NnsweeperError):
@@ -287,6 +294,13 @@ def board_batches(observations: list, batch_size: int, build_batch):
             yield chunk, batch.grids, batch.flags, build_batch(batch)
 
 
+def tensor_totals(total_mines, n: int, device) -> torch.Tensor:
+    """``total_mines`` (an int or one per board) as an int64 tensor (n,) on ``device``: the mine
+    counts of boards given as tensors (:meth:`MineModel.predict_tensor`), not checked."""
+    t = torch.as_tensor(total_mines, dtype=torch.int64, device=device)
+    return t.expand(n) if t.dim() == 0 else t.reshape(n)
+
+
 # --------------------------------------------------------------------------- the base class
 def _model_class(config) -> type[MineModel]:
     """The model class that ``config["arch"]`` names."""
@@ -307,10 +321,12 @@ def _model_class(config) -> type[MineModel]:
 class MineModel(torch.nn.Module):
     """Base class of the mine predictors: configuration, prediction and training interface.
 
-    Subclasses set :attr:`arch` and :attr:`Config` (a frozen dataclass derived from
-    :class:`ModelConfig`: the keys, their defaults and rules), call
-    ``super().__init__(config)`` and implement :meth:`outputs`, :meth:`make_loader`
-    and :meth:`predict_observations`.
+    Subclasses set :attr:`arch`, :attr:`Config` (a frozen dataclass derived from
+    :class:`ModelConfig`: the keys, their defaults and rules) and :attr:`inputs`, call
+    ``super().__init__(config)`` and implement :meth:`outputs` and
+    :meth:`predict_observations`. A class is an architecture once it is in
+    :data:`~nnsweeper.models.ARCHITECTURES` (:func:`~nnsweeper.models.register_architecture`):
+    defining it registers nothing.
 
     Parameters
     ----------
@@ -342,24 +358,11 @@ class MineModel(torch.nn.Module):
     #: Whether a batch may leave some parameters without a gradient (for instance a head
     #: that only some graphs use); ``DistributedDataParallel`` must then look for them.
     find_unused_parameters: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs):
-        # A class that sets its own ``arch`` is that architecture: the entry that names
-        # it in the registry is bound to it, and an architecture not listed there
-        # registers itself (with its two solvers).
-        super().__init_subclass__(**kwargs)
-        arch = cls.__dict__.get("arch")
-        if not arch:
-            return
-        entry = ARCHITECTURES.get(arch)
-        if entry is None:
-            register_architecture(arch, cls)
-        elif entry.model == f"{cls.__module__}:{cls.__qualname__}" or not isinstance(entry.model, str):
-            # The listed class being defined, or a class defined again (a re-run notebook cell).
-            entry.model = entry.model if isinstance(entry.model, str) else cls
-            entry._class = cls
-        else:
-            raise ModelError(f"architecture {arch!r} is {entry.model}; give {cls.__qualname__} another arch")
+    #: The kind of input it reads, which names the loader of its training batches in
+    #: :data:`nnsweeper.datasets.LOADERS`: ``"grid"`` (the channels of
+    #: :func:`~nnsweeper.features.encode_grids`) or ``"graph"`` (the graphs of
+    #: :func:`~nnsweeper.features.build_graph`); empty: it does not say.
+    inputs: ClassVar[str] = ""
 
     def __init__(self, config: Mapping | ModelConfig | None = None):
         super().__init__()
@@ -483,27 +486,10 @@ class MineModel(torch.nn.Module):
         """
         raise NotImplementedError
 
-    def make_loader(self, root, split: str, **options):
-        """A data loader of training batches of one dataset split, batches :meth:`outputs` reads.
-
-        Parameters
-        ----------
-        root : str or os.PathLike
-            A dataset folder (:func:`nnsweeper.datasets.generate`).
-        split : {"train", "val", "test"}
-        **options
-            ``batch_size``, ``shuffle``, ``seed``, ``num_workers`` and the dataset and
-            sampler options of :func:`nnsweeper.datasets.grid_loader` (``configs``,
-            ``cache_shards``, ``in_memory``, ``pool``, ``rank``, ``world_size``,
-            ``drop_last``, ...).
-
-        Returns
-        -------
-        torch.utils.data.DataLoader
-            Its ``batch_sampler`` is a :class:`~nnsweeper.datasets.ShardBatchSampler`
-            (call ``loader.batch_sampler.set_epoch(e)`` each epoch).
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not say how to load its training batches")
+    def input_options(self) -> dict[str, Any]:
+        """The dataset options its inputs depend on, passed to the loader of :attr:`inputs`
+        (the GNN's ``cell_edges``); none by default."""
+        return {}
 
     def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
         """Per-board probabilities of checked boards: what an architecture implements.

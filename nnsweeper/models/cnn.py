@@ -4,7 +4,8 @@
 logit per cell. Every layer keeps the board size (no pooling, "same" padding), so
 one network runs on boards of any size. Dilated residual blocks let the receptive
 field (:attr:`MineCNN.receptive_field`) grow fast enough to follow long chains of
-constraints across the board.
+constraints across the board. :meth:`MineCNN.predict_tensor` runs it on boards held
+as tensors on the device, its input built there (:func:`encode_grids_tensor`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from nnsweeper import features
 from nnsweeper.errors import check_int
 from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
 
-from .base import MineModel, ModelConfig, ModelError, board_batches
+from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
 
-__all__ = ["MineCNN", "CNNConfig"]
+__all__ = ["MineCNN", "CNNConfig", "encode_grids_tensor"]
 
 _NORMS = ("group", "none")
 _REQUIRED_KEYS = ("x", "prob", "mine", "unknown", "frontier")
@@ -130,6 +131,7 @@ class MineCNN(MineModel):
 
     arch: ClassVar[str] = "cnn"
     Config: ClassVar[type[CNNConfig]] = CNNConfig
+    inputs: ClassVar[str] = "grid"
 
     def __init__(self, config: dict | CNNConfig | None = None):
         super().__init__(config)
@@ -226,15 +228,6 @@ class MineCNN(MineModel):
             "graph": graph[unknown].to(torch.int64),
         }
 
-    def make_loader(self, root, split: str, **options):
-        """Batches of :func:`~nnsweeper.datasets.collate_grids` (:func:`~nnsweeper.datasets.grid_loader`).
-
-        See :meth:`MineModel.make_loader`.
-        """
-        from nnsweeper.datasets import grid_loader
-
-        return grid_loader(root, split, **options)
-
     def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
         out: list[np.ndarray] = [np.empty(0)] * len(observations)
         for chunk, _, _, x in board_batches(observations, batch_size, features.encode_grids):
@@ -245,3 +238,67 @@ class MineCNN(MineModel):
             for k, b in enumerate(chunk):
                 out[b] = p[k]
         return out
+
+    def predict_tensor(self, grids: torch.Tensor, total_mines, flags: torch.Tensor, *,
+                       sparse: bool | None = None) -> torch.Tensor:
+        """P(mine) maps of boards held as tensors, as :meth:`predict_proba` gives them.
+
+        The input is built on the grids' device (:func:`encode_grids_tensor`); the
+        caller sets eval mode and ``torch.inference_mode()``, and the boards are not
+        checked.
+
+        Parameters
+        ----------
+        grids : Tensor of int, (B, rows, cols)
+            -1 covered, 0..8 revealed, on the model's device.
+        total_mines : int or Tensor of int, (B,)
+        flags : Tensor of bool, (B, rows, cols)
+        sparse : bool, optional
+            Ignored (the graph models' option; a grid has no sparse form).
+
+        Returns
+        -------
+        Tensor of float64, (B, rows, cols)
+            The sigmoid of the logits at covered unflagged cells, exactly 0 at revealed
+            cells and 1 at flags.
+        """
+        unknown = (grids == -1) & ~flags
+        p = torch.sigmoid(self(encode_grids_tensor(grids, total_mines, flags)).double())
+        p = torch.where(unknown, p, 0.0)
+        return torch.where(flags, 1.0, p)
+
+
+def encode_grids_tensor(grids: torch.Tensor, total_mines, flags: torch.Tensor) -> torch.Tensor:
+    """:func:`nnsweeper.features.encode_grids` computed with torch on the grids' device.
+
+    Parameters
+    ----------
+    grids : Tensor of int, (B, rows, cols)
+        -1 covered, 0..8 revealed (not checked: a
+        :class:`~nnsweeper.batched.BatchedGames` observation).
+    total_mines : int or Tensor of int, (B,)
+    flags : Tensor of bool, (B, rows, cols)
+
+    Returns
+    -------
+    Tensor of float32, (B, len(GRID_CHANNELS), rows, cols)
+        The same values as ``encode_grids``.
+    """
+    ch = {name: k for k, name in enumerate(features.GRID_CHANNELS)}
+    n, r, c = grids.shape
+    total = tensor_totals(total_mines, n, grids.device)
+    unknown = (grids == -1) & ~flags
+    out = torch.zeros((n, len(features.GRID_CHANNELS), r, c), dtype=torch.float32, device=grids.device)
+    out[:, ch["covered"]] = unknown.to(torch.float32)
+    out[:, ch["flagged"]] = flags.to(torch.float32)
+    shown = torch.arange(9, device=grids.device, dtype=grids.dtype)[None, :, None, None]
+    out[:, ch["revealed_0"] : ch["revealed_8"] + 1] = (grids[:, None] == shown).to(torch.float32)
+    mines_left = total - flags.sum((1, 2))
+    n_unknown = unknown.sum((1, 2))
+    n_revealed = (grids >= 0).sum((1, 2))
+    # Float64 quotients rounded to float32, as numpy computes and stores them.
+    density = mines_left.double() / n_unknown.clamp(min=1).double()
+    out[:, ch["mines_left_density"]] = density.float()[:, None, None]
+    out[:, ch["revealed_fraction"]] = (n_revealed.double() / (r * c)).float()[:, None, None]
+    out[:, ch["mine_density"]] = (total.double() / (r * c)).float()[:, None, None]
+    return out

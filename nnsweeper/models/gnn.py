@@ -5,11 +5,13 @@ cells and constraints (revealed numbers) exchange messages round after round, mu
 as belief propagation passes beliefs between variables and factors, and the
 board-wide figures (``data.globals``) are added to every node in every round. It
 gives a logit per frontier cell and, from a pooled readout of the whole graph, one
-logit shared by all interior cells of the board.
+logit shared by all interior cells of the board. :meth:`MineGNN.predict_tensor` runs it
+on boards held as tensors on the device, its graphs built there (:func:`graph_batch_tensor`).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -21,10 +23,11 @@ from torch_geometric.nn import GATv2Conv, GraphConv, HeteroConv, SAGEConv, Trans
 from torch_geometric.utils import scatter
 
 from nnsweeper import features
+from nnsweeper.grid_torch import dilate, neighbour_ids, neighbour_sum
 
-from .base import MineModel, ModelConfig, ModelError, board_batches
+from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
 
-__all__ = ["MineGNN", "GNNConfig", "CONVS"]
+__all__ = ["MineGNN", "GNNConfig", "CONVS", "graph_batch_tensor"]
 
 #: Message-passing layers that ``config["conv"]`` can name.
 CONVS: tuple[str, ...] = ("sage", "graph", "gatv2", "transformer")
@@ -105,6 +108,7 @@ class MineGNN(MineModel):
 
     arch: ClassVar[str] = "gnn"
     Config: ClassVar[type[GNNConfig]] = GNNConfig
+    inputs: ClassVar[str] = "graph"
     # A batch without interior cells leaves the interior readout (and what only feeds it)
     # without a gradient.
     find_unused_parameters: ClassVar[bool] = True
@@ -259,14 +263,10 @@ class MineGNN(MineModel):
         }
         return {k: v[order] for k, v in rows.items()}
 
-    def make_loader(self, root, split: str, **options):
-        """``HeteroData`` batches of :func:`~nnsweeper.datasets.graph_loader`, with this model's edges.
-
-        See :meth:`MineModel.make_loader`.
-        """
-        from nnsweeper.datasets import graph_loader
-
-        return graph_loader(root, split, cell_edges=self.settings.cell_edges, **options)
+    def input_options(self) -> dict:
+        """Its graphs have the ``("cell", "near", "cell")`` edges when its config passes messages
+        along them: ``{"cell_edges": ...}`` for the graph loader."""
+        return {"cell_edges": self.settings.cell_edges}
 
     # ----------------------------------------------------------------- prediction
     def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
@@ -281,3 +281,159 @@ class MineGNN(MineModel):
             for b, p in zip(chunk, features.batch_to_grids(batch, cell_p, int_p, g, f), strict=True):
                 out[b] = p
         return out
+
+    def predict_tensor(self, grids: torch.Tensor, total_mines, flags: torch.Tensor, *,
+                       sparse: bool | None = None) -> torch.Tensor:
+        """P(mine) maps of boards held as tensors, as :meth:`predict_proba` gives them.
+
+        The graphs are built on the grids' device (:func:`graph_batch_tensor`), the
+        frontier cells get their own values and every other covered unflagged cell the
+        board's interior value. The caller sets eval mode and ``torch.inference_mode()``,
+        and the boards are not checked.
+
+        Parameters
+        ----------
+        grids : Tensor of int, (B, rows, cols)
+            -1 covered, 0..8 revealed, on the model's device.
+        total_mines : int or Tensor of int, (B,)
+        flags : Tensor of bool, (B, rows, cols)
+        sparse : bool, optional
+            Pass the adjacencies as sparse matrices (:func:`graph_batch_tensor`); by
+            default on the CPU only.
+
+        Returns
+        -------
+        Tensor of float64, (B, rows, cols)
+            Exactly 0 at revealed cells and 1 at flags.
+        """
+        if sparse is None:
+            sparse = grids.device.type == "cpu"
+        unknown = (grids == -1) & ~flags
+        data = graph_batch_tensor(grids, total_mines, flags, cell_edges=self.settings.cell_edges,
+                                  sparse=sparse)
+        cell_logits, interior_logits = self(data)
+        p = torch.where(unknown, torch.sigmoid(interior_logits.double())[:, None, None], 0.0)
+        pos = data["cell"].pos
+        p[data["cell"].batch, pos[:, 0], pos[:, 1]] = torch.sigmoid(cell_logits.double())
+        return torch.where(flags, 1.0, p)
+
+
+# --------------------------------------------------------------------------- graphs on the device
+def _pairs(nb: torch.Tensor) -> torch.Tensor:
+    """Edge index (2, E) from neighbour ids (n, 8), sorted by source then target."""
+    src, k = torch.nonzero(nb >= 0, as_tuple=True)
+    return torch.stack([src, nb[src, k]])
+
+
+def _csr(nb: torch.Tensor, n_src: int) -> torch.Tensor:
+    """The sparse CSR matrix (n rows, n_src columns, ones) whose row ``a`` holds the ids ``nb[a]``."""
+    row, k = torch.nonzero(nb >= 0, as_tuple=True)
+    col = nb[row, k]
+    crow = torch.zeros(nb.shape[0] + 1, dtype=torch.int64, device=nb.device)
+    crow[1:] = torch.cumsum(torch.bincount(row, minlength=nb.shape[0]), 0)
+    values = torch.ones(col.shape[0], dtype=torch.float32, device=nb.device)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta", UserWarning)
+        return torch.sparse_csr_tensor(crow, col, values, size=(nb.shape[0], n_src), check_invariants=False)
+
+
+def graph_batch_tensor(grids: torch.Tensor, total_mines, flags: torch.Tensor, *, cell_edges: bool = True,
+                       sparse: bool = False) -> HeteroData:
+    """:func:`nnsweeper.features.build_graph_batch` computed with torch on the grids' device.
+
+    Parameters
+    ----------
+    grids : Tensor of int, (B, rows, cols)
+        -1 covered, 0..8 revealed (not checked).
+    total_mines : int or Tensor of int, (B,)
+    flags : Tensor of bool, (B, rows, cols)
+    cell_edges : bool, default True
+        Add the ``("cell", "near", "cell")`` edges.
+    sparse : bool, default False
+        Give each edge type as its transposed adjacency (a sparse CSR matrix of
+        (target, source) nodes) instead of an edge index: the same messages for the
+        model's mean aggregation, computed by one sparse product instead of a gather
+        and a scatter (faster on the CPU).
+
+    Returns
+    -------
+    HeteroData
+        With ``sparse=False``, the same tensors as ``build_graph_batch`` (node
+        features, positions, ``batch`` and ``ptr``, edge indices, globals,
+        ``mines_left``, ``n_interior``, ``rows``, ``cols``), on the grids' device.
+    """
+    dev = grids.device
+    n, r, c = grids.shape
+    total = tensor_totals(total_mines, n, dev)
+    revealed = grids >= 0
+    unknown = (grids == -1) & ~flags
+    frontier = unknown & dilate(revealed)
+    interior = unknown & ~frontier
+    n_unknown = unknown.sum((1, 2))
+    n_frontier = frontier.sum((1, 2))
+    mines_left = total - flags.sum((1, 2))
+    per_unknown = torch.where(n_unknown > 0, 1.0 / n_unknown.clamp(min=1).double(), 0.0)
+    glob = torch.stack([
+        mines_left * per_unknown,
+        (n_unknown - n_frontier) * per_unknown,
+        n_frontier * per_unknown,
+        revealed.sum((1, 2)).double() / (r * c),
+        total.double() / (r * c),
+    ], dim=1).float()
+
+    unk_nb = neighbour_sum(unknown)
+    flag_nb = neighbour_sum(flags)
+    constraint = revealed & (unk_nb > 0)
+    fb, fi, fj = torch.nonzero(frontier, as_tuple=True)
+    cb, ci, cj = torch.nonzero(constraint, as_tuple=True)
+    n_cell, n_con = fi.shape[0], ci.shape[0]
+
+    board_nb = neighbour_sum(torch.ones((1, r, c), dtype=torch.bool, device=dev))[0]
+    cell_counts = torch.stack([
+        neighbour_sum(constraint)[fb, fi, fj],
+        unk_nb[fb, fi, fj],
+        flag_nb[fb, fi, fj],
+        neighbour_sum(interior)[fb, fi, fj],
+        board_nb[fi, fj],
+    ], dim=1).to(torch.float32) / 8
+    cell_x = torch.cat([cell_counts, glob[fb]], dim=1)
+
+    number = grids[cb, ci, cj].double()
+    need = number - flag_nb[cb, ci, cj].double()
+    free = unk_nb[cb, ci, cj].double()
+    con_x = torch.cat([
+        torch.stack([need / 8, free / 8, need / free.clamp(min=1), number / 8], dim=1),
+        glob[cb].double(),
+    ], dim=1).float()
+
+    cell_id = torch.full((n, r + 2, c + 2), -1, dtype=torch.int64, device=dev)
+    cell_id[fb, fi + 1, fj + 1] = torch.arange(n_cell, device=dev)
+    con_id = torch.full((n, r + 2, c + 2), -1, dtype=torch.int64, device=dev)
+    con_id[cb, ci + 1, cj + 1] = torch.arange(n_con, device=dev)
+    cell_to_con = neighbour_ids(con_id, fb, fi, fj)
+    cell_to_cell = neighbour_ids(cell_id, fb, fi, fj) if cell_edges else None
+
+    data = HeteroData()
+    for t, x, b, i, j in (("cell", cell_x, fb, fi, fj), ("constraint", con_x, cb, ci, cj)):
+        data[t].x = x
+        data[t].pos = torch.stack([i, j], dim=1)
+        data[t].batch = b
+        data[t].ptr = torch.searchsorted(b, torch.arange(n + 1, device=dev))
+    if sparse:
+        # Transposed adjacencies: rows are the targets of the messages.
+        data["cell", "in", "constraint"].edge_index = _csr(neighbour_ids(cell_id, cb, ci, cj), n_cell)
+        data["constraint", "has", "cell"].edge_index = _csr(cell_to_con, n_con)
+        if cell_edges:
+            data["cell", "near", "cell"].edge_index = _csr(cell_to_cell, n_cell)
+    else:
+        e_in = _pairs(cell_to_con)
+        data["cell", "in", "constraint"].edge_index = e_in
+        data["constraint", "has", "cell"].edge_index = e_in.flip(0)
+        if cell_edges:
+            data["cell", "near", "cell"].edge_index = _pairs(cell_to_cell)
+    data.globals = glob
+    data.mines_left = mines_left
+    data.n_interior = interior.sum((1, 2))
+    data.rows = torch.full((n,), r, dtype=torch.int64, device=dev)
+    data.cols = torch.full((n,), c, dtype=torch.int64, device=dev)
+    return data

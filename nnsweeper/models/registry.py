@@ -2,17 +2,18 @@
 
 An :class:`Architecture` ties a name (``"cnn"``, ``"gnn"``: the ``arch`` of a model's
 config, the stem of its bundled weights, the name of its pure solver) to its model
-class. The class holds the rest: its typed config (``Config``), its training batches
-(``make_loader``), its predictions. Training, checkpoints, :func:`nnsweeper.load_model`,
-the command line (``--model ARCH=PATH``) and the solver registry read this table, and
-every architecture gets two solvers, ``ARCH`` (the model alone) and ``hybrid-ARCH``
-(logic first, the model for guesses), that ``compare`` plays by default.
+class. The class holds the rest: its typed config (``Config``), the kind of input it
+reads (``inputs``: the datasets package picks the loader of its training batches from
+it), its predictions. Training, checkpoints, :func:`nnsweeper.load_model`, the command
+line (``--model ARCH=PATH``) and the solver registry read this table; the solvers
+package derives two solvers from every entry, ``ARCH`` (the model alone) and
+``hybrid-ARCH`` (logic first, the model for guesses), when it lists its solvers.
 
-This module imports no torch: the architectures that ship are named here by the
-dotted path of their class, imported when first used. A new architecture is one
-model module and a line below; a :class:`~nnsweeper.models.MineModel` subclass with
-an ``arch`` not listed here registers itself when its class is defined (in a test
-or a notebook, say).
+This module imports no torch (and nothing of the packages above the models): the
+architectures that ship are named in the table at the end by the dotted path of
+their class, imported when first used. A new architecture is one model module and one
+:func:`register_architecture` line there (or, for a class defined in a test or a
+notebook, one call beside it).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Architecture:
 
     @property
     def solvers(self) -> tuple[str, str]:
-        """Its registry solvers: ``(pure, hybrid)``."""
+        """The names of the solvers derived from it: ``(pure, hybrid)``."""
         return self.name, f"hybrid-{self.name}"
 
     def model_class(self) -> type:
@@ -68,7 +69,8 @@ class Architecture:
         return self._class
 
 
-#: Every architecture by name, in registration order.
+#: Every architecture by name, in registration order (the table at the end of this
+#: module, then what :func:`register_architecture` adds).
 ARCHITECTURES: dict[str, Architecture] = {}
 
 
@@ -79,22 +81,35 @@ def _check_name(name) -> str:
     return name
 
 
-def register_architecture(name: str, model, *, title: str | None = None, bundled: bool = False,
-                          solvers: bool = True) -> Architecture:
-    """Add an architecture (and, with ``solvers``, its two solvers) to the registries.
+def _same_class(old: str | type, new: str | type) -> bool:
+    """Whether ``new`` is ``old`` again: the same object, or a class of the same module and
+    name (a notebook cell run again defines a new class object)."""
+    if old is new:
+        return True
+    if isinstance(old, type) and isinstance(new, type):
+        return (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
+    return False
+
+
+def register_architecture(name: str, model, *, title: str | None = None,
+                          bundled: bool = False) -> Architecture:
+    """Add an architecture to :data:`ARCHITECTURES`.
+
+    Its solvers ``name`` and ``hybrid-name`` follow: :mod:`nnsweeper.solvers` reads
+    this table whenever it lists its solvers.
 
     Parameters
     ----------
     name : str
-        Its ``arch``; must not be registered already (see :func:`unregister_architecture`).
+        Its ``arch``, the ``arch`` class attribute of its model class; must not be
+        registered already (see :func:`unregister_architecture`), unless for a class of
+        the same module and name (a notebook cell run again), which replaces it.
     model : type or str
         The model class or ``"module:Class"``.
     title : str, optional
         Defaults to ``name.upper()``.
     bundled : bool, default False
         Weights ship in the package under ``name``.
-    solvers : bool, default True
-        Register the solvers ``name`` and ``hybrid-name`` too.
 
     Returns
     -------
@@ -103,27 +118,25 @@ def register_architecture(name: str, model, *, title: str | None = None, bundled
     Raises
     ------
     ValueError
-        A bad or taken name, or solver names already taken.
+        A bad or taken name, or a model class whose ``arch`` is another name.
     """
     _check_name(name)
-    if name in ARCHITECTURES:
-        raise ValueError(f"architecture {name!r} is registered already")
+    if isinstance(model, type) and getattr(model, "arch", name) != name:
+        raise ValueError(f"{model.__qualname__}.arch is {model.arch!r}; register it under that name")
+    if not isinstance(model, str | type):
+        raise ValueError(f"model must be a MineModel subclass or 'module:Class'; got {model!r}")
+    old = ARCHITECTURES.get(name)
+    if old is not None and not _same_class(old.model, model):
+        raise ValueError(f"architecture {name!r} is registered already ({old.model})")
     arch = Architecture(name, title or name.upper(), model, bundled)
-    if solvers:
-        from nnsweeper.solvers import register_neural_solvers
-
-        register_neural_solvers(arch)
     ARCHITECTURES[name] = arch
     return arch
 
 
 def unregister_architecture(name: str) -> None:
-    """Remove an architecture and its solvers from the registries (what a test registered)."""
-    arch = get_architecture(name)
-    from nnsweeper.solvers import unregister_solver
-
-    for solver in arch.solvers:
-        unregister_solver(solver, missing_ok=True)
+    """Remove an architecture from :data:`ARCHITECTURES` (what a test registered); its
+    solvers go with it."""
+    get_architecture(name)
     del ARCHITECTURES[name]
 
 
@@ -134,7 +147,7 @@ def get_architecture(name) -> Architecture:
     return ARCHITECTURES[name]
 
 
-# The architectures that ship. Their solvers are registered by nnsweeper.solvers,
-# which reads this table when it is imported.
-ARCHITECTURES["cnn"] = Architecture("cnn", "CNN", "nnsweeper.models.cnn:MineCNN", bundled=True)
-ARCHITECTURES["gnn"] = Architecture("gnn", "GNN", "nnsweeper.models.gnn:MineGNN", bundled=True)
+# --------------------------------------------------------------------------- the table
+# The architectures that ship, in the order their solvers are listed.
+register_architecture("cnn", "nnsweeper.models.cnn:MineCNN", title="CNN", bundled=True)
+register_architecture("gnn", "nnsweeper.models.gnn:MineGNN", title="GNN", bundled=True)

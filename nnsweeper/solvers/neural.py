@@ -334,28 +334,6 @@ class NeuralSolver(Solver):
             rec.seconds = t
         return records
 
-    def play_batched(self, rules, seeds: Sequence[int], *, device=None, batch_size: int | None = None,
-                     in_play: int | None = None):
-        """Play the pure policy on the games of ``seeds`` as whole-batch tensor operations.
-
-        :func:`nnsweeper.batched.play_batched` with this solver: the games are
-        :class:`~nnsweeper.batched.BatchedGames` (the layouts of
-        ``Game(rules, seed)``), every decision of every game is made at once on the
-        device, and there is no Python step per game (``batch_size``: boards per
-        forward pass, ``in_play``: games in lockstep). Exact ties are broken by a
-        seeded hash rather than the game's numpy generator, so single games may
-        differ from :meth:`play_many`'s while win rates agree.
-
-        Returns
-        -------
-        BatchedResults
-            Per-game numpy arrays: ``won``, ``lost``, ``revealed_safe``, ``moves``,
-            ``guesses``, ``flags``, ``model_calls``.
-        """
-        from nnsweeper.batched import play_batched
-
-        return play_batched(self, rules, seeds, device=device, batch_size=batch_size, in_play=in_play)
-
     def predict_requests(self, requests: Sequence[ModelRequest]) -> list[np.ndarray]:
         """The model's P(mine) maps for the boards of ``requests``, in one batched call.
 
@@ -424,11 +402,9 @@ class NeuralSolver(Solver):
             # a covered safe cell is always unflagged.
             return False
         p = yield from self._ask(game, flags)
-        sure = unknown & (p > self.flag_above)
-        if sure.any() and flags.sum() + sure.sum() <= game.env.mines:
-            flags |= sure
-            unknown &= ~sure
-        low = unknown & (p < self.open_below)
+        new_flags, unknown, low = (m[0] for m in self.pure_masks(p[None], unknown[None], flags[None],
+                                                                  game.env.mines))
+        flags[...] = new_flags
         if low.any():
             for i, j in np.argwhere(low):
                 if game.env.mask[i, j] == 1:
@@ -440,6 +416,27 @@ class NeuralSolver(Solver):
         i, j = rank_cells(p, unknown, grid, rng, self.tie_break, self.tolerance, coarse_ties=True)[0]
         self._reveal_pick(game, i, j, "guess", float(p[i, j]))
         return True
+
+    def pure_masks(self, p, unknown, flags, mines):
+        """The pure policy's flags and openings, on boards stacked (B, rows, cols): numpy arrays
+        (one game's turn) or torch tensors (:func:`nnsweeper.batched.play_batched`'s turn of
+        every game), the same rule for both.
+
+        Unknown cells rated above ``flag_above`` are flagged, unless the flags would then
+        outnumber the ``mines`` (an int or one per board); unknown cells left rated below
+        ``open_below`` are the ones to open.
+
+        Returns
+        -------
+        flags, unknown, low : bool arrays of the input's kind, (B, rows, cols)
+            The flags after the turn, the cells still unknown, the cells to open.
+        """
+        sure = unknown & (p > self.flag_above)
+        n_sure = sure.sum((1, 2))
+        sure = sure & ((n_sure > 0) & (flags.sum((1, 2)) + n_sure <= mines))[:, None, None]
+        flags = flags | sure
+        unknown = unknown & ~sure
+        return flags, unknown, unknown & (p < self.open_below)
 
     def _hybrid_turn(self, game: Turns, flags: np.ndarray, rng):
         a = self.certain_moves(game, flags)
@@ -453,21 +450,47 @@ class NeuralSolver(Solver):
         return True
 
 
-def pool_interior(p: np.ndarray, grid: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    """``p`` (modified in place and returned) with every interior cell at their mean.
+def pool_interior(p, grid, flags):
+    """``p`` with every interior cell of a board at their mean.
 
     Interior cells (covered, unflagged, with no revealed neighbour) are exchangeable
     given the frontier, so they share one probability; differences a model gives them
     are its noise.
+
+    Parameters
+    ----------
+    p, grid, flags : ndarray (rows, cols), or Tensor (B, rows, cols)
+        One board's P(mine), visible grid and flags as numpy arrays (``p`` is modified
+        in place and returned), or boards stacked as torch tensors, as batched play
+        holds them (a new tensor is returned).
     """
-    interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
-    if interior.any():
-        p[interior] = p[interior].mean()
-    return p
+    if isinstance(p, np.ndarray):
+        interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
+        if interior.any():
+            p[interior] = p[interior].mean()
+        return p
+    import torch
+
+    from nnsweeper import grid_torch
+
+    interior = (grid < 0) & ~flags & ~grid_torch.dilate(grid >= 0)
+    count = interior.sum((1, 2), keepdim=True)
+    mean = torch.where(interior, p, 0.0).sum((1, 2), keepdim=True) / count.clamp(min=1)
+    return torch.where(interior, mean, p)
+
+
+#: The solver classes made by :func:`neural_solver_class`, by (name, title, hybrid): one class
+#: per architecture and kind, so that a class found twice is the same class.
+_CLASSES: dict[tuple[str, str, bool], type[NeuralSolver]] = {}
 
 
 def neural_solver_class(arch, hybrid: bool) -> type[NeuralSolver]:
-    """The registry solver class of an architecture: its model alone, or logic first.
+    """The solver class of an architecture: its model alone, or logic first.
+
+    :mod:`nnsweeper.solvers` lists these as ``ARCH`` and ``hybrid-ARCH`` for every
+    entry of :data:`~nnsweeper.models.ARCHITECTURES`; each class is made once per
+    process and found by its class name in this module (so that it pickles by
+    reference).
 
     Parameters
     ----------
@@ -483,11 +506,18 @@ def neural_solver_class(arch, hybrid: bool) -> type[NeuralSolver]:
         (``GNNSolver``, ``HybridGNNSolver``) whose model defaults to the bundled
         weights of the architecture (its name) and must be of that architecture.
     """
-    title = f"Hybrid{arch.title}Solver" if hybrid else f"{arch.title}Solver"
-    name = arch.solvers[1] if hybrid else arch.solvers[0]
-    what = (f"Logic first, a {arch.title} model for guesses" if hybrid
-            else f"Play from a {arch.title} model alone")
-    arch_name = arch.name  # the class keeps names only, so that it pickles by value
+    key = (arch.name, arch.title, bool(hybrid))
+    cls = _CLASSES.get(key)
+    if cls is None:
+        cls = _CLASSES[key] = _make_class(arch.name, arch.title, bool(hybrid))
+    return cls
+
+
+def _make_class(arch_name: str, arch_title: str, hybrid: bool) -> type[NeuralSolver]:
+    title = f"Hybrid{arch_title}Solver" if hybrid else f"{arch_title}Solver"
+    name = f"hybrid-{arch_name}" if hybrid else arch_name
+    what = (f"Logic first, a {arch_title} model for guesses" if hybrid
+            else f"Play from a {arch_title} model alone")
 
     def __init__(self, model=arch_name, **options):
         NeuralSolver.__init__(self, model, hybrid=hybrid, arch=arch_name, **options)
@@ -498,3 +528,16 @@ def neural_solver_class(arch, hybrid: bool) -> type[NeuralSolver]:
     })
     __init__.__qualname__ = f"{title}.__init__"
     return cls
+
+
+def __getattr__(name: str):
+    # The architectures' solver classes by their class names (GNNSolver, HybridGNNSolver, ...):
+    # where pickle looks for them, in a worker process too.
+    if name.endswith("Solver"):
+        from nnsweeper.models.registry import ARCHITECTURES
+
+        for arch in ARCHITECTURES.values():
+            for hybrid in (False, True):
+                if name == f"{'Hybrid' if hybrid else ''}{arch.title}Solver":
+                    return neural_solver_class(arch, hybrid)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
