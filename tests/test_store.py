@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 
 from nnsweeper.evaluation import evaluate, game_seeds, unpack_outcomes
 from nnsweeper.evaluation.games import Board, GameResults, play_games
-from nnsweeper.evaluation.harness import _SEED_BLOCK, _median, _pack_stream, _Seeds
+from nnsweeper.evaluation.rows import median_of_chunks as _median
+from nnsweeper.evaluation.rows import pack_stream as _pack_stream
+from nnsweeper.evaluation.runner import SEED_BLOCK as _SEED_BLOCK
+from nnsweeper.evaluation.runner import Seeds as _Seeds
 from nnsweeper.evaluation.store import GameStore, MemoryStore, StoreError
 from nnsweeper.evaluation.table import pack_outcomes
 from nnsweeper.solvers import get_solver
@@ -199,22 +202,22 @@ def test_an_interrupted_evaluation_resumes_to_the_uninterrupted_table(tmp_path):
         played.append(len(seeds))
         return original_play(solver, board, first_click, seeds, record)
 
-    from nnsweeper.evaluation import harness
+    from nnsweeper.evaluation import runner
 
-    harness.play_games = counting
+    runner.play_games = counting
     try:
         resumed = evaluate(solvers, [4, 6], rows=6, cols=6, trials=120, store=store)
     finally:
-        harness.play_games = original_play
+        runner.play_games = original_play
     assert sum(played) == 480 - kept  # nothing recorded is played again
     same_rows(resumed.rows, plain.rows)
     # A longer run on the same store plays only the new games.
     played.clear()
-    harness.play_games = counting
+    runner.play_games = counting
     try:
         longer = evaluate(solvers, [4, 6], rows=6, cols=6, trials=150, store=store)
     finally:
-        harness.play_games = original_play
+        runner.play_games = original_play
     assert sum(played) == 4 * 30
     same_rows(longer.rows, evaluate(solvers, [4, 6], rows=6, cols=6, trials=150).rows)
 

@@ -12,10 +12,11 @@ count) for any ``solver_fn(env, rng) -> bool``; :func:`evaluate` returns an
 :class:`EvalTable` with counts, Wilson intervals, guesses, the share of the board
 cleared in lost games and time per game, and every game's result in seed order.
 
-Games are played in chunks (:func:`~nnsweeper.evaluation.games.play_games`) through
-:func:`nnsweeper.parallel.imap`; each configuration's results come back as a
-:class:`~nnsweeper.evaluation.games.GameResults` and are summarised into a table row
-before the next configuration is played.
+Here the arguments are checked and the table is made; the games a run still lacks are
+played in chunks by :func:`~nnsweeper.evaluation.runner.run` into the run's store
+(:mod:`~nnsweeper.evaluation.store`: a folder that a rerun continues from, or memory),
+and each configuration's row is summarised from the store
+(:func:`~nnsweeper.evaluation.rows.summarise`) as soon as its games are all in.
 
 Times per game leave out the solvers' one-time set-up (a neural solver loading its
 model): every process that plays does it before its games' clocks start, worker
@@ -24,13 +25,11 @@ processes as they start, and each row reports it apart, as ``setup_seconds``.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import itertools
-import math
 import numbers
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -38,11 +37,12 @@ from nnsweeper._version import __version__
 from nnsweeper.errors import InvalidRulesError
 from nnsweeper.errors import check_int as _check_int
 from nnsweeper.game import FIRST_CLICK_RULES, PRESETS, Rules
-from nnsweeper.parallel import check_n_jobs, effective_jobs, imap
+from nnsweeper.parallel import check_n_jobs
 from nnsweeper.seeds import check_seed_overlap
 
-from .games import Board, SolverSetup, batched, play_games, play_lockstep
-from .stats import wilson_interval
+from .games import Board
+from .rows import summarise
+from .runner import SEED_HIGH, Job, Seeds, run
 from .store import GameStore, MemoryStore
 from .table import EvalTable
 
@@ -55,8 +55,6 @@ __all__ = [
     "game_seeds",
 ]
 
-# Upper end (exclusive) of the seed notebook's game seeds.
-_SEED_HIGH = 2**31 - 1
 
 #: Most games per solver and configuration (``trials``). With a store on disk a run's
 #: memory does not grow with it (seeds are drawn in blocks, chunks go to the store and
@@ -134,7 +132,7 @@ def game_seeds(base_seed: int, trials: int) -> np.ndarray:
     base_seed = _check_int("base_seed", base_seed, 0)
     trials = _check_trials(trials)
     rng_master = np.random.default_rng(base_seed)
-    return rng_master.integers(0, _SEED_HIGH, size=trials, dtype=np.int64)
+    return rng_master.integers(0, SEED_HIGH, size=trials, dtype=np.int64)
 
 
 # ------------------------------------------------------------ configurations
@@ -252,241 +250,6 @@ def _describe(fn) -> str:
     return repr(fn)
 
 
-# ------------------------------------------------------------------- playing
-#: Most games one lockstep batch of a batched solver plays at once.
-_BATCH_GAMES = 1024
-#: Most games in one chunk of a solver that plays game by game: a chunk is the unit of
-#: work sent to a worker and written to the store, so a killed run replays at most
-#: this many games per worker.
-_CHUNK_GAMES = 1000
-#: Seeds drawn at a time (:class:`_Seeds`): 512 KiB, whatever ``trials`` is.
-_SEED_BLOCK = 1 << 16
-
-
-class _Seeds:
-    """The game seeds of :func:`game_seeds`, drawn block by block: any run of them in bounded memory.
-
-    ``take(a, b)`` returns ``game_seeds(base_seed, n)[a:b]`` for any ``n >= b``. The
-    seeds come from one generator drawn in blocks of :data:`_SEED_BLOCK`, which
-    gives the same numbers as one draw of them all (numpy's bounded integers of this
-    range take one 32-bit output of the bit generator per number, rejections
-    included, whatever the size of each request). Runs asked in increasing order cost
-    the draws between them; asking for an earlier run starts the generator again.
-    """
-
-    def __init__(self, base_seed: int):
-        self.base_seed = base_seed
-        self._restart()
-
-    def _restart(self) -> None:
-        self._rng = np.random.default_rng(self.base_seed)
-        self._start = 0
-        self._block = np.zeros(0, dtype=np.int64)
-
-    def take(self, a: int, b: int) -> np.ndarray:
-        if a < self._start:
-            self._restart()
-        out = []
-        while a < b:
-            end = self._start + len(self._block)
-            if a < end:
-                piece = self._block[a - self._start:b - self._start]
-                out.append(piece)
-                a += len(piece)
-                continue
-            self._start = end
-            self._block = self._rng.integers(0, _SEED_HIGH, size=_SEED_BLOCK, dtype=np.int64)
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
-
-
-@dataclasses.dataclass
-class _Job:
-    """One solver on one board: what plays, where its games are kept, and its running tally."""
-
-    name: str
-    solver: Callable
-    record: bool  # call solver.play (guesses known) rather than solver(env, rng)
-    board: Board
-    games: object  # the store's job (store.py)
-
-
-def _chunks(jobs: list[_Job], gaps: list[list[tuple[int, int]]],
-            workers: int) -> Iterator[list[tuple[int, int, int]]]:
-    """Every chunk of the games still to play, as ``(job, first game, end)`` segments, generated as needed.
-
-    A chunk of a plain solver is a run of at most :data:`_CHUNK_GAMES` games of one
-    job. A batched solver (:func:`~nnsweeper.evaluation.games.batched`, recording)
-    plays the jobs of its boards of one size together: their games, job after job,
-    cut into lockstep batches of at most :data:`_BATCH_GAMES` (and enough batches to
-    keep every worker busy). Chunking never changes a game: each is a function of its
-    solver, board and seed.
-    """
-    missing = sum(b - a for g in gaps for a, b in g)
-    # Several chunks per worker balance the load.
-    size = max(1, min(_CHUNK_GAMES, math.ceil(missing / (8 * workers))))
-    done: set[int] = set()
-    for j, job in enumerate(jobs):
-        if j in done:
-            continue
-        if not (job.record and batched(job.solver)):
-            for a0, b0 in gaps[j]:
-                for a in range(a0, b0, size):
-                    yield [(j, a, min(a + size, b0))]
-            continue
-        group = [k for k in range(j, len(jobs)) if jobs[k].solver is job.solver and jobs[k].record
-                 and (jobs[k].board.rows, jobs[k].board.cols) == (job.board.rows, job.board.cols)]
-        done.update(group)
-        total = sum(b - a for k in group for a, b in gaps[k])
-        step = max(1, min(_BATCH_GAMES, math.ceil(total / workers)))
-        batch: list[tuple[int, int, int]] = []
-        count = 0
-        for k in group:
-            for a, b in gaps[k]:
-                while a < b:
-                    take = min(b - a, step - count)
-                    batch.append((k, a, a + take))
-                    count, a = count + take, a + take
-                    if count == step:
-                        yield batch
-                        batch, count = [], 0
-        if batch:
-            yield batch
-
-
-def _play_chunk(tag, solver, segments, first_click: str, record: bool) -> tuple:
-    """The games of one chunk (``segments``: (Board, seeds) pairs of one solver), one result each.
-
-    Returns ``(tag, results)``: results come back in any order, and ``tag`` says whose they are.
-    """
-    if len(segments) == 1 and not (record and batched(solver)):
-        board, seeds = segments[0]
-        return tag, [play_games(solver, board, first_click, seeds, record)]
-    return tag, play_lockstep(solver, segments, first_click)
-
-
-class _Tally:
-    """Games played and won per solver so far, for the progress bar."""
-
-    def __init__(self):
-        self.counts: dict[str, list[int]] = {}
-
-    def add(self, name: str, wins: int, games: int) -> None:
-        c = self.counts.setdefault(name, [0, 0])
-        c[0] += wins
-        c[1] += games
-
-    def __str__(self) -> str:
-        parts = []
-        for name, (k, n) in self.counts.items():
-            if n:
-                low, high = wilson_interval(k, n)
-                parts.append(f"{name} {100 * k / n:.2f}% [{100 * low:.2f}, {100 * high:.2f}]")
-        return " | ".join(parts)
-
-
-def _run(jobs: list[_Job], base_seed: int, trials: int, first_click: str, n_jobs: int, progress: bool,
-         store=None, done: Callable[[int], None] | None = None) -> None:
-    """Play the games of every job that its store lacks, writing each chunk to the store as it comes.
-
-    Chunks are generated as the workers take them, never listed, and their results
-    come back in any order; nothing but the running tally stays in memory. The
-    progress bar shows games per second, the time left and every solver's running win
-    rate with its 95% interval (over the games stored before this run too).
-    ``done(j)`` is called once for every job as soon as all its games are stored (at
-    once for jobs a store already holds), so that a caller keeping games in memory can
-    summarise and drop a job while the others play.
-    """
-    import time as _time
-
-    from tqdm.auto import tqdm
-
-    workers = effective_jobs(n_jobs)
-    gaps = [job.games.missing(trials) for job in jobs]
-    left = [sum(b - a for a, b in g) for g in gaps]  # games each job still lacks
-    tally = _Tally()
-    for job in jobs:
-        tally.add(job.name, *job.games.tally(trials))
-    if done is not None:
-        for j in (j for j, n in enumerate(left) if n == 0):
-            done(j)
-    total = trials * len(jobs)
-    stored = sum(n for _, n in tally.counts.values())
-    if stored == total:
-        return
-
-    seeds = _Seeds(base_seed)
-
-    def calls():
-        for segments in _chunks(jobs, gaps, workers):
-            job = jobs[segments[0][0]]
-            yield (segments, job.solver, [(jobs[j].board, seeds.take(a, b)) for j, a, b in segments],
-                   first_click, job.record)
-
-    played, started, wall = 0, datetime.datetime.now(datetime.UTC), _time.perf_counter()
-    store_path = None if store is None else store.path
-
-    def log(status: str) -> None:
-        if store is not None and played:
-            store.log_run({
-                "started": started.isoformat(timespec="seconds"), "status": status,
-                "games": played, "wall_seconds": round(_time.perf_counter() - wall, 3),
-                "workers": workers, "cpus": os.cpu_count(), "machine": _machine(),
-                "nnsweeper_version": __version__,
-            })
-
-    with tqdm(total=total, initial=stored, disable=not progress, unit="game", desc="games",
-              dynamic_ncols=True) as bar:
-        # One worker: played here, in this process. Worker processes set the solvers
-        # up (load their models) before their first task.
-        setup = SolverSetup({id(job.solver): job.solver for job in jobs}.values())
-        results = imap(_play_chunk, calls(), 1 if workers == 1 else n_jobs, ordered=False,
-                       worker_setup=setup or None)
-        shown = 0.0
-        try:
-            for segments, parts in results:
-                for (j, a, b), part in zip(segments, parts, strict=True):
-                    jobs[j].games.write(a, part)
-                    tally.add(jobs[j].name, int(part.won.sum()), b - a)
-                    left[j] -= b - a
-                    if left[j] == 0 and done is not None:
-                        done(j)
-                    played += b - a
-                    bar.update(b - a)
-                now = _time.monotonic()
-                if progress and now - shown > 0.5:
-                    bar.set_postfix_str(str(tally), refresh=False)
-                    shown = now
-        except KeyboardInterrupt:
-            log("interrupted")
-            if store_path is None:
-                raise
-            raise KeyboardInterrupt(
-                f"interrupted: {stored + played} of {total} games are recorded in {os.fspath(store_path)!r}; "
-                f"run the same command again to play the rest"
-            ) from None
-        finally:
-            close = getattr(results, "close", None)
-            if close is not None:
-                close()
-        if progress:
-            bar.set_postfix_str(str(tally), refresh=True)
-    log("finished")
-
-
-def _machine() -> str:
-    """The processor this process runs on, for the account of a run (its model name where known)."""
-    import platform
-
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _open_store(store, base_seed: int, first_click: str):
     """The run's game store: a :class:`GameStore` at ``store``, or a :class:`MemoryStore` for None."""
     if store is None:
@@ -499,7 +262,7 @@ def _open_store(store, base_seed: int, first_click: str):
 def _check_training_seeds(named: Mapping[str, Callable], datasets, base_seed: int, trials: int) -> list[str]:
     """Refuse evaluation seeds that a dataset or a solver's training data used; returns what was checked.
 
-    The seeds are checked block by block (:class:`_Seeds`), so any number of games fits in memory.
+    The seeds are checked block by block (:class:`Seeds`), so any number of games fits in memory.
     """
     items = []
     if datasets is not None:
@@ -513,7 +276,7 @@ def _check_training_seeds(named: Mapping[str, Callable], datasets, base_seed: in
             items.append((learned, f"evaluation (solver {name!r})", f"{name}: training data"))
     if not items:
         return []
-    seeds = _Seeds(base_seed)
+    seeds = Seeds(base_seed)
     step = 1 << 20
     for a in range(0, trials, step):
         block = seeds.take(a, min(trials, a + step))
@@ -583,14 +346,14 @@ def eval_solver_over_mines(
     _check_starts([solver_fn], boards)
     base_seed = _check_int("base_seed", base_seed, 0)
     store = MemoryStore()
-    jobs = [_Job("solver", solver_fn, False, b, store.job("solver", _describe(solver_fn), b)) for b in boards]
+    jobs = [Job("solver", solver_fn, False, b, store.job("solver", _describe(solver_fn), b)) for b in boards]
     wins: dict[int, int] = {}
 
     def count(j: int) -> None:  # keep a finished mine count's wins, not its games
         wins[j] = jobs[j].games.tally(trials)[0]
         jobs[j].games.release()
 
-    _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), done=count)
+    run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), done=count)
     return np.array([wins[j] / trials for j in range(len(jobs))], dtype=float)
 
 
@@ -679,17 +442,17 @@ def evaluate(
     keys = [(name, b) for name in named for b in configs]
     with _open_store(store, base_seed, first_click) as kept:
         # Solvers with play() report a GameRecord (guesses); others only win or lose.
-        jobs = [_Job(name, named[name], callable(getattr(named[name], "play", None)), b,
+        jobs = [Job(name, named[name], callable(getattr(named[name], "play", None)), b,
                      kept.job(name, _describe(named[name]), b)) for name, b in keys]
         rows: dict[int, dict] = {}
 
-        def summarise(j: int) -> None:
+        def finish(j: int) -> None:
             # Each job's games are summarised from the store, chunk by chunk, as soon as
             # they are all in; a store in memory then lets them go.
-            rows[j] = {**_summarise(jobs[j], first_click, trials), "base_seed": base_seed}
+            rows[j] = {**summarise(jobs[j], first_click, trials), "base_seed": base_seed}
             jobs[j].games.release()
 
-        _run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), store=kept, done=summarise)
+        run(jobs, base_seed, trials, first_click, n_jobs, bool(progress), store=kept, done=finish)
         rows_out = [rows[j] for j in range(len(jobs))]
         runs = kept.runs()
     if boards is not None:
@@ -710,94 +473,3 @@ def evaluate(
     if runs:  # where the games were played: every run that wrote to the store
         metadata["runs"] = runs
     return EvalTable(rows_out, metadata)
-
-
-def _median(chunks, n: int) -> float:
-    """The median of the non-negative times in ``chunks()`` (an iterable of arrays, ``n`` values in all).
-
-    Exact, as ``numpy.median`` of all of them, in bounded memory: a first pass counts
-    the values by the top 16 bits of their float32 pattern (which orders non-negative
-    float32 numbers as integers), a second keeps only the values in the one or two
-    bins that hold the middle ranks.
-    """
-    counts = np.zeros(1 << 16, dtype=np.int64)
-    for x in chunks():
-        counts += np.bincount(x.astype(np.float32).view(np.uint32) >> 16, minlength=1 << 16)
-    ranks = ((n - 1) // 2, n // 2)
-    cum = np.cumsum(counts)
-    bins = [int(np.searchsorted(cum, r, side="right")) for r in ranks]
-    low = int(cum[bins[0] - 1]) if bins[0] else 0  # values before the first middle bin
-    kept = []
-    for x in chunks():
-        keys = x.astype(np.float32).view(np.uint32) >> 16
-        kept.append(x[(keys >= bins[0]) & (keys <= bins[1])])
-    middle = np.sort(np.concatenate(kept))
-    return float((middle[ranks[0] - low] + middle[ranks[1] - low]) / 2)
-
-
-def _pack_stream(parts) -> str:
-    """:func:`~nnsweeper.evaluation.pack_outcomes` of the concatenated boolean arrays ``parts``, streamed."""
-    out, rest = [], np.zeros(0, dtype=bool)
-    for won in parts:
-        x = np.concatenate([rest, won])
-        cut = len(x) - len(x) % 8
-        out.append(np.packbits(x[:cut]).tobytes())
-        rest = x[cut:]
-    out.append(np.packbits(rest).tobytes())
-    return b"".join(out).hex()
-
-
-def _fsum(values) -> float:
-    """``math.fsum`` of the arrays ``values``: exactly rounded, so the same whatever their chunks."""
-    return math.fsum(itertools.chain.from_iterable(v.tolist() for v in values))
-
-
-def _summarise(job: _Job, first_click: str, trials: int) -> dict:
-    """One table row from a job's stored games, read chunk by chunk.
-
-    Counts are summed as integers and real numbers with ``math.fsum`` (exactly
-    rounded, whatever the order), so a row does not depend on how the games were cut
-    into chunks or in which runs they were played. Memory stays bounded: the games
-    are read a few times over instead of held.
-    """
-    def read():
-        return job.games.read(trials)
-
-    n = k = guesses = calls = picks = safe = lost = 0
-    setup, seconds_max, model_asked = 0.0, 0.0, False
-    for part in read():
-        won = part.won
-        n, k, lost = n + len(won), k + int(won.sum()), lost + int((~won).sum())
-        if job.record:
-            guesses += int(part.guesses.astype(np.int64).sum())
-        seconds_max = max(seconds_max, float(part.seconds.max()))
-        calls += int(part.model_calls.astype(np.int64).sum())
-        model_asked = model_asked or bool(part.model_calls.any())
-        picks += int(part.model_picks.astype(np.int64).sum())
-        safe += int(part.model_safe.astype(np.int64).sum())
-        setup += part.setup_seconds
-    low, high = wilson_interval(k, n)
-    board = job.board
-    return {
-        "solver": job.name,
-        "board": board.name,
-        "rows": board.rows,
-        "cols": board.cols,
-        "mines": board.mines,
-        "density": board.mines / (board.rows * board.cols),
-        "first_click": first_click,
-        "games": n,
-        "wins": k,
-        "win_rate": k / n,
-        "ci_low": low,
-        "ci_high": high,
-        "mean_guesses": guesses / n if job.record else math.nan,
-        "mean_cleared_lost": _fsum(p.cleared[~p.won] for p in read()) / lost if lost else math.nan,
-        "mean_seconds": _fsum(p.seconds for p in read()) / n,
-        "median_seconds": _median(lambda: (p.seconds for p in read()), n),
-        "max_seconds": seconds_max,
-        "setup_seconds": setup,
-        "model_calls": calls / n if model_asked else math.nan,
-        "model_safe_rate": safe / picks if picks else math.nan,
-        "outcomes": _pack_stream(p.won for p in read()),
-    }

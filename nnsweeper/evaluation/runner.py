@@ -1,0 +1,262 @@
+"""Playing an evaluation's missing games: seeds in blocks, chunks for the workers, each chunk into the store.
+
+:class:`Seeds` draws the game seeds of :func:`~nnsweeper.evaluation.game_seeds` block by
+block; :func:`chunks` cuts the games a run's store lacks into chunks (runs of games of one
+solver and board, or lockstep batches of a batched solver); :func:`run` sends them to the
+workers through :func:`nnsweeper.parallel.imap` (loky, a Dask cluster, Ray) and writes each
+chunk to the store as it comes back, in any order, with a progress bar that shows every
+solver's running win rate. Nothing but a running tally stays in memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import math
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from nnsweeper._version import __version__
+from nnsweeper.parallel import effective_jobs, imap
+
+from .games import Board, SolverSetup, batched, play_games, play_lockstep
+from .stats import wilson_interval
+
+__all__ = ["BATCH_GAMES", "CHUNK_GAMES", "SEED_BLOCK", "SEED_HIGH", "Job", "Seeds", "Tally", "chunks",
+           "machine", "play_chunk", "run"]
+
+#: Upper end (exclusive) of the seed notebook's game seeds.
+SEED_HIGH = 2**31 - 1
+#: Most games one lockstep batch of a batched solver plays at once.
+BATCH_GAMES = 1024
+#: Most games in one chunk of a solver that plays game by game: a chunk is the unit of
+#: work sent to a worker and written to the store, so a killed run replays at most
+#: this many games per worker.
+CHUNK_GAMES = 1000
+#: Seeds drawn at a time (:class:`Seeds`): 512 KiB, whatever ``trials`` is.
+SEED_BLOCK = 1 << 16
+
+
+class Seeds:
+    """The game seeds of :func:`game_seeds`, drawn block by block: any run of them in bounded memory.
+
+    ``take(a, b)`` returns ``game_seeds(base_seed, n)[a:b]`` for any ``n >= b``. The
+    seeds come from one generator drawn in blocks of :data:`SEED_BLOCK`, which
+    gives the same numbers as one draw of them all (numpy's bounded integers of this
+    range take one 32-bit output of the bit generator per number, rejections
+    included, whatever the size of each request). Runs asked in increasing order cost
+    the draws between them; asking for an earlier run starts the generator again.
+    """
+
+    def __init__(self, base_seed: int):
+        self.base_seed = base_seed
+        self._restart()
+
+    def _restart(self) -> None:
+        self._rng = np.random.default_rng(self.base_seed)
+        self._start = 0
+        self._block = np.zeros(0, dtype=np.int64)
+
+    def take(self, a: int, b: int) -> np.ndarray:
+        if a < self._start:
+            self._restart()
+        out = []
+        while a < b:
+            end = self._start + len(self._block)
+            if a < end:
+                piece = self._block[a - self._start:b - self._start]
+                out.append(piece)
+                a += len(piece)
+                continue
+            self._start = end
+            self._block = self._rng.integers(0, SEED_HIGH, size=SEED_BLOCK, dtype=np.int64)
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+@dataclasses.dataclass
+class Job:
+    """One solver on one board: what plays, where its games are kept, and its running tally."""
+
+    name: str
+    solver: Callable
+    record: bool  # call solver.play (guesses known) rather than solver(env, rng)
+    board: Board
+    games: object  # the store's job (store.py)
+
+
+def chunks(jobs: list[Job], gaps: list[list[tuple[int, int]]],
+            workers: int) -> Iterator[list[tuple[int, int, int]]]:
+    """Every chunk of the games still to play, as ``(job, first game, end)`` segments, generated as needed.
+
+    A chunk of a plain solver is a run of at most :data:`CHUNK_GAMES` games of one
+    job. A batched solver (:func:`~nnsweeper.evaluation.games.batched`, recording)
+    plays the jobs of its boards of one size together: their games, job after job,
+    cut into lockstep batches of at most :data:`BATCH_GAMES` (and enough batches to
+    keep every worker busy). Chunking never changes a game: each is a function of its
+    solver, board and seed.
+    """
+    missing = sum(b - a for g in gaps for a, b in g)
+    # Several chunks per worker balance the load.
+    size = max(1, min(CHUNK_GAMES, math.ceil(missing / (8 * workers))))
+    done: set[int] = set()
+    for j, job in enumerate(jobs):
+        if j in done:
+            continue
+        if not (job.record and batched(job.solver)):
+            for a0, b0 in gaps[j]:
+                for a in range(a0, b0, size):
+                    yield [(j, a, min(a + size, b0))]
+            continue
+        group = [k for k in range(j, len(jobs)) if jobs[k].solver is job.solver and jobs[k].record
+                 and (jobs[k].board.rows, jobs[k].board.cols) == (job.board.rows, job.board.cols)]
+        done.update(group)
+        total = sum(b - a for k in group for a, b in gaps[k])
+        step = max(1, min(BATCH_GAMES, math.ceil(total / workers)))
+        batch: list[tuple[int, int, int]] = []
+        count = 0
+        for k in group:
+            for a, b in gaps[k]:
+                while a < b:
+                    take = min(b - a, step - count)
+                    batch.append((k, a, a + take))
+                    count, a = count + take, a + take
+                    if count == step:
+                        yield batch
+                        batch, count = [], 0
+        if batch:
+            yield batch
+
+
+def play_chunk(tag, solver, segments, first_click: str, record: bool) -> tuple:
+    """The games of one chunk (``segments``: (Board, seeds) pairs of one solver), one result each.
+
+    Returns ``(tag, results)``: results come back in any order, and ``tag`` says whose they are.
+    """
+    if len(segments) == 1 and not (record and batched(solver)):
+        board, seeds = segments[0]
+        return tag, [play_games(solver, board, first_click, seeds, record)]
+    return tag, play_lockstep(solver, segments, first_click)
+
+
+class Tally:
+    """Games played and won per solver so far, for the progress bar."""
+
+    def __init__(self):
+        self.counts: dict[str, list[int]] = {}
+
+    def add(self, name: str, wins: int, games: int) -> None:
+        c = self.counts.setdefault(name, [0, 0])
+        c[0] += wins
+        c[1] += games
+
+    def __str__(self) -> str:
+        parts = []
+        for name, (k, n) in self.counts.items():
+            if n:
+                low, high = wilson_interval(k, n)
+                parts.append(f"{name} {100 * k / n:.2f}% [{100 * low:.2f}, {100 * high:.2f}]")
+        return " | ".join(parts)
+
+
+def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: int, progress: bool,
+         store=None, done: Callable[[int], None] | None = None) -> None:
+    """Play the games of every job that its store lacks, writing each chunk to the store as it comes.
+
+    Chunks are generated as the workers take them, never listed, and their results
+    come back in any order; nothing but the running tally stays in memory. The
+    progress bar shows games per second, the time left and every solver's running win
+    rate with its 95% interval (over the games stored before this run too).
+    ``done(j)`` is called once for every job as soon as all its games are stored (at
+    once for jobs a store already holds), so that a caller keeping games in memory can
+    summarise and drop a job while the others play.
+    """
+    from tqdm.auto import tqdm
+
+    workers = effective_jobs(n_jobs)
+    gaps = [job.games.missing(trials) for job in jobs]
+    left = [sum(b - a for a, b in g) for g in gaps]  # games each job still lacks
+    tally = Tally()
+    for job in jobs:
+        tally.add(job.name, *job.games.tally(trials))
+    if done is not None:
+        for j in (j for j, n in enumerate(left) if n == 0):
+            done(j)
+    total = trials * len(jobs)
+    stored = sum(n for _, n in tally.counts.values())
+    if stored == total:
+        return
+
+    seeds = Seeds(base_seed)
+
+    def calls():
+        for segments in chunks(jobs, gaps, workers):
+            job = jobs[segments[0][0]]
+            yield (segments, job.solver, [(jobs[j].board, seeds.take(a, b)) for j, a, b in segments],
+                   first_click, job.record)
+
+    played, started, wall = 0, datetime.datetime.now(datetime.UTC), time.perf_counter()
+    store_path = None if store is None else store.path
+
+    def log(status: str) -> None:
+        if store is not None and played:
+            store.log_run({
+                "started": started.isoformat(timespec="seconds"), "status": status,
+                "games": played, "wall_seconds": round(time.perf_counter() - wall, 3),
+                "workers": workers, "cpus": os.cpu_count(), "machine": machine(),
+                "nnsweeper_version": __version__,
+            })
+
+    with tqdm(total=total, initial=stored, disable=not progress, unit="game", desc="games",
+              dynamic_ncols=True) as bar:
+        # One worker: played here, in this process. Worker processes set the solvers
+        # up (load their models) before their first task.
+        setup = SolverSetup({id(job.solver): job.solver for job in jobs}.values())
+        results = imap(play_chunk, calls(), 1 if workers == 1 else n_jobs, ordered=False,
+                       worker_setup=setup or None)
+        shown = 0.0
+        try:
+            for segments, parts in results:
+                for (j, a, b), part in zip(segments, parts, strict=True):
+                    jobs[j].games.write(a, part)
+                    tally.add(jobs[j].name, int(part.won.sum()), b - a)
+                    left[j] -= b - a
+                    if left[j] == 0 and done is not None:
+                        done(j)
+                    played += b - a
+                    bar.update(b - a)
+                now = time.monotonic()
+                if progress and now - shown > 0.5:
+                    bar.set_postfix_str(str(tally), refresh=False)
+                    shown = now
+        except KeyboardInterrupt:
+            log("interrupted")
+            if store_path is None:
+                raise
+            raise KeyboardInterrupt(
+                f"interrupted: {stored + played} of {total} games are recorded in {os.fspath(store_path)!r}; "
+                f"run the same command again to play the rest"
+            ) from None
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+        if progress:
+            bar.set_postfix_str(str(tally), refresh=True)
+    log("finished")
+
+
+def machine() -> str:
+    """The processor this process runs on, for the account of a run (its model name where known)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
