@@ -1,4 +1,4 @@
-"""Training of the mine-probability models: the loop, checkpoints, resume, DDP.
+"""Training of the models: the loop, checkpoints, resume, DDP.
 
 A run is described by a TOML config (``train/*.toml``) with the tables ``[data]``,
 ``[model]``, ``[train]`` and ``[output]``; :mod:`nnsweeper.training_config` reads and
@@ -32,6 +32,16 @@ number of epochs. The change is recorded in ``resume.pt`` and the checkpoints
 Several processes (``torchrun --nproc_per_node N -m nnsweeper train ...``) train
 one model with ``DistributedDataParallel`` (gloo on CPU, NCCL on GPUs): each rank
 takes every N-th batch; rank 0 validates and writes the files.
+
+A model of target ``"value"`` (``[model] arch = "value-gnn"`` or ``"value-cnn"``, a
+state-value network of :mod:`nnsweeper.models.value`) is trained by the same
+:func:`train` (and :func:`train_value`, what ``nnsweeper train-value`` runs) on a value
+dataset: the positions with their exact analyses
+(:func:`nnsweeper.datasets.values.prepare_positions`), batches of one board size,
+AdamW with a one-cycle schedule, the cross-entropy against the value labels; the
+model with the lowest validation loss is saved by the one checkpoint module
+(:func:`nnsweeper.models.save_checkpoint`) as ``dir/value-gnn.pt`` with
+``dir/metrics.json``. It has no resume and no DDP (a value network trains in minutes).
 
 This module is longer than most: a run's life (start, resume, interruption, the files
 of an epoch's end) is one state machine, and its checks and messages sit beside the
@@ -67,13 +77,16 @@ from nnsweeper.training_config import (
     apply_overrides,
     check_config,
     config_help,
+    is_value_config,
     load_config,
+    load_value_config,
 )
 
 __all__ = [
     "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
     "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
-    "evaluate_model", "KIND_FIELDS", "TrainingInterrupted",
+    "evaluate_model", "KIND_FIELDS", "TrainingInterrupted", "train_value", "load_value_config",
+    "is_value_config",
 ]
 
 if TYPE_CHECKING:
@@ -225,8 +238,11 @@ def _distributed() -> tuple[int, int, int]:
 
 
 def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: bool = True,
-          notify: Callable[[str], None] | None = None) -> TrainResult:
+          notify: Callable[[str], None] | None = None) -> TrainResult | dict:
     """Train a model as ``config`` says (see :func:`load_config`); returns the run's files.
+
+    A config whose ``[model] arch`` is a value architecture (:func:`is_value_config`) is
+    trained by :func:`train_value` and returns its metrics (a dict).
 
     Parameters
     ----------
@@ -255,6 +271,10 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         Ctrl-C (a :class:`KeyboardInterrupt`): its message names the epoch reached,
         what ``resume.pt`` holds and how to continue.
     """
+    if is_value_config(config):
+        if resume:
+            raise TrainingError("a value network's training has no resume; run it again")
+        return train_value(config, progress=progress)
     config = check_config(config)
     rank, world, local = _distributed()
     root, manifest, digest = _check_dataset(config.data)
@@ -802,3 +822,90 @@ def _held_out(model, manifest: dict, root, split: str, name: str) -> tuple[bool 
             f"{role} ({where}): these figures are not held-out"
         )
     return True, None
+
+
+# ------------------------------------------------------------------ the value target
+def train_value(config, *, progress: bool = False) -> dict:
+    """Train a value network as the config says (see :func:`load_value_config`).
+
+    Parameters
+    ----------
+    config : str, os.PathLike or dict
+        A TOML path or a dict of tables (``[data] path`` of a value dataset).
+    progress : bool, default False
+        Show a progress bar per epoch and a line of metrics after it.
+
+    Returns
+    -------
+    dict
+        The metrics, also written to ``[output] dir/metrics.json``: ``best`` (the
+        validation metrics of the saved epoch, :func:`~nnsweeper.models.value.value_metrics`),
+        ``history`` (one row per epoch), timings, the config.
+
+    Raises
+    ------
+    DatasetError
+        A bad config, or a dataset without positions in its train and val splits.
+    """
+    from tqdm.auto import tqdm
+
+    from nnsweeper.datasets.values import load_value_manifest, prepare_positions
+    from nnsweeper.errors import DatasetError
+    from nnsweeper.models import save_checkpoint
+    from nnsweeper.models.value import make_value_net, position_batches, position_inputs, value_metrics
+
+    cfg = load_value_config(config)
+    tr = cfg["train"]
+    torch.set_num_threads(tr["threads"])
+    torch.manual_seed(tr["seed"])
+    folder = cfg["data"]["path"]
+    manifest = load_value_manifest(folder)
+    t0 = time.perf_counter()
+    train_positions = prepare_positions(folder, "train", tr["n_jobs"])
+    val = prepare_positions(folder, "val", tr["n_jobs"])
+    prep = time.perf_counter() - t0
+    if not train_positions or not val:
+        raise DatasetError(f"value dataset {str(folder)!r} needs positions in its train and val splits")
+    model = make_value_net(cfg["model"])
+    # What the saved model learned from: the dataset's checksum, and its seed streams so
+    # that evaluations refuse its games (ValueSolver.training_seeds).
+    about = {"dataset": os.fspath(folder),
+             "data_manifest_sha256": file_sha256(Path(folder) / "manifest.json"),
+             "data_seed_streams": manifest["seed_streams"], "train_config": cfg}
+    opt = torch.optim.AdamW(model.parameters(), lr=tr["lr"], weight_decay=tr["weight_decay"])
+    steps = tr["epochs"] * len(position_batches(train_positions, tr["batch_size"], None))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=tr["lr"], total_steps=steps, pct_start=0.1)
+    out = Path(cfg["output"]["dir"])
+    weights = out / f"{model.arch}.pt"
+    out.mkdir(parents=True, exist_ok=True)
+    best, history = None, []
+    for epoch in range(tr["epochs"]):
+        model.train()
+        rng = np.random.default_rng([tr["seed"], epoch])
+        t1, losses = time.perf_counter(), []
+        for shape, idx in tqdm(position_batches(train_positions, tr["batch_size"], rng), disable=not progress,
+                               desc=f"epoch {epoch + 1}/{tr['epochs']}", unit="batch"):
+            arrays = train_positions[shape]
+            target = torch.from_numpy(arrays["value"][idx].astype(np.float32))
+            logits = model(position_inputs(model, arrays, idx))
+            # The value label is a probability: the loss is least at the policy's chance to win.
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(float(loss.detach()))
+        m = value_metrics(model, val)
+        history.append({"epoch": epoch + 1, "train_bce": float(np.mean(losses)), "val": m,
+                        "seconds": time.perf_counter() - t1})
+        if best is None or m["bce"] < best["bce"]:
+            best = {**m, "epoch": epoch + 1}
+            save_checkpoint(weights, model, extra={**about, "epoch": epoch + 1})
+        if progress:
+            print(f"epoch {epoch + 1}: train bce {np.mean(losses):.4f}, val bce {m['bce']:.4f}, "
+                  f"mse {m['mse']:.5f} (per-board mean: {m['mse_mean']:.5f})")
+    metrics = {"config": cfg, "dataset_splits": manifest["splits"], "prepare_seconds": prep,
+               "train_seconds": time.perf_counter() - t0, "best": best, "history": history,
+               "parameters": model.n_parameters}
+    write_text_atomic(out / "metrics.json", json.dumps(metrics, indent=1, default=str) + "\n")
+    return metrics

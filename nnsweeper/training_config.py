@@ -42,6 +42,7 @@ from nnsweeper.errors import NnsweeperError
 __all__ = [
     "TrainingError", "TrainingConfig", "DataSection", "TrainSection", "OutputSection", "SECTIONS",
     "load_config", "apply_overrides", "check_config", "config_help",
+    "VALUE_TRAIN_DEFAULTS", "load_value_config", "is_value_config",
 ]
 
 
@@ -342,3 +343,87 @@ def config_help() -> str:
             parts.append(f"  with arch = {json.dumps(name)}:")
             parts.append(describe_keys(arch.model_class().Config.describe("model.")))
     return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------- value training configs
+#: The ``[train]`` keys of a value training config (a model of target "value") and their defaults.
+VALUE_TRAIN_DEFAULTS = {"epochs": 8, "batch_size": 128, "lr": 2e-3, "weight_decay": 1e-4, "seed": 0,
+                        "threads": 2, "n_jobs": 2}
+
+
+def _value_archs() -> dict:
+    from nnsweeper.models.registry import VALUE_ARCHITECTURES
+
+    return VALUE_ARCHITECTURES
+
+
+def is_value_config(config) -> bool:
+    """Whether a training config (a TOML path or a dict of tables) trains a value network: its
+    ``[model] arch`` is an architecture of target "value" (:data:`~nnsweeper.models.VALUE_ARCHITECTURES`)."""
+    if isinstance(config, TrainingConfig):
+        return False
+    if not isinstance(config, Mapping):
+        config = read_toml(config, "training config", TrainingError)
+    model = config.get("model")
+    return isinstance(model, Mapping) and model.get("arch") in _value_archs()
+
+
+def load_value_config(config) -> dict:
+    """A value training config from a TOML path or a dict, checked and completed.
+
+    The sections::
+
+        [data]    path = "data/values"                            # a value dataset (generate_values)
+        [model]   arch = "value-gnn", hidden = 64, layers = 6, conv = "sage"   # ValueConfig
+        [train]   epochs, batch_size, lr, weight_decay, seed, threads, n_jobs
+        [output]  dir = "runs/value_gnn"
+
+    ``[model] arch`` defaults to ``"value-gnn"``; the older ``"gnn"`` and ``"cnn"`` of
+    ``nnsweeper train-value`` configs name ``"value-gnn"`` and ``"value-cnn"``.
+
+    Raises
+    ------
+    DatasetError
+        An unknown section or key, no ``[data] path``, or a value outside its rule.
+    """
+    from nnsweeper.errors import DatasetError, check_int
+
+    if not isinstance(config, Mapping):
+        config = read_toml(config, "value training config", DatasetError)
+    unknown = set(config) - {"data", "model", "train", "output"}
+    if unknown:
+        raise DatasetError(f"unknown section(s) {sorted(unknown)} in a value training config; the "
+                           f"sections are data, model, train, output")
+    data = dict(config.get("data", {}))
+    if "path" not in data:
+        raise DatasetError("a value training config needs [data] path (a value dataset folder)")
+    model = _value_model_section(config.get("model", {}))
+    train = {**VALUE_TRAIN_DEFAULTS}
+    for k, v in dict(config.get("train", {})).items():
+        if k not in VALUE_TRAIN_DEFAULTS:
+            raise DatasetError(f"unknown [train] key {k!r}; the keys are {', '.join(VALUE_TRAIN_DEFAULTS)}")
+        train[k] = v
+    for k in ("epochs", "batch_size", "seed", "threads", "n_jobs"):
+        check_int(k, train[k], 0 if k == "seed" else 1, DatasetError)
+    for k in ("lr", "weight_decay"):
+        if isinstance(train[k], bool) or not isinstance(train[k], int | float) or not 0 <= train[k] < 10:
+            raise DatasetError(f"[train] {k} must be a number in [0, 10); got {train[k]!r}")
+    output = {"dir": "runs/value_gnn", **dict(config.get("output", {}))}
+    return {"data": data, "model": model, "train": train, "output": output}
+
+
+def _value_model_section(model) -> dict:
+    """The complete ``[model]`` of a value config, ``"arch"`` first (a registered value architecture)."""
+    from nnsweeper.errors import DatasetError
+    from nnsweeper.models.value import LEGACY_ARCHS
+
+    model = dict(model)
+    arch = model.get("arch", "value-gnn")
+    arch = LEGACY_ARCHS.get(arch, arch) if isinstance(arch, str) else arch
+    if arch not in _value_archs():
+        raise DatasetError(f"bad [model] section of a value training config: arch must be one of "
+                           f"{', '.join(map(repr, _value_archs()))}; got {model.get('arch')!r}")
+    try:
+        return _value_archs()[arch].model_class().check_config({**model, "arch": arch})
+    except ValueError as exc:
+        raise DatasetError(f"bad [model] section of a value training config: {exc}") from None

@@ -189,3 +189,56 @@ def test_a_model_class_is_trainable_loadable_playable_and_compared(toy_arch, tmp
     assert main(["compare", "--solvers", "toy", "--mines", "4", "--rows", "6", "--cols", "6", "--trials", "2",
                  "--out", str(tmp_path / "d"), "--quiet"]) == 2
     assert "give --model toy=PATH" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- the value architectures
+def test_value_networks_are_architectures_of_target_value_without_probability_solvers():
+    from nnsweeper.models import (
+        ARCHITECTURES,
+        TARGETS,
+        VALUE_ARCHITECTURES,
+        all_architectures,
+        get_architecture,
+        register_architecture,
+    )
+    from nnsweeper.models.value import ValueCNN, ValueGNN
+
+    assert TARGETS == ("probability", "value")
+    assert list(VALUE_ARCHITECTURES) == ["value-gnn", "value-cnn"]
+    assert VALUE_ARCHITECTURES["value-gnn"].model_class() is ValueGNN
+    assert VALUE_ARCHITECTURES["value-cnn"].model_class() is ValueCNN
+    assert VALUE_ARCHITECTURES["value-gnn"].bundled and not VALUE_ARCHITECTURES["value-cnn"].bundled
+    assert all(a.target == "value" and a.solvers == () for a in VALUE_ARCHITECTURES.values())
+    # The mine predictors' table, the one the solvers read, holds no value network.
+    assert list(ARCHITECTURES)[:2] == ["cnn", "gnn"]
+    assert all(a.target == "probability" for a in ARCHITECTURES.values())
+    assert set(all_architectures()) == set(ARCHITECTURES) | set(VALUE_ARCHITECTURES)
+    # Solvers: value-gnn is the value solver; no probability solver is derived from a value network.
+    assert isinstance(ns.get_solver("value-gnn"), ns.solvers.ValueSolver)
+    assert "hybrid-value-gnn" not in SOLVERS and "value-cnn" not in SOLVERS
+    assert "hybrid-gnn" in SOLVERS and "hybrid-cnn" in SOLVERS
+    with pytest.raises(ValueError, match="arch must be one of"):
+        get_architecture("value-gnn")  # the default looks among the mine predictors only
+    assert get_architecture("value-gnn", target=None).target == "value"
+    assert get_architecture("value-cnn", target="value").model_class() is ValueCNN
+    with pytest.raises(ValueError, match="registered already"):
+        register_architecture("value-gnn", "nnsweeper.models.value:ValueCNN", target="value")
+    with pytest.raises(ValueError, match="target must be one of"):
+        register_architecture("other", "nnsweeper.models.gnn:MineGNN", target="policy")
+    with pytest.raises(ValueError, match="lower-case letters, digits and '_'"):
+        register_architecture("my-net", "nnsweeper.models.gnn:MineGNN")  # a solver class needs the name
+
+
+def test_value_architectures_build_from_their_configs():
+    from nnsweeper.models import MineModel, ModelError
+    from nnsweeper.models.value import ValueCNN, ValueGNN, make_value_net
+
+    gnn = MineModel.from_config({"arch": "value-gnn", "hidden": 8, "layers": 1})
+    assert isinstance(gnn, ValueGNN) and gnn.config == {"arch": "value-gnn", "hidden": 8, "layers": 1,
+                                                        "conv": "sage"}
+    assert isinstance(make_value_net({"arch": "cnn", "hidden": 8, "layers": 1}), ValueCNN)  # the older name
+    assert isinstance(make_value_net(), ValueGNN)
+    with pytest.raises(ModelError, match="unknown config key"):
+        MineModel.from_config({"arch": "value-gnn", "blocks": 3})
+    with pytest.raises(ModelError, match="not P\\(mine\\)"):
+        gnn.predict_proba(np.full((3, 3), -1), 1)

@@ -1,6 +1,7 @@
 """Value datasets (survival play), the value network's inputs, its training and the value solver."""
 
 import itertools
+import json
 import pickle
 
 import numpy as np
@@ -28,7 +29,7 @@ from nnsweeper.models.value import (
     value_inputs,
 )
 from nnsweeper.solvers import ValueSolver, get_solver
-from nnsweeper.value_training import load_value_config, train_value
+from nnsweeper.training import load_value_config, train_value
 
 
 # ----------------------------------------------------------------- survival play
@@ -224,6 +225,65 @@ def test_value_model_round_trips_and_refuses_damage(tmp_path):
         load_value_model(tmp_path / "none.pt")
 
 
+def _positions(n=3, seed=0):
+    """A few positions of a 6x6 game with their exact analyses."""
+    rng = np.random.default_rng(seed)
+    out = []
+    env = ns.MinesweeperEnv(6, 6, 6, seed=seed)
+    get_solver("search", start="corner").play(env, rng, on_decision=lambda d: out.append(d))
+    boards = [ns.Observation.of(d.grid, 6, d.flags) for d in out[:n]]
+    return [(b, ns.analyze(b)) for b in boards]
+
+
+@pytest.mark.parametrize("arch", ["value-gnn", "value-cnn"])
+def test_value_models_go_through_the_one_checkpoint_module(tmp_path, arch):
+    from nnsweeper.models import load_checkpoint, load_model, save_checkpoint
+    from nnsweeper.models.value import predict_values
+
+    torch.manual_seed(0)
+    model = ns.models.MineModel.from_config({"arch": arch, "hidden": 8, "layers": 2}).eval()
+    path = save_checkpoint(tmp_path / "v.pt", model, extra={"note": 1})
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["format"] == "nnsweeper-checkpoint" and meta["arch"] == arch
+    assert meta["features"]["global_features"] == list(VALUE_GLOBAL_FEATURES)
+    boards = _positions()
+    for again in (load_checkpoint(path, expected={"arch": arch}), load_model(path), load_value_model(path)):
+        assert type(again) is type(model) and again.checkpoint_meta["extra"] == {"note": 1}
+        np.testing.assert_array_equal(predict_values(again, boards), predict_values(model, boards))
+    with pytest.raises(CheckpointError, match="expected arch 'gnn'"):
+        load_checkpoint(path, expected={"arch": "gnn"})
+    meta["features"]["cell_features"] = meta["features"]["cell_features"][:-1]
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="was trained on cell_features"):
+        load_checkpoint(path)
+
+
+def test_value_checkpoints_of_the_older_format_still_load(tmp_path):
+    from nnsweeper.fileio import file_sha256
+    from nnsweeper.models import load_model
+    from nnsweeper.models.value import VALUE_FORMAT, VALUE_GRID_CHANNELS, predict_values
+
+    # The bundled weights are in the older format: they load as a registered value-gnn.
+    bundled = load_model("value-gnn")
+    assert isinstance(bundled, ValueGNN) and bundled.checkpoint_meta["legacy_format"] == VALUE_FORMAT
+    assert bundled.config == {"arch": "value-gnn", "hidden": 64, "layers": 6, "conv": "sage"}
+    assert bundled.checkpoint_meta["extra"]["data_seed_streams"]  # what evaluations refuse to replay
+    # A file written as the older save_value_model did.
+    torch.manual_seed(1)
+    model = ValueGNN({"hidden": 8, "layers": 1}).eval()
+    pt = tmp_path / "old.pt"
+    torch.save(model.state_dict(), pt)
+    old = {"format": VALUE_FORMAT, "config": {"arch": "gnn", "hidden": 8, "layers": 1, "conv": "sage"},
+           "cell_features": list(VALUE_CELL_FEATURES), "grid_channels": list(VALUE_GRID_CHANNELS),
+           "global_features": list(VALUE_GLOBAL_FEATURES), "parameters": model.n_parameters,
+           "sha256": file_sha256(pt), "extra": {}}
+    pt.with_suffix(".json").write_text(json.dumps(old))
+    boards = _positions(seed=1)
+    np.testing.assert_array_equal(predict_values(load_value_model(pt), boards), predict_values(model, boards))
+    with pytest.raises(CheckpointError, match="not a value model"):
+        load_value_model(ns.models.checkpoint.WEIGHTS_DIR / "gnn.pt")
+
+
 # ----------------------------------------------------------------- training and the solver
 @pytest.fixture(scope="module")
 def tiny_value_model(tmp_path_factory):
@@ -239,12 +299,46 @@ def tiny_value_model(tmp_path_factory):
 def test_training_writes_a_model_and_metrics(tiny_value_model):
     path, metrics = tiny_value_model
     assert path.is_file() and (path.parent / "metrics.json").is_file()
+    assert json.loads(path.with_suffix(".json").read_text())["format"] == "nnsweeper-checkpoint"
+    assert metrics["config"]["model"]["arch"] == "value-gnn"
     assert metrics["best"]["positions"] > 0 and 0 < metrics["best"]["bce"] < 2
     assert set(metrics["best"]["boards"]) <= {"6x6", "5x5"}
     with pytest.raises(DatasetError, match="unknown \\[train\\] key"):
         load_value_config({"data": {"path": "x"}, "train": {"epoch": 3}})
     with pytest.raises(DatasetError, match="needs \\[data\\] path"):
         load_value_config({"model": {}})
+    with pytest.raises(DatasetError, match="arch must be one of 'value-gnn', 'value-cnn'"):
+        load_value_config({"data": {"path": "x"}, "model": {"arch": "cnn-big"}})
+
+
+def test_the_one_training_entry_point_trains_a_value_cnn(tiny_value_model, tmp_path):
+    # train() takes a value config by its [model] arch; the former module keeps its names.
+    import nnsweeper.value_training as old
+    from nnsweeper.training import is_value_config, train
+
+    path, _ = tiny_value_model
+    cfg = {"data": {"path": str(path.parent.parent / "data")},
+           "model": {"arch": "value-cnn", "hidden": 4, "layers": 1},
+           "train": {"epochs": 1, "batch_size": 32, "threads": 1, "n_jobs": 1},
+           "output": {"dir": str(tmp_path / "run")}}
+    assert is_value_config(cfg) and not is_value_config({"model": {"arch": "gnn"}})
+    metrics = train(cfg, progress=False)
+    assert metrics["best"]["epoch"] == 1
+    assert isinstance(load_value_model(tmp_path / "run" / "value-cnn.pt"), ns.models.ValueCNN)
+    assert old.load_value_config is load_value_config and old.TRAIN_DEFAULTS["epochs"] == 8
+    assert callable(old.prepare_positions) and callable(old.value_metrics) and callable(old.predict_positions)
+    assert old.train_value is train_value  # the old path still answers
+    # The command line: train takes the value config; train-value is its alias.
+    from nnsweeper import cli
+
+    toml = tmp_path / "v.toml"
+    toml.write_text(f'[data]\npath = "{cfg["data"]["path"]}"\n[model]\narch = "value-gnn"\nhidden = 4\n'
+                    f'layers = 1\n[train]\nepochs = 1\nthreads = 1\nn_jobs = 1\n'
+                    f'[output]\ndir = "{(tmp_path / "cli").as_posix()}"\n')
+    assert cli.main(["train", "--config", str(toml), "--quiet"]) == 0
+    assert cli.main(["train-value", "--config", str(toml), "--quiet"]) == 0
+    assert isinstance(load_value_model(tmp_path / "cli" / "value-gnn.pt"), ValueGNN)
+    assert cli.main(["train", "--config", str(toml), "train.epochs=2"]) == 2  # a value config: no overrides
 
 
 def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):

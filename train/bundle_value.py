@@ -18,10 +18,10 @@ import json
 import sys
 from pathlib import Path
 
-from nnsweeper.datasets.values import load_value_manifest
+from nnsweeper.datasets.values import load_value_manifest, prepare_positions
 from nnsweeper.fileio import file_sha256, write_text_atomic
-from nnsweeper.models.value import load_value_model, save_value_model
-from nnsweeper.value_training import load_value_config, prepare_positions, value_metrics
+from nnsweeper.models.value import load_value_model, save_value_model, value_metrics
+from nnsweeper.training_config import load_value_config
 
 WEIGHTS = Path(__file__).resolve().parents[1] / "nnsweeper" / "models" / "weights"
 

@@ -1,8 +1,10 @@
 """``nnsweeper train``, ``train-value`` and ``evaluate-model``: train and score the models.
 
-``train`` trains a mine-probability model from a TOML config with overrides
-(:func:`nnsweeper.training.train`), ``train-value`` the state-value network
-(:func:`nnsweeper.value_training.train_value`), and ``evaluate-model`` scores a model's
+``train`` trains a model from a TOML config with overrides
+(:func:`nnsweeper.training.train`): a mine-probability model, or a state-value network
+when ``[model] arch`` is a value architecture (``value-gnn``, ``value-cnn``);
+``train-value`` is the value case alone (:func:`nnsweeper.training.train_value`, kept
+as a thin alias), and ``evaluate-model`` scores a model's
 probabilities on a dataset split next to the exact engine's
 (:func:`nnsweeper.training.evaluate_model`).
 """
@@ -36,7 +38,7 @@ def _overrides_anywhere(args, extras: list[str]) -> list[str]:
 def add_train(sub):
     tr = sub.add_parser(
         "train",
-        help="train a CNN or GNN mine-probability model from a TOML config",
+        help="train a mine-probability model (or a value network) from a TOML config",
         description="Train the model a config describes (train/*.toml) on its dataset; write best.pt, "
         "last.pt (state dicts with JSON configs), history.json and resume.pt into its output folder. "
         "Overrides take the form section.key=value with TOML values; the keys are listed below. For "
@@ -56,8 +58,14 @@ def add_train(sub):
 
 
 def _cmd_train(args, argv) -> int:
-    from nnsweeper.training import load_config, train
+    from nnsweeper.training import TrainingError, is_value_config, load_config, train
 
+    if is_value_config(args.config):
+        # The value target: one entry point; its config has no overrides, no resume.
+        if args.overrides or args.resume:
+            raise TrainingError("a value network's config (model.arch = value-gnn or value-cnn) takes no "
+                                "overrides and no --resume")
+        return _cmd_train_value(args, argv)
     config = load_config(args.config, args.overrides)
     result = train(config, resume=args.resume, progress=not args.quiet, notify=note)
     if result.already_finished:
@@ -71,8 +79,8 @@ def _cmd_train(args, argv) -> int:
 def add_train_value(sub):
     tv = sub.add_parser(
         "train-value",
-        help="train the state-value network of the value solvers from a TOML config",
-        description="Train a ValueGNN on a value dataset (generate-values) as the config says "
+        help="train the state-value network of the value solvers from a TOML config (as train does)",
+        description="Train a value network on a value dataset (generate-values) as the config says "
         "(sections data, model, train, output; see train/value_gnn.toml); writes value-gnn.pt, its .json "
         "and metrics.json into the output folder.",
         epilog="example: nnsweeper train-value --config train/value_gnn.toml",
@@ -84,7 +92,7 @@ def add_train_value(sub):
 
 
 def _cmd_train_value(args, argv) -> int:
-    from nnsweeper.value_training import train_value
+    from nnsweeper.training import train_value
 
     m = train_value(args.config, progress=not args.quiet)
     if not args.quiet:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nnsweeper.engine import sample_layouts
+from nnsweeper.engine import analyze, sample_layouts
 from nnsweeper.errors import DatasetError, EngineLimitError, InconsistentBoardError, check_int
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import Game, Rules
@@ -56,7 +56,7 @@ from .policies import policy_solver
 from .storage import file_sha256, read_shard, write_shard
 
 __all__ = ["VALUE_FIELDS", "VALUE_FORMAT", "VALUE_KEY", "VALUE_MIXES", "SurvivalGame", "record_value_game",
-           "generate_values", "load_value_manifest", "read_value_split"]
+           "generate_values", "load_value_manifest", "read_value_split", "prepare_positions"]
 
 #: Value shard arrays: name -> (dtype, per cell (n, r, c) or per state (n,)).
 VALUE_FIELDS: dict[str, tuple[np.dtype, bool]] = {
@@ -334,3 +334,39 @@ def read_value_split(folder, split: str) -> list[dict[str, np.ndarray]]:
     root = root.parent if root.name == MANIFEST_NAME else root
     return [read_shard(root / e["file"], e["sha256"], fields=VALUE_FIELDS)
             for e in m["shards"] if e["split"] == split and e["states"]]
+
+
+# --------------------------------------------------------------------------- the loader of value training
+def _analyse_shard(arrays: dict) -> dict:
+    # One thread per worker: the shards are analysed in parallel already.
+    import torch
+
+    torch.set_num_threads(1)
+    probs, logs = [], []
+    for g, t, f in zip(arrays["grid"], arrays["total_mines"], arrays["flags"], strict=True):
+        a = analyze(g, int(t), f)
+        probs.append(a.probabilities.astype(np.float32))
+        logs.append(a.log_layouts)
+    return {**arrays, "prob": np.stack(probs), "log_layouts": np.array(logs, dtype=np.float64)}
+
+
+def prepare_positions(folder, split: str, n_jobs: int = 1) -> dict[tuple[int, int], dict[str, np.ndarray]]:
+    """Every position of a split with its exact analysis, grouped by board shape.
+
+    The value networks read each position with the engine's output
+    (:func:`nnsweeper.models.value.value_inputs`), which is computed here once, in
+    parallel over the shards, rather than in every epoch.
+
+    Returns
+    -------
+    dict
+        ``{(rows, cols): arrays}``: the shard arrays (:data:`VALUE_FIELDS`) of that shape
+        concatenated, plus ``prob`` (float32 P(mine), (n, rows, cols)) and
+        ``log_layouts`` (float64, (n,)).
+    """
+    shards = read_value_split(folder, split)
+    by_shape: dict[tuple[int, int], list[dict]] = {}
+    for arrays in imap(_analyse_shard, [(s,) for s in shards], n_jobs):
+        by_shape.setdefault(arrays["grid"].shape[1:], []).append(arrays)
+    return {shape: {k: np.concatenate([a[k] for a in parts]) for k in parts[0]}
+            for shape, parts in sorted(by_shape.items())}

@@ -8,6 +8,10 @@
   :meth:`~MineModel.from_config`.
 - :class:`MineCNN` (``"cnn"``) and :class:`MineGNN` (``"gnn"``): the architectures,
   listed in :mod:`nnsweeper.models.registry` (:data:`ARCHITECTURES`).
+- :class:`ValueGNN` (``"value-gnn"``) and :class:`ValueCNN` (``"value-cnn"``): the
+  state-value networks of :mod:`nnsweeper.models.value`, architectures of target
+  ``"value"`` (:data:`VALUE_ARCHITECTURES`), saved and loaded by the same checkpoint
+  functions.
 - :func:`save_checkpoint`, :func:`load_checkpoint`, :func:`load_model`: weights and
   their description on disk, checked when read back (:class:`CheckpointError`).
 - :func:`resolve_device`: ``"auto"``, ``"cpu"`` or ``"cuda"`` to a torch device.
@@ -20,7 +24,10 @@ datasets, training, batched play).
 
 from nnsweeper.models.registry import (
     ARCHITECTURES,
+    TARGETS,
+    VALUE_ARCHITECTURES,
     Architecture,
+    all_architectures,
     get_architecture,
     register_architecture,
     unregister_architecture,
@@ -40,6 +47,9 @@ _LAZY = {
     "save_checkpoint": "nnsweeper.models.checkpoint",
     "MineCNN": "nnsweeper.models.cnn",
     "MineGNN": "nnsweeper.models.gnn",
+    "ValueConfig": "nnsweeper.models.value",
+    "ValueGNN": "nnsweeper.models.value",
+    "ValueCNN": "nnsweeper.models.value",
 }
 
 
@@ -66,6 +76,12 @@ __all__ = [
     "MineModel",
     "ModelConfig",
     "ModelError",
+    "TARGETS",
+    "VALUE_ARCHITECTURES",
+    "ValueCNN",
+    "ValueConfig",
+    "ValueGNN",
+    "all_architectures",
     "board_batches",
     "get_architecture",
     "load_checkpoint",

@@ -39,7 +39,7 @@ import torch
 from nnsweeper.configs import Settings
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
 from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
-from nnsweeper.models.registry import ARCHITECTURES
+from nnsweeper.models.registry import all_architectures
 from nnsweeper.observation import Observation, Observations, check_alone
 
 __all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "resolve_device", "tensor_totals"]
@@ -303,19 +303,20 @@ def tensor_totals(total_mines, n: int, device) -> torch.Tensor:
 
 # --------------------------------------------------------------------------- the base class
 def _model_class(config) -> type[MineModel]:
-    """The model class that ``config["arch"]`` names."""
+    """The model class that ``config["arch"]`` names (an architecture of either target)."""
     if not isinstance(config, Mapping):
         raise ModelError(f"a model config must be a dict; got {type(config).__name__}")
+    archs = all_architectures()
     if "arch" not in config:
         raise ModelError(
-            f"a model config needs an 'arch' key ({', '.join(ARCHITECTURES)}); got keys {list(config)}"
+            f"a model config needs an 'arch' key ({', '.join(archs)}); got keys {list(config)}"
         )
     arch = config["arch"]
-    if not isinstance(arch, str) or arch not in ARCHITECTURES:
+    if not isinstance(arch, str) or arch not in archs:
         raise ModelError(
-            f"config['arch'] must be one of {', '.join(map(repr, ARCHITECTURES))}; got {arch!r}"
+            f"config['arch'] must be one of {', '.join(map(repr, archs))}; got {arch!r}"
         )
-    return ARCHITECTURES[arch].model_class()
+    return archs[arch].model_class()
 
 
 class MineModel(torch.nn.Module):

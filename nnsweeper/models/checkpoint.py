@@ -12,6 +12,13 @@ atomically (:func:`nnsweeper.fileio.atomic_path`).
 anything that would give a model other than the one saved: missing or damaged
 files, another architecture or config than expected, features that changed since,
 or weights that do not fit.
+
+It holds the models of both targets (:data:`~nnsweeper.models.registry.TARGETS`): the
+mine predictors and the value networks (``value-gnn``, ``value-cnn``), whose feature
+names are their own (a model class with a ``feature_names()`` says which it reads). The
+value checkpoints of the older format ``"nnsweeper-value-model"`` (the bundled
+``value-gnn.json`` among them) are read as the checkpoint they amount to
+(:func:`_legacy_value_meta`): the same state dict, so the same predictions.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from nnsweeper.errors import NnsweeperError
 from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
 
 from .base import MineModel, ModelError, resolve_device
-from .registry import ARCHITECTURES
+from .registry import all_architectures
 
 __all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_model", "WEIGHTS_DIR"]
 
@@ -47,11 +54,49 @@ class CheckpointError(NnsweeperError):
     """A checkpoint that is missing, damaged, or does not fit the model asked for."""
 
 
-def _feature_names() -> dict[str, list[str]]:
+def _feature_names(model_class: type | None = None) -> dict[str, list[str]]:
+    """The input names a model of ``model_class`` reads: the mine predictors' unless the class
+    says otherwise (``feature_names()``, as the value networks do)."""
+    own = getattr(model_class, "feature_names", None)
+    if callable(own):
+        return own()
     return {
         "grid_channels": list(features.GRID_CHANNELS),
         "cell_features": list(features.CELL_FEATURES),
         "constraint_features": list(features.CONSTRAINT_FEATURES),
+    }
+
+
+# The value networks' checkpoints before they joined the registry: another "format", the
+# config's "arch" without its target ("gnn"), the feature lists at the top level.
+_LEGACY_VALUE_FORMAT = "nnsweeper-value-model"
+_LEGACY_VALUE_ARCHS = {"gnn": "value-gnn", "cnn": "value-cnn"}
+
+
+def _legacy_value_meta(meta: dict) -> dict:
+    """The description of this format that a value checkpoint of the older format amounts to.
+
+    The weights are the same state dict, so the rebuilt model predicts bit-identically.
+    Its constraint features were not recorded (the older format did not check them):
+    the current ones are assumed.
+    """
+    config = meta.get("config")
+    if not isinstance(config, dict) or config.get("arch") not in _LEGACY_VALUE_ARCHS:
+        return meta  # refused below as a description without the required keys
+    arch = _LEGACY_VALUE_ARCHS[config["arch"]]
+    return {
+        **meta,
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "arch": arch,
+        "config": {**config, "arch": arch},
+        "features": {
+            "cell_features": meta.get("cell_features"),
+            "constraint_features": list(features.CONSTRAINT_FEATURES),
+            "grid_channels": meta.get("grid_channels"),
+            "global_features": meta.get("global_features"),
+        },
+        "legacy_format": _LEGACY_VALUE_FORMAT,
     }
 
 
@@ -128,7 +173,7 @@ def save_checkpoint(path, model: MineModel, *, extra: Mapping | None = None) -> 
         "format_version": FORMAT_VERSION,
         "arch": model.arch,
         "config": _jsonable(model.config),
-        "features": _feature_names(),
+        "features": _feature_names(type(model)),
         "nnsweeper_version": _version(),
         "torch_version": torch.__version__,
         "parameters": model.n_parameters,
@@ -151,6 +196,8 @@ def _read_meta(pt: Path, js: Path) -> dict:
         raise CheckpointError(
             f"checkpoint description {os.fspath(js)!r} is not readable JSON ({exc})"
         ) from None
+    if isinstance(meta, dict) and meta.get("format") == _LEGACY_VALUE_FORMAT:
+        meta = _legacy_value_meta(meta)
     if not isinstance(meta, dict) or any(k not in meta for k in _META_KEYS):
         raise CheckpointError(
             f"checkpoint description {os.fspath(js)!r} must be an object with the keys "
@@ -198,7 +245,8 @@ def _check_features(meta: dict, js: Path) -> None:
     saved = meta["features"]
     if not isinstance(saved, dict):
         raise CheckpointError(f"checkpoint description {os.fspath(js)!r} has no feature lists")
-    for name, current in _feature_names().items():
+    arch = all_architectures().get(meta["arch"])
+    for name, current in _feature_names(arch.model_class() if arch is not None else None).items():
         if saved.get(name) != current:
             raise CheckpointError(
                 f"checkpoint {os.fspath(js)!r} was trained on {name} {saved.get(name)!r}, but this nnsweeper "
@@ -295,13 +343,14 @@ def load_checkpoint(path, *, expected: Mapping | None = None, device="cpu") -> M
 
 
 def load_model(name_or_path, *, device="cpu", arch: str | None = None) -> MineModel:
-    """A bundled model by name (``"cnn"``, ``"gnn"``), or a checkpoint by path.
+    """A bundled model by name (``"cnn"``, ``"gnn"``, ``"value-gnn"``), or a checkpoint by path.
 
     Parameters
     ----------
     name_or_path : str or os.PathLike
         The name of an architecture that ships weights (``bundled`` in
-        :data:`~nnsweeper.models.ARCHITECTURES`) for ``nnsweeper/models/weights/{name}.pt``;
+        :data:`~nnsweeper.models.ARCHITECTURES` or :data:`~nnsweeper.models.VALUE_ARCHITECTURES`)
+        for ``nnsweeper/models/weights/{name}.pt``;
         anything else is the path of a checkpoint (see :func:`load_checkpoint`).
     device : str or torch.device, default "cpu"
         As for :func:`load_checkpoint`.
@@ -319,7 +368,7 @@ def load_model(name_or_path, *, device="cpu", arch: str | None = None) -> MineMo
         No bundled weights for that name in this installation, a path that is no
         checkpoint, or any of the refusals of :func:`load_checkpoint`.
     """
-    bundled = [a.name for a in ARCHITECTURES.values() if a.bundled]
+    bundled = [a.name for a in all_architectures().values() if a.bundled]
     if isinstance(name_or_path, str) and name_or_path in bundled:
         weights = WEIGHTS_DIR / f"{name_or_path}.pt"
         if not weights.is_file() or not weights.with_suffix(".json").is_file():

@@ -24,7 +24,7 @@ from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
 
 from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
 
-__all__ = ["MineCNN", "CNNConfig", "encode_grids_tensor"]
+__all__ = ["MineCNN", "CNNConfig", "ResidualBlock", "encode_grids_tensor"]
 
 _NORMS = ("group", "none")
 _REQUIRED_KEYS = ("x", "prob", "mine", "unknown", "frontier")
@@ -42,12 +42,13 @@ _FLAGGED = features.GRID_CHANNELS.index("flagged")
 _OUTSIDE = features.GRID_CHANNELS.index("outside")
 
 
-class _Block(nn.Module):
+class ResidualBlock(nn.Module):
     """Residual block: conv-norm-act, conv-norm, add the input, act; one dilation for both convs.
 
     With ``global_pool``, the block's first conv also gets ``Linear(mean of x over the
     board)`` added at every cell: the mean is over the board's own cells (``inside``),
-    so padding does not change it.
+    so padding does not change it. Public because the value CNN
+    (:class:`~nnsweeper.models.value.ValueCNN`) is built of the same blocks.
     """
 
     def __init__(self, channels: int, kernel: int, dilation: int, norm: str, global_pool: bool = False):
@@ -143,7 +144,7 @@ class MineCNN(MineModel):
             nn.ReLU(),
         )
         self.blocks = nn.ModuleList(
-            _Block(ch, k, self.dilation(b), c.norm, c.global_pool) for b in range(c.blocks)
+            ResidualBlock(ch, k, self.dilation(b), c.norm, c.global_pool) for b in range(c.blocks)
         )
         self.head = nn.Conv2d(ch, 1, 1)
 

@@ -27,18 +27,25 @@ from nnsweeper.grid_torch import dilate, neighbour_ids, neighbour_sum
 
 from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
 
-__all__ = ["MineGNN", "GNNConfig", "CONVS", "graph_batch_tensor"]
+__all__ = ["MineGNN", "GNNConfig", "CONVS", "CELL_IN", "CONSTRAINT_HAS", "CELL_NEAR", "make_conv",
+           "graph_batch_tensor"]
 
 #: Message-passing layers that ``config["conv"]`` can name.
 CONVS: tuple[str, ...] = ("sage", "graph", "gatv2", "transformer")
 
-_IN = ("cell", "in", "constraint")
-_HAS = ("constraint", "has", "cell")
-_NEAR = ("cell", "near", "cell")
+# The edge types of the graphs of :func:`nnsweeper.features.build_graph_batch`; public because the
+# value network (:mod:`nnsweeper.models.value`) passes messages over the same graphs.
+#: Cell to constraint edges.
+CELL_IN = ("cell", "in", "constraint")
+#: Constraint to cell edges.
+CONSTRAINT_HAS = ("constraint", "has", "cell")
+#: Cell to neighbouring cell edges.
+CELL_NEAR = ("cell", "near", "cell")
 _NODES = ("cell", "constraint")
 
 
-def _conv(kind: str, hidden: int) -> nn.Module:
+def make_conv(kind: str, hidden: int) -> nn.Module:
+    """The message-passing layer that ``kind`` (one of :data:`CONVS`) names, ``hidden`` wide on both sides."""
     dims = (hidden, hidden)
     if kind == "sage":
         return SAGEConv(dims, hidden)
@@ -117,7 +124,7 @@ class MineGNN(MineModel):
         super().__init__(config)
         c = self.settings
         h, n_glob = c.hidden, len(features.GLOBAL_FEATURES)
-        self.edge_types = (_IN, _HAS, _NEAR) if c.cell_edges else (_IN, _HAS)
+        self.edge_types = (CELL_IN, CONSTRAINT_HAS, CELL_NEAR) if c.cell_edges else (CELL_IN, CONSTRAINT_HAS)
         self.encode = nn.ModuleDict(
             {
                 "cell": nn.Linear(len(features.CELL_FEATURES), h),
@@ -126,7 +133,7 @@ class MineGNN(MineModel):
         )
         n_sets = min(c.layers, 1) if c.shared else c.layers
         self.convs = nn.ModuleList(
-            HeteroConv({et: _conv(c.conv, h) for et in self.edge_types}, aggr="sum")
+            HeteroConv({et: make_conv(c.conv, h) for et in self.edge_types}, aggr="sum")
             for _ in range(n_sets)
         )
         n_context = n_glob + (2 * h if c.global_pool else 0)
@@ -154,7 +161,7 @@ class MineGNN(MineModel):
                 )
         for et in self.edge_types:
             if et not in data.edge_types:
-                hint = " (build the graphs with cell_edges=True)" if et == _NEAR else ""
+                hint = " (build the graphs with cell_edges=True)" if et == CELL_NEAR else ""
                 raise ModelError(f"this model passes messages along {et} edges, which the graph lacks{hint}")
         if "globals" not in data:
             raise ModelError("a GNN input needs graph-level 'globals' (from build_graph)")

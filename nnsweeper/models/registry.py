@@ -9,6 +9,14 @@ line (``--model ARCH=PATH``) and the solver registry read this table; the solver
 package derives two solvers from every entry, ``ARCH`` (the model alone) and
 ``hybrid-ARCH`` (logic first, the model for guesses), when it lists its solvers.
 
+An architecture has a ``target``: ``"probability"`` (a mine predictor, P(mine) per
+cell: the CNN and GNN) or ``"value"`` (a state-value network, P(win) per position:
+``value-gnn``, ``value-cnn`` of :mod:`nnsweeper.models.value`). The two kinds live in
+two tables, :data:`ARCHITECTURES` and :data:`VALUE_ARCHITECTURES`, so that everything
+that plays or lists mine predictors (solvers, ``--model ARCH=PATH``) reads the first
+alone and never derives a probability solver from a value network; checkpoints,
+:func:`get_architecture` and training read both (:func:`all_architectures`).
+
 This module imports no torch (and nothing of the packages above the models): the
 architectures that ship are named in the table at the end by the dotted path of
 their class, imported when first used. A new architecture is one model module and one
@@ -22,10 +30,15 @@ import importlib
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Architecture", "ARCHITECTURES", "register_architecture", "unregister_architecture",
-           "get_architecture"]
+__all__ = ["Architecture", "ARCHITECTURES", "VALUE_ARCHITECTURES", "TARGETS", "all_architectures",
+           "register_architecture", "unregister_architecture", "get_architecture"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# A value network names no solver class, so its name may hold '-' (the bundled "value-gnn").
+_VALUE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+#: What a model predicts: P(mine) per cell, or P(win) per position.
+TARGETS: tuple[str, ...] = ("probability", "value")
 
 
 @dataclass
@@ -45,17 +58,24 @@ class Architecture:
     bundled : bool
         Whether weights ship in the package (``nnsweeper/models/weights/{name}.pt``),
         so that the bare name loads them and its solvers play without a path.
+    target : {"probability", "value"}
+        What the model predicts (see :data:`TARGETS`); only probability models have
+        solvers of their own.
     """
 
     name: str
     title: str
     model: str | type
     bundled: bool = False
+    target: str = "probability"
     _class: type | None = field(default=None, repr=False, compare=False)
 
     @property
     def solvers(self) -> tuple[str, str]:
-        """The names of the solvers derived from it: ``(pure, hybrid)``."""
+        """The names of the solvers derived from it: ``(pure, hybrid)``; none for a value model
+        (the value solvers are registered solvers of their own)."""
+        if self.target != "probability":
+            return ()
         return self.name, f"hybrid-{self.name}"
 
     def model_class(self) -> type:
@@ -69,12 +89,30 @@ class Architecture:
         return self._class
 
 
-#: Every architecture by name, in registration order (the table at the end of this
-#: module, then what :func:`register_architecture` adds).
+#: Every probability architecture (mine predictor) by name, in registration order (the
+#: table at the end of this module, then what :func:`register_architecture` adds).
 ARCHITECTURES: dict[str, Architecture] = {}
+#: Every value architecture (state-value network) by name, in registration order.
+VALUE_ARCHITECTURES: dict[str, Architecture] = {}
 
 
-def _check_name(name) -> str:
+def _table(target: str) -> dict[str, Architecture]:
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(map(repr, TARGETS))}; got {target!r}")
+    return ARCHITECTURES if target == "probability" else VALUE_ARCHITECTURES
+
+
+def all_architectures() -> dict[str, Architecture]:
+    """Every architecture of both targets by name: the probability ones, then the value ones."""
+    return {**ARCHITECTURES, **VALUE_ARCHITECTURES}
+
+
+def _check_name(name, target: str = "probability") -> str:
+    if target == "value":
+        if not isinstance(name, str) or not _VALUE_NAME.match(name):
+            raise ValueError(f"a value architecture name must be lower-case letters, digits, '_' and '-', "
+                             f"starting with a letter; got {name!r}")
+        return name
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"an architecture name must be lower-case letters, digits and '_', starting "
                          f"with a letter; got {name!r}")
@@ -92,11 +130,11 @@ def _same_class(old: str | type, new: str | type) -> bool:
 
 
 def register_architecture(name: str, model, *, title: str | None = None,
-                          bundled: bool = False) -> Architecture:
-    """Add an architecture to :data:`ARCHITECTURES`.
+                          bundled: bool = False, target: str = "probability") -> Architecture:
+    """Add an architecture to :data:`ARCHITECTURES` (or :data:`VALUE_ARCHITECTURES`).
 
-    Its solvers ``name`` and ``hybrid-name`` follow: :mod:`nnsweeper.solvers` reads
-    this table whenever it lists its solvers.
+    A probability architecture's solvers ``name`` and ``hybrid-name`` follow:
+    :mod:`nnsweeper.solvers` reads :data:`ARCHITECTURES` whenever it lists its solvers.
 
     Parameters
     ----------
@@ -110,6 +148,8 @@ def register_architecture(name: str, model, *, title: str | None = None,
         Defaults to ``name.upper()``.
     bundled : bool, default False
         Weights ship in the package under ``name``.
+    target : {"probability", "value"}, default "probability"
+        What the model predicts; the table it goes to.
 
     Returns
     -------
@@ -120,34 +160,41 @@ def register_architecture(name: str, model, *, title: str | None = None,
     ValueError
         A bad or taken name, or a model class whose ``arch`` is another name.
     """
-    _check_name(name)
+    table = _table(target)
+    _check_name(name, target)
     if isinstance(model, type) and getattr(model, "arch", name) != name:
         raise ValueError(f"{model.__qualname__}.arch is {model.arch!r}; register it under that name")
     if not isinstance(model, str | type):
         raise ValueError(f"model must be a MineModel subclass or 'module:Class'; got {model!r}")
-    old = ARCHITECTURES.get(name)
-    if old is not None and not _same_class(old.model, model):
+    old = all_architectures().get(name)
+    if old is not None and (old.target != target or not _same_class(old.model, model)):
         raise ValueError(f"architecture {name!r} is registered already ({old.model})")
-    arch = Architecture(name, title or name.upper(), model, bundled)
-    ARCHITECTURES[name] = arch
+    arch = Architecture(name, title or name.upper(), model, bundled, target)
+    table[name] = arch
     return arch
 
 
 def unregister_architecture(name: str) -> None:
-    """Remove an architecture from :data:`ARCHITECTURES` (what a test registered); its
-    solvers go with it."""
-    get_architecture(name)
-    del ARCHITECTURES[name]
+    """Remove an architecture from its table (what a test registered); its solvers go with it."""
+    del _table(get_architecture(name, target=None).target)[name]
 
 
-def get_architecture(name) -> Architecture:
-    """The architecture ``name``, or a ValueError listing them."""
-    if not isinstance(name, str) or name not in ARCHITECTURES:
-        raise ValueError(f"arch must be one of {', '.join(map(repr, ARCHITECTURES))}; got {name!r}")
-    return ARCHITECTURES[name]
+def get_architecture(name, *, target: str | None = "probability") -> Architecture:
+    """The architecture ``name`` of ``target`` (None: of either target), or a ValueError listing them.
+
+    The default looks among the mine predictors only, as the solvers need.
+    """
+    table = all_architectures() if target is None else _table(target)
+    if not isinstance(name, str) or name not in table:
+        raise ValueError(f"arch must be one of {', '.join(map(repr, table))}; got {name!r}")
+    return table[name]
 
 
 # --------------------------------------------------------------------------- the table
 # The architectures that ship, in the order their solvers are listed.
 register_architecture("cnn", "nnsweeper.models.cnn:MineCNN", title="CNN", bundled=True)
 register_architecture("gnn", "nnsweeper.models.gnn:MineGNN", title="GNN", bundled=True)
+# The state-value networks of the value solvers (their weights: value-gnn.pt).
+register_architecture("value-gnn", "nnsweeper.models.value:ValueGNN", title="Value GNN", bundled=True,
+                      target="value")
+register_architecture("value-cnn", "nnsweeper.models.value:ValueCNN", title="Value CNN", target="value")

@@ -12,17 +12,25 @@ The value solvers (:mod:`nnsweeper.solvers.value`) use it one step ahead: the en
 gives the exact share of layouts in which a candidate guess is safe and shows each
 number, and the network values each board that would follow.
 
-:func:`value_inputs` builds the inputs from positions and their analyses;
-:func:`save_value_model` / :func:`load_value_model` keep a model as a state dict and a
-JSON description (read with ``weights_only=True``).
+:func:`value_inputs` builds the inputs from positions and their analyses.
+
+Both networks are :class:`~nnsweeper.models.MineModel` subclasses registered as the
+architectures ``value-gnn`` and ``value-cnn`` with ``target="value"``
+(:data:`~nnsweeper.models.VALUE_ARCHITECTURES`), so that the one checkpoint module
+(:func:`~nnsweeper.models.save_checkpoint`, :func:`~nnsweeper.models.load_checkpoint`)
+writes and reads them; :func:`save_value_model` / :func:`load_value_model` are thin
+wrappers kept for their callers. Checkpoints of the older value format
+(``"nnsweeper-value-model"``, the bundled ``value-gnn.json``) are read by the
+checkpoint module too.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -32,17 +40,19 @@ from torch_geometric.nn import HeteroConv
 from torch_geometric.utils import scatter
 
 from nnsweeper import features
-from nnsweeper.errors import check_int
-from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
 from nnsweeper.grid import dilate
 from nnsweeper.observation import Observations
 
-from .checkpoint import WEIGHTS_DIR, CheckpointError
-from .gnn import _HAS, _IN, _NEAR, _conv
+from .base import MineModel, ModelConfig, ModelError
+from .checkpoint import WEIGHTS_DIR, CheckpointError, load_checkpoint, save_checkpoint
+from .cnn import ResidualBlock
+from .gnn import CELL_IN, CELL_NEAR, CONSTRAINT_HAS, CONVS, make_conv
 
-__all__ = ["VALUE_CELL_FEATURES", "VALUE_GRID_CHANNELS", "VALUE_GLOBAL_FEATURES", "ValueConfig", "ValueNet",
-           "ValueGNN", "ValueCNN", "make_value_net", "value_inputs", "value_grid_inputs",
-           "predict_values", "position_value", "save_value_model", "load_value_model", "VALUE_FORMAT"]
+__all__ = ["VALUE_CELL_FEATURES", "VALUE_GRID_CHANNELS", "VALUE_GLOBAL_FEATURES", "LEGACY_ARCHS",
+           "ValueConfig", "ValueNet", "ValueGNN", "ValueCNN", "make_value_net", "value_inputs",
+           "value_grid_inputs",
+           "predict_values", "position_value", "save_value_model", "load_value_model", "VALUE_FORMAT",
+           "position_batches", "position_inputs", "predict_positions", "value_metrics"]
 
 #: Columns of a value graph's cell features: the probability model's, then the engine's.
 VALUE_CELL_FEATURES: tuple[str, ...] = (*features.CELL_FEATURES, "probability", "proved_safe")
@@ -57,30 +67,34 @@ VALUE_GLOBAL_FEATURES: tuple[str, ...] = (
     "best_safety",
     "log_layouts_per_100",
 )
+#: The ``format`` of the value checkpoints written before the value networks joined the
+#: architecture registry; :func:`~nnsweeper.models.load_checkpoint` still reads them.
 VALUE_FORMAT = "nnsweeper-value-model"
 _NODES = ("cell", "constraint")
+#: The ``arch`` of the older value configs and of a value training config's ``[model]``
+#: (the value command implies the target), by the registered name it means.
+LEGACY_ARCHS = {"gnn": "value-gnn", "cnn": "value-cnn"}
 
 
 @dataclass(frozen=True)
-class ValueConfig:
-    """Settings of a value network (``[model]`` of a value training config)."""
+class ValueConfig(ModelConfig):
+    """Settings of a value network (``[model]`` keys with ``arch = "value-gnn"`` or ``"value-cnn"``)."""
 
-    #: "gnn" (:class:`ValueGNN`) or "cnn" (:class:`ValueCNN`).
-    arch: str = "gnn"
     #: Width of the node states (GNN) or channels (CNN).
     hidden: int = 64
     #: Rounds of message passing (GNN) or residual blocks (CNN).
     layers: int = 6
-    #: The GNN's torch-geometric layer (as for :class:`~nnsweeper.models.GNNConfig`).
+    #: The GNN's torch-geometric layer (as for :class:`~nnsweeper.models.GNNConfig`; the CNN keeps
+    #: it unread, so that both networks share one config).
     conv: str = "sage"
 
     def __post_init__(self):
-        if self.arch not in ("gnn", "cnn"):
-            raise ValueError(f"arch must be 'gnn' or 'cnn'; got {self.arch!r}")
-        check_int("hidden", self.hidden, 1, maximum=4096)
-        check_int("layers", self.layers, 0, maximum=64)
-        if self.conv not in ("sage", "graph", "gatv2", "transformer"):
-            raise ValueError(f"conv must be one of sage, graph, gatv2, transformer; got {self.conv!r}")
+        self._int("hidden", 1)
+        self._int("layers", 0)
+        if self.hidden > 4096 or self.layers > 64:
+            raise ModelError(f"config['hidden'] must be at most 4096 and config['layers'] at most 64; "
+                             f"got {self.hidden} and {self.layers}")
+        self._choice("conv", CONVS)
 
 
 def _position_arrays(grids, total_mines, flags, probabilities, log_layouts):
@@ -134,31 +148,47 @@ def value_inputs(grids: np.ndarray, total_mines: np.ndarray, flags: np.ndarray, 
     return data
 
 
-class ValueNet(nn.Module):
-    """Base of the value networks: settings, size, and :meth:`inputs` for a batch of positions."""
+class ValueNet(MineModel):
+    """Base of the value networks: a :class:`~nnsweeper.models.MineModel` whose target is P(win)
+    per position, with :meth:`build_inputs` for a batch of positions.
 
-    arch = ""
+    Its config is :class:`ValueConfig`; an ``"arch"`` of the older value configs (``"gnn"``,
+    ``"cnn"``) is read as the registered name it means (:data:`LEGACY_ARCHS`). It predicts no
+    P(mine): :meth:`predict_proba` refuses, :func:`predict_values` is its prediction.
+    """
 
-    def __init__(self, config: dict | ValueConfig | None = None):
-        super().__init__()
-        if not isinstance(config, ValueConfig):
-            config = ValueConfig(**{"arch": self.arch, **(config or {})})
-        if config.arch != self.arch:
-            raise ValueError(f"a {type(self).__name__} needs arch={self.arch!r}; got {config.arch!r}")
-        self.settings = config
+    Config: ClassVar[type[ModelConfig]] = ValueConfig
+    #: The kind of input it reads: value positions (no loader of mine-probability batches reads them).
+    inputs: ClassVar[str] = "value"
+    #: What it predicts (the ``target`` of its registry entry).
+    target: ClassVar[str] = "value"
 
-    @property
-    def config(self) -> dict:
-        return asdict(self.settings)
-
-    @property
-    def n_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    @classmethod
+    def make_settings(cls, config):
+        if isinstance(config, Mapping) and config.get("arch") in LEGACY_ARCHS:
+            config = {**config, "arch": LEGACY_ARCHS[config["arch"]]}
+        return super().make_settings(config)
 
     @staticmethod
-    def inputs(grids, total_mines, flags, probabilities, log_layouts):
+    def feature_names() -> dict[str, list[str]]:
+        """The input names a checkpoint records and checks (see :mod:`nnsweeper.models.checkpoint`)."""
+        return {"cell_features": list(VALUE_CELL_FEATURES),
+                "constraint_features": list(features.CONSTRAINT_FEATURES),
+                "grid_channels": list(VALUE_GRID_CHANNELS),
+                "global_features": list(VALUE_GLOBAL_FEATURES)}
+
+    @staticmethod
+    def build_inputs(grids, total_mines, flags, probabilities, log_layouts):
         """The network's input for positions of one shape (the arguments of :func:`value_inputs`)."""
         raise NotImplementedError
+
+    def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
+        raise ModelError(f"a {self.arch!r} model predicts a position's chance to win, not P(mine); "
+                         f"use nnsweeper.models.value.predict_values")
+
+    def outputs(self, batch, *, symmetric: bool = False):
+        raise ModelError(f"a {self.arch!r} model is trained on value positions "
+                         f"(nnsweeper.training.train with its [model] arch), not on mine-probability batches")
 
 
 class ValueGNN(ValueNet):
@@ -169,18 +199,18 @@ class ValueGNN(ValueNet):
     config : dict or ValueConfig, optional
     """
 
-    arch = "gnn"
-    inputs = staticmethod(value_inputs)
+    arch = "value-gnn"
+    build_inputs = staticmethod(value_inputs)
 
     def __init__(self, config: dict | ValueConfig | None = None):
         super().__init__(config)
         config = self.settings
         h, n_glob = config.hidden, len(VALUE_GLOBAL_FEATURES)
-        self.edge_types = (_IN, _HAS, _NEAR)
+        self.edge_types = (CELL_IN, CONSTRAINT_HAS, CELL_NEAR)
         self.encode = nn.ModuleDict({"cell": nn.Linear(len(VALUE_CELL_FEATURES), h),
                                      "constraint": nn.Linear(len(features.CONSTRAINT_FEATURES), h)})
         self.convs = nn.ModuleList(
-            HeteroConv({et: _conv(config.conv, h) for et in self.edge_types}, aggr="sum")
+            HeteroConv({et: make_conv(config.conv, h) for et in self.edge_types}, aggr="sum")
             for _ in range(config.layers)
         )
         self.inject = nn.ModuleList(nn.ModuleDict({t: nn.Linear(n_glob + 2 * h, h) for t in _NODES})
@@ -237,16 +267,14 @@ class ValueCNN(ValueNet):
     """Residual convolutions over the whole board (every covered pocket, not only the frontier),
     then mean and max pooling and an MLP: one logit of P(win) per position."""
 
-    arch = "cnn"
-    inputs = staticmethod(value_grid_inputs)
+    arch = "value-cnn"
+    build_inputs = staticmethod(value_grid_inputs)
 
     def __init__(self, config: dict | ValueConfig | None = None):
         super().__init__(config)
-        from .cnn import _Block
-
         h, n_glob = self.settings.hidden, len(VALUE_GLOBAL_FEATURES)
         self.stem = nn.Sequential(nn.Conv2d(len(VALUE_GRID_CHANNELS), h, 3, padding=1), nn.ReLU())
-        self.blocks = nn.ModuleList(_Block(h, 3, (1, 2, 4)[b % 3], "none", True)
+        self.blocks = nn.ModuleList(ResidualBlock(h, 3, (1, 2, 4)[b % 3], "none", True)
                                     for b in range(self.settings.layers))
         self.head = _head(2 * h + n_glob, h)
 
@@ -263,56 +291,43 @@ class ValueCNN(ValueNet):
 
 
 def make_value_net(config: dict | ValueConfig | None = None) -> ValueNet:
-    """The value network that ``config`` describes (``arch`` "gnn" or "cnn")."""
-    arch = config.arch if isinstance(config, ValueConfig) else dict(config or {}).get("arch", "gnn")
-    return (ValueCNN if arch == "cnn" else ValueGNN)(config)
+    """The value network that ``config`` describes: ``arch`` "value-gnn" (default) or "value-cnn"
+    (or the older "gnn", "cnn"); a :class:`ValueConfig` builds a :class:`ValueGNN`."""
+    if isinstance(config, ValueConfig):
+        return ValueGNN(config)
+    config = dict(config or {})
+    arch = config.get("arch", "value-gnn")
+    arch = LEGACY_ARCHS.get(arch, arch)
+    if arch not in ("value-gnn", "value-cnn"):
+        raise ModelError(f"config['arch'] of a value network must be 'value-gnn' or 'value-cnn'; "
+                         f"got {arch!r}")
+    return MineModel.from_config({**config, "arch": arch})
 
 
 # --------------------------------------------------------------------------- files
 def save_value_model(path, model: ValueNet, *, extra: dict | None = None) -> Path:
-    """Write ``model``'s weights to ``path`` (``.pt``) and its description beside it (``.json``)."""
-    pt = Path(path)
-    if pt.suffix != ".pt":
-        raise CheckpointError(f"a value model's weights file must end in .pt; got {os.fspath(pt)!r}")
-    state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    with atomic_path(pt) as tmp:
-        torch.save(state, tmp)
-        sha = file_sha256(tmp)
-    meta = {"format": VALUE_FORMAT, "config": model.config, "cell_features": list(VALUE_CELL_FEATURES),
-            "grid_channels": list(VALUE_GRID_CHANNELS), "global_features": list(VALUE_GLOBAL_FEATURES),
-            "parameters": model.n_parameters,
-            "sha256": sha, "extra": extra or {}}
-    write_text_atomic(pt.with_suffix(".json"), json.dumps(meta, indent=1, allow_nan=False) + "\n")
-    return pt
+    """Write ``model``'s weights to ``path`` (``.pt``) and its description beside it (``.json``):
+    :func:`~nnsweeper.models.save_checkpoint`, kept under this name for its callers."""
+    return save_checkpoint(path, model, extra=extra)
 
 
 def load_value_model(name_or_path="value-gnn") -> ValueNet:
     """A value model: the bundled one by name (``"value-gnn"``) or a ``.pt`` file written by
-    :func:`save_value_model`; in eval mode on the CPU."""
+    :func:`save_value_model` (or in the older value format); in eval mode on the CPU.
+
+    Raises
+    ------
+    CheckpointError
+        No checkpoint there, any refusal of :func:`~nnsweeper.models.load_checkpoint`,
+        or a checkpoint of a probability model.
+    """
     pt = WEIGHTS_DIR / "value-gnn.pt" if name_or_path == "value-gnn" else Path(name_or_path)
-    js = pt.with_suffix(".json")
-    if not pt.is_file() or not js.is_file():
+    if not pt.is_file() or not pt.with_suffix(".json").is_file():
         raise CheckpointError(f"no value model at {os.fspath(pt)!r} (it needs its .json beside it)")
-    try:
-        meta = json.loads(js.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{os.fspath(js)!r} is not a value model description: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != VALUE_FORMAT:
-        raise CheckpointError(f"{os.fspath(js)!r} is not a value model description "
-                              f"(format != {VALUE_FORMAT!r})")
-    if (meta.get("cell_features") != list(VALUE_CELL_FEATURES)
-            or meta.get("grid_channels") != list(VALUE_GRID_CHANNELS)
-            or meta.get("global_features") != list(VALUE_GLOBAL_FEATURES)):
-        raise CheckpointError(f"{os.fspath(js)!r} was trained on other inputs than this nnsweeper builds")
-    if file_sha256(pt) != meta.get("sha256"):
-        raise CheckpointError(f"value model {os.fspath(pt)!r} is damaged or was replaced (SHA-256 mismatch)")
-    try:
-        model = make_value_net(meta.get("config") or {})
-        model.load_state_dict(torch.load(pt, map_location="cpu", weights_only=True), strict=True)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise CheckpointError(f"value model {os.fspath(pt)!r} does not load: {exc}") from None
-    model.checkpoint_meta = meta
-    return model.eval()
+    model = load_checkpoint(pt)
+    if not isinstance(model, ValueNet):
+        raise CheckpointError(f"{os.fspath(pt)!r} holds a {model.arch!r} model, not a value model")
+    return model
 
 
 def predict_values(model: ValueNet, boards) -> np.ndarray:
@@ -330,7 +345,7 @@ def predict_values(model: ValueNet, boards) -> np.ndarray:
     if todo:
         obs = [boards[k][0] for k in todo]
         an = [boards[k][1] for k in todo]
-        data = model.inputs(np.stack([o.grid for o in obs]), np.array([o.total_mines for o in obs]),
+        data = model.build_inputs(np.stack([o.grid for o in obs]), np.array([o.total_mines for o in obs]),
                             np.stack([o.flags for o in obs]), np.stack([a.probabilities for a in an]),
                             np.array([a.log_layouts for a in an], dtype=np.float64))
         with torch.no_grad():
@@ -350,3 +365,66 @@ def position_value(position, model="value-gnn") -> float:
     obs = as_observation(position) if not isinstance(position, tuple) else as_observation(*position)
     net = model if isinstance(model, ValueNet) else load_value_model(model)
     return float(predict_values(net, [(obs, analyze(obs))])[0])
+
+
+# --------------------------------------------------------------------------- prepared positions
+# Positions prepared by nnsweeper.datasets.values.prepare_positions: {(rows, cols): arrays}.
+def position_batches(positions: dict, batch_size: int, rng: np.random.Generator | None) -> list:
+    """``(shape, rows)`` batches of prepared positions, each of one board shape; with ``rng``
+    shuffled within each shape and then across, else in order."""
+    out = []
+    for shape, arrays in positions.items():
+        n = len(arrays["value"])
+        order = rng.permutation(n) if rng is not None else np.arange(n)
+        out += [(shape, order[k:k + batch_size]) for k in range(0, n, batch_size)]
+    if rng is not None:
+        out = [out[k] for k in rng.permutation(len(out))]
+    return out
+
+
+def position_inputs(model: ValueNet, arrays: dict, rows: np.ndarray):
+    """``model``'s input for the prepared positions ``rows`` of one shape's ``arrays``."""
+    return model.build_inputs(arrays["grid"][rows], arrays["total_mines"][rows], arrays["flags"][rows],
+                              arrays["prob"][rows], arrays["log_layouts"][rows])
+
+
+@torch.no_grad()
+def predict_positions(model: ValueNet, positions: dict, batch_size: int = 256) -> dict:
+    """The model's P(win) (float64) of every prepared position, per board shape, in their order."""
+    model.eval()
+    return {shape: np.concatenate([torch.sigmoid(model(position_inputs(model, arrays, idx)).double()).numpy()
+                                   for _, idx in position_batches({shape: arrays}, batch_size, None)])
+            for shape, arrays in positions.items()}
+
+
+def value_metrics(model: ValueNet, positions: dict, batch_size: int = 256, *,
+                  predictions: dict | None = None) -> dict:
+    """Loss and errors of ``model`` on prepared positions, overall and per board size.
+
+    ``bce``: cross-entropy against the value labels; ``mse``: squared error against
+    them; ``mse_mean``: the squared error of predicting each board size's mean value
+    (what the model must beat); ``brier``: squared error against the one-bit
+    ``survived`` labels. ``predictions`` (from :func:`predict_positions`) spares
+    running the model again.
+    """
+    if predictions is None:
+        predictions = predict_positions(model, positions, batch_size)
+    rows = {}
+    for shape, arrays in positions.items():
+        p = predictions[shape]
+        v = arrays["value"]
+        eps = 1e-7
+        q = np.clip(p, eps, 1 - eps)
+        rows[f"{shape[0]}x{shape[1]}"] = {
+            "positions": int(v.size),
+            "bce": float(-np.mean(v * np.log(q) + (1 - v) * np.log(1 - q))),
+            "mse": float(np.mean((p - v) ** 2)),
+            "mse_mean": float(np.var(v)),
+            "brier": float(np.mean((p - arrays["survived"]) ** 2)),
+            "mean_value": float(v.mean()),
+            "mean_prediction": float(p.mean()),
+        }
+    n = sum(r["positions"] for r in rows.values())
+    total = {k: sum(r[k] * r["positions"] for r in rows.values()) / n
+             for k in ("bce", "mse", "mse_mean", "brier", "mean_value", "mean_prediction")}
+    return {"positions": n, **total, "boards": rows}

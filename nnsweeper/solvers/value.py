@@ -42,8 +42,8 @@ class ValueSolver(SearchSolver):
     Parameters
     ----------
     model : str or os.PathLike, default "value-gnn"
-        The bundled value model, or the ``.pt`` file of one
-        (:func:`~nnsweeper.models.value.save_value_model`).
+        The bundled value model, or the ``.pt`` checkpoint of one (a ``value-gnn`` or
+        ``value-cnn`` architecture, written by :func:`~nnsweeper.models.save_checkpoint`).
     decimals : int, default 4
         Places ``Q`` is rounded to before candidates are compared.
     trust : float or None, default 0.02
