@@ -337,3 +337,26 @@ def test_games_in_memory_are_let_go_as_each_configuration_is_summarised(monkeypa
     peak[0] = 0
     rates = eval_solver_over_mines(wins_on_even_seed, [3, 4, 5], rows=5, cols=5, trials=50)
     assert peak[0] == 50 and list(rates) == [(seeds % 2 == 0).mean()] * 3
+
+
+def test_a_run_that_fails_keeps_its_games_and_says_so(tmp_path):
+    class Breaks:
+        def __init__(self):
+            self.played = 0
+
+        def __call__(self, env, rng):
+            self.played += 1
+            if self.played == 120:
+                raise RuntimeError("a solver's bug")
+            return env.seed % 2 == 0
+
+        def __repr__(self):
+            return "Breaks()"
+
+    store = tmp_path / "s"
+    with pytest.raises(RuntimeError, match="a solver's bug"):
+        evaluate({"b": Breaks()}, [3], rows=5, cols=5, trials=200, store=store)
+    with GameStore(store, base_seed=0, first_click="safe", version=__import__("nnsweeper").__version__) as st:
+        runs = st.runs()
+        assert [r["status"] for r in runs] == ["failed"] and 0 < runs[0]["games"] < 200
+        assert st.job("b", "Breaks()", Board("5x5", 5, 5, 3)).done(200) == runs[0]["games"]

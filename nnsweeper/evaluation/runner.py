@@ -239,6 +239,9 @@ def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: 
                 f"interrupted: {stored + played} of {total} games are recorded in {os.fspath(store_path)!r}; "
                 f"run the same command again to play the rest"
             ) from None
+        except BaseException:  # a solver's error, a lost cluster: the games so far are kept
+            log("failed")
+            raise
         finally:
             close = getattr(results, "close", None)
             if close is not None:
