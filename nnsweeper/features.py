@@ -58,6 +58,7 @@ __all__ = [
     "encode_grids",
     "pad_encoded",
     "graph_globals",
+    "batch_globals",
     "build_graph",
     "build_graphs",
     "build_graph_batch",
@@ -276,6 +277,13 @@ def graph_globals(grid, total_mines=None, flags=None) -> np.ndarray:
     obs = as_observation(grid, total_mines, flags)
     g, f = obs.grid, obs.flags
     return _globals(np.array([obs.total_mines]), f[None], *_masks(g[None], f[None]))[0]
+
+
+def batch_globals(grids, total_mines=None, flags=None) -> np.ndarray:
+    """:func:`graph_globals` of a stack of boards of one shape (an :class:`~nnsweeper.Observations`,
+    or grids with their mines and flags): float32, shape (B, len(GLOBAL_FEATURES))."""
+    obs = as_observations(grids, total_mines, flags)
+    return _globals(obs.total_mines, obs.flags, *_masks(obs.grids, obs.flags))
 
 
 def _neighbour_ids(ids: np.ndarray, pb: np.ndarray, pi: np.ndarray, pj: np.ndarray) -> np.ndarray:

@@ -240,7 +240,7 @@ class Observation(_Masks):
         return cls(grid, total_mines, flags)
 
     @classmethod
-    def _trusted(cls, grid: np.ndarray, total_mines: int, flags: np.ndarray) -> Observation:
+    def from_checked(cls, grid: np.ndarray, total_mines: int, flags: np.ndarray) -> Observation:
         """An Observation of arrays that are checked already (int8 grid, bool flags), unchecked.
 
         The arrays become read-only: give arrays the Observation may own (or
@@ -292,7 +292,7 @@ class Observation(_Masks):
 
 def _observation(grid, total_mines, flags) -> Observation:
     """Unpickle an Observation (its arrays were checked when it was made)."""
-    return Observation._trusted(np.array(grid), total_mines, np.array(flags))
+    return Observation.from_checked(np.array(grid), total_mines, np.array(flags))
 
 
 # --------------------------------------------------------------------------- a stack
@@ -406,14 +406,14 @@ class Observations(_Masks):
                     f"board {b}: boards must all have one shape to be stacked; got {obs.shape}, "
                     f"board 0 is {observations[0].shape}"
                 )
-        return cls._trusted(
+        return cls.from_checked(
             np.stack([o.grid for o in observations]),
             np.array([o.total_mines for o in observations], dtype=np.int64),
             np.stack([o.flags for o in observations]),
         )
 
     @classmethod
-    def _trusted(cls, grids: np.ndarray, total_mines: np.ndarray, flags: np.ndarray) -> Observations:
+    def from_checked(cls, grids: np.ndarray, total_mines: np.ndarray, flags: np.ndarray) -> Observations:
         """A stack of checked arrays (int8, int64, bool) that it may own, unchecked."""
         obs = object.__new__(cls)
         object.__setattr__(obs, "grids", _read_only(grids))
@@ -429,10 +429,10 @@ class Observations(_Masks):
 
     def __getitem__(self, index) -> Observation | Observations:
         if isinstance(index, slice):
-            return Observations._trusted(self.grids[index], self.total_mines[index], self.flags[index])
+            return Observations.from_checked(self.grids[index], self.total_mines[index], self.flags[index])
         if isinstance(index, bool | np.bool_) or not isinstance(index, numbers.Integral):
             raise TypeError(f"boards are indexed by an integer or a slice; got {type(index).__name__}")
-        return Observation._trusted(self.grids[index], self.total_mines[index], self.flags[index])
+        return Observation.from_checked(self.grids[index], self.total_mines[index], self.flags[index])
 
     def __iter__(self) -> Iterator[Observation]:
         for b in range(len(self)):
@@ -468,7 +468,7 @@ class Observations(_Masks):
 
 def _observations(grids, total_mines, flags) -> Observations:
     """Unpickle an Observations (its arrays were checked when it was made)."""
-    return Observations._trusted(np.array(grids), np.array(total_mines), np.array(flags))
+    return Observations.from_checked(np.array(grids), np.array(total_mines), np.array(flags))
 
 
 # --------------------------------------------------------------------------- either form

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["imap", "single_threaded_workers", "terminate_on_sigterm", "backend", "BACKENDS",
            "JOBS_PER_CPU", "PARENT_POLL_SECONDS", "DASK_TASKS_PER_THREAD", "max_jobs",
-           "check_n_jobs", "effective_jobs"]
+           "check_n_jobs", "effective_jobs", "machine"]
 
 #: Backend names :func:`backend` understands.
 BACKENDS = ("loky", "threading", "multiprocessing", "dask", "ray")
@@ -93,6 +93,20 @@ def max_jobs() -> int:
     from joblib import cpu_count
 
     return JOBS_PER_CPU * max(1, cpu_count())
+
+
+def machine() -> str:
+    """The processor this process runs on, for the account of a run (its model name where known)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def check_n_jobs(n_jobs, *, allow_none: bool = False, error: type[ValueError] = ValueError) -> int | None:

@@ -34,14 +34,15 @@ one model with ``DistributedDataParallel`` (gloo on CPU, NCCL on GPUs): each ran
 takes every N-th batch; rank 0 validates and writes the files.
 
 A model of target ``"value"`` (``[model] arch = "value-gnn"`` or ``"value-cnn"``, a
-state-value network of :mod:`nnsweeper.models.value`) is trained by the same
-:func:`train` (and :func:`train_value`, what ``nnsweeper train-value`` runs) on a value
-dataset: the positions with their exact analyses
-(:func:`nnsweeper.datasets.values.prepare_positions`), batches of one board size,
-AdamW with a one-cycle schedule, the cross-entropy against the value labels; the
-model with the lowest validation loss is saved by the one checkpoint module
-(:func:`nnsweeper.models.save_checkpoint`) as ``dir/value-gnn.pt`` with
-``dir/metrics.json``. It has no resume and no DDP (a value network trains in minutes).
+state-value network of :mod:`nnsweeper.models.value`) is trained by the same loop, with
+the same files, resume and DDP: its loader (the model's ``inputs`` are ``"value"``) gives
+the positions of a value dataset with their exact analyses
+(:class:`nnsweeper.datasets.values.PositionBatches`), batches of one board size; the
+loss is the cross-entropy of one logit per position against its value label, and the
+validation pass :func:`nnsweeper.models.value.value_metrics` (cross-entropy, squared
+error against the labels and against each board size's mean value).
+:func:`load_value_config` reads its config with the value defaults (``nnsweeper
+train-value``, an alias of ``train`` for these configs).
 
 This module is longer than most: a run's life (start, resume, interruption, the files
 of an epoch's end) is one state machine, and its checks and messages sit beside the
@@ -55,6 +56,7 @@ import contextlib
 import json
 import math
 import os
+import shutil
 import signal
 import threading
 import time
@@ -86,7 +88,7 @@ __all__ = [
     "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
     "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
     "evaluate_model", "KIND_FIELDS", "TrainingInterrupted", "train_value", "load_value_config",
-    "is_value_config",
+    "is_value_config", "RunState", "run_states", "resume_runs", "TENSORBOARD",
 ]
 
 if TYPE_CHECKING:
@@ -95,19 +97,25 @@ if TYPE_CHECKING:
 _RESUME = "resume.pt"
 _CONFIG = "config.json"
 #: Config keys that may differ when a run resumes (see the module's docstring).
-_RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path")
+_RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path", "train.tensorboard")
+#: The folder of a run's TensorBoard logs.
+TENSORBOARD = "tensorboard"
 
 
 class TrainingInterrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`train`; its message says where the run stands and how to continue."""
 
 
-def _check_dataset(data: DataSection) -> tuple[Path, dict, str]:
-    """The dataset folder, its manifest and the manifest's SHA-256, checked against ``[data]``."""
+def _check_dataset(data: DataSection, *, value: bool = False) -> tuple[Path, dict, str]:
+    """The dataset folder, its manifest and the manifest's SHA-256, checked against ``[data]``.
+
+    ``value``: a value network's dataset (:func:`~nnsweeper.datasets.values.load_value_manifest`).
+    """
     from nnsweeper.datasets import load_manifest
+    from nnsweeper.datasets.values import load_value_manifest
 
     root = Path(data.path)
-    manifest = load_manifest(root)
+    manifest = (load_value_manifest if value else load_manifest)(root)
     digest = file_sha256(root / "manifest.json")
     if data.manifest_sha256 and data.manifest_sha256 != digest:
         raise TrainingError(
@@ -115,7 +123,7 @@ def _check_dataset(data: DataSection) -> tuple[Path, dict, str]:
             f"{digest[:16]}..., the config asks for {data.manifest_sha256[:16]}..."
         )
     if data.configurations:
-        have = {c["key"] for c in manifest["configurations"]}
+        have = {c["key"] for c in manifest.get("configurations", ())}
         missing = [k for k in data.configurations if k not in have]
         if missing:
             raise TrainingError(
@@ -136,6 +144,8 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     #: When ``resume`` found the run finished (nothing trained): a line that says so.
     already_finished: str | None = None
+    #: The folder of the run's TensorBoard logs (None when it writes none).
+    tensorboard: Path | None = None
 
 
 class _Outputs(torch.nn.Module):
@@ -150,17 +160,34 @@ class _Outputs(torch.nn.Module):
 
 
 def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *, shuffle: bool, rank: int,
-            world: int):
+            world: int, configs=None):
     """The loader of the model's inputs for one split, with the options of ``[train]`` and ``[data]``.
 
-    Only the training loader (``shuffle``) augments.
+    Only the training loader (``shuffle``) augments. ``configs``: these configurations
+    only (default: ``[data] configurations``, or all).
     """
     from nnsweeper.datasets import make_loader
 
     options = config.train.loader_options()
     options["augment"] = options["augment"] and shuffle
+    configs = configs or list(config.data.configurations or ()) or None
     return make_loader(model, root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
-                             configs=list(config.data.configurations or ()) or None, **options)
+                       configs=configs, **options)
+
+
+def _val_loaders(model: MineModel, config: TrainingConfig, root: Path, manifest: dict):
+    """What each epoch validates on: a loader per configuration of the validation split
+    (``{key: loader}``, so that the figures come by kind too), or a value network's one loader."""
+    split = config.data.val_split
+    if _is_value(model):
+        return _loader(model, config, root, split, shuffle=False, rank=0, world=1)
+    chosen = set(config.data.configurations or ())
+    keys = [c["key"] for c in manifest["configurations"]
+            if c.get("states_per_split", {}).get(split, 0) and (not chosen or c["key"] in chosen)]
+    if not keys:
+        raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states to validate on")
+    return {key: _loader(model, config, root, split, shuffle=False, rank=0, world=1, configs=[key])
+            for key in keys}
 
 
 def _to(batch, device: torch.device):
@@ -173,8 +200,13 @@ def _loss(out: dict, target: str, certain_weight: float = 1.0) -> torch.Tensor:
     """Weighted mean binary cross-entropy of the logits against the target.
 
     ``certain_weight`` multiplies the weight of rows whose exact probability is 0 or
-    1 (cells the engine proves safe or mined), which sharpens the model there.
+    1 (cells the engine proves safe or mined), which sharpens the model there. A value
+    network's outputs (a ``value`` per position) give the mean cross-entropy against
+    the value labels (the loss is least at the policy's chance to win).
     """
+    if "value" in out:
+        return torch.nn.functional.binary_cross_entropy_with_logits(out["logit"].float(),
+                                                                    out["value"].float())
     y = out["prob"] if target == "exact" else out["mine"]
     w = out["weight"]
     if certain_weight != 1.0:
@@ -221,15 +253,77 @@ def _predict(model, loader, *, target: str, max_batches: int, device, symmetric:
     return acc.to_set(), total / max(weight, 1.0)
 
 
-def validate(model, loader, *, target: str = "exact", max_batches: int = 0, device=None) -> dict:
-    """Loss and metrics of ``model`` over ``loader`` (frontier, interior and all cells)."""
+def validate(model, loader, *, target: str = "exact", max_batches: int = 0, device=None,
+             configurations: Mapping | None = None) -> dict:
+    """Loss and metrics of ``model`` over ``loader`` (frontier, interior and all cells).
+
+    ``loader`` may be a mapping ``{configuration key: loader}``: then ``max_batches`` is
+    shared between them (each takes its ceiling share), the result adds ``"by"`` (each
+    configuration's figures) and, with the manifest's ``configurations`` (their dicts by
+    key), ``"kinds"``: the figures pooled by each of :data:`KIND_FIELDS` that has more
+    than one value among them. A value network's figures are
+    :func:`~nnsweeper.models.value.value_metrics` over the loader's positions (all of
+    them), with ``loss`` its cross-entropy.
+    """
     from nnsweeper.metrics import evaluate_predictions
 
+    if _is_value(model):
+        from nnsweeper.models.value import value_metrics
+
+        was_training = model.training
+        result = value_metrics(model, loader.positions, loader.batch_size)
+        model.train(was_training)
+        return {**result, "loss": result["bce"]}
     device = device or model.device
-    preds, loss = _predict(model, loader, target=target, max_batches=max_batches, device=device)
-    result = evaluate_predictions(preds)
-    result["loss"] = loss
+    if not isinstance(loader, Mapping):
+        preds, loss = _predict(model, loader, target=target, max_batches=max_batches, device=device)
+        return {**evaluate_predictions(preds), "loss": loss}
+    share = -(-max_batches // len(loader)) if max_batches else 0
+    preds, keys, loss = _predict_by_key(model, loader, target=target, max_batches=share, device=device)
+    result = {**evaluate_predictions(preds, by=keys), "loss": loss}
+    if configurations is not None:
+        result.update(_kinds(preds, keys, configurations))
     return result
+
+
+def _predict_by_key(model, loaders: Mapping, *, target: str, max_batches: int, device,
+                    symmetric: bool = False, progress: bool = False):
+    """:func:`_predict` over each loader of ``{key: loader}``: every row, its key, the mean loss."""
+    from tqdm.auto import tqdm
+
+    from nnsweeper.metrics import PredictionSet
+
+    sets, total, weight = [], 0.0, 0.0
+    for key in tqdm(list(loaders), disable=not progress, desc="configurations", unit="config"):
+        s, loss = _predict(model, loaders[key], target=target, max_batches=max_batches, device=device,
+                           symmetric=symmetric)
+        w = float(s.weight.sum()) if len(s) else 0.0
+        sets.append(s)
+        total += loss * w
+        weight += w
+    preds = PredictionSet.concat(sets)
+    keys = np.repeat(np.array(list(loaders), dtype=object), [len(s) for s in sets])
+    return preds, keys, total / max(weight, 1.0)
+
+
+def _kinds(preds, keys: np.ndarray, configurations: Mapping) -> dict:
+    """``{"kinds": {field: {label: figures}}}`` for each of :data:`KIND_FIELDS` with more than
+    one label among the rows' configurations (``{}`` when none has)."""
+    from nnsweeper.metrics import evaluate_predictions
+
+    kinds = {}
+    present = list(dict.fromkeys(keys.tolist()))
+    for kind in KIND_FIELDS:
+        label = {key: _kind(configurations[key], kind) for key in present}
+        if len(set(label.values())) > 1:
+            names = np.array([label[k] for k in keys.tolist()], dtype=object)
+            kinds[kind] = evaluate_predictions(preds, by=names)["by"]
+    return {"kinds": kinds} if kinds else {}
+
+
+def _is_value(model) -> bool:
+    """Whether ``model`` is a value network (an architecture of target ``"value"``)."""
+    return getattr(model, "target", "probability") == "value"
 
 
 def _distributed() -> tuple[int, int, int]:
@@ -238,11 +332,11 @@ def _distributed() -> tuple[int, int, int]:
 
 
 def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: bool = True,
-          notify: Callable[[str], None] | None = None) -> TrainResult | dict:
+          notify: Callable[[str], None] | None = None) -> TrainResult:
     """Train a model as ``config`` says (see :func:`load_config`); returns the run's files.
 
-    A config whose ``[model] arch`` is a value architecture (:func:`is_value_config`) is
-    trained by :func:`train_value` and returns its metrics (a dict).
+    A config whose ``[model] arch`` is a value architecture (:func:`is_value_config`)
+    trains that value network on a value dataset (see the module's docstring).
 
     Parameters
     ----------
@@ -271,13 +365,9 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         Ctrl-C (a :class:`KeyboardInterrupt`): its message names the epoch reached,
         what ``resume.pt`` holds and how to continue.
     """
-    if is_value_config(config):
-        if resume:
-            raise TrainingError("a value network's training has no resume; run it again")
-        return train_value(config, progress=progress)
     config = check_config(config)
     rank, world, local = _distributed()
-    root, manifest, digest = _check_dataset(config.data)
+    root, manifest, digest = _check_dataset(config.data, value=is_value_config(config))
     run_dir = Path(config.output.dir)
     state = _prepare_run(run_dir, config, digest, resume=resume, rank=rank)
     if state is not None:
@@ -292,9 +382,10 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         model = _build_model(config, device)
         train_loader = _loader(model, config, root, config.data.train_split, shuffle=True, rank=rank,
                                world=world)
-        val_loader = _loader(model, config, root, config.data.val_split, shuffle=False, rank=0, world=1)
+        val_loader = _val_loaders(model, config, root, manifest)
         run = _Run.start(config, model, device, train_loader, rank=rank, run_dir=run_dir, digest=digest,
-                         extra=_checkpoint_extra(config, root, manifest, digest))
+                         extra=_checkpoint_extra(config, root, manifest, digest),
+                         configurations={c["key"]: c for c in manifest.get("configurations", ())})
         if state is not None:
             run.restore(state)
             before = _recorded_config(state)["train"]["epochs"]
@@ -305,6 +396,7 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
                     if notify is not None:
                         notify(note)
         net = _distributed_net(model, device, world)
+        board = run.board.open(run)
         model.train()
         while run.epoch < config.train.epochs:
             started = time.perf_counter()
@@ -323,7 +415,10 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         raise TrainingInterrupted(_interrupted(
             f"while starting (before epoch {epoch + 1} of {config.train.epochs})", saved, config.train,
             None, rank)) from None
-    return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history)
+    finally:
+        if run is not None:
+            run.board.close()
+    return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history, tensorboard=board)
 
 
 def _finished(run_dir: Path, state: dict, epochs: int) -> str | None:
@@ -384,6 +479,61 @@ def _distributed_net(model, device: torch.device, world: int) -> torch.nn.Module
     return net
 
 
+class _Board:
+    """A run's TensorBoard log, ``RUN/tensorboard`` (rank 0 only): every step's loss and
+    learning rate, every epoch's validation figures (by kind where the split has kinds)."""
+
+    def __init__(self):
+        self.writer = None
+
+    def open(self, run: _Run) -> Path | None:
+        """Start writing (a resumed run drops what a stopped one logged past its ``resume.pt``)."""
+        if run.rank != 0 or not run.config.train.tensorboard:
+            return None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            import warnings
+
+            warnings.warn("the tensorboard package is not installed (pip install 'nnsweeper[tensorboard]'), "
+                          "so this run writes no TensorBoard logs; train.tensorboard=false says so quietly",
+                          stacklevel=3)
+            return None
+        folder = run.run_dir / TENSORBOARD
+        # Steps are logged as the count done (1 for the first): a resumed run hides what a
+        # stopped one logged after its resume.pt, from step run.step + 1 on.
+        self.writer = SummaryWriter(log_dir=os.fspath(folder), purge_step=run.step + 1 if run.step else None)
+        if not run.step:
+            self.writer.add_text("config", "```\n" + run.config.to_json(indent=1) + "\n```", 0)
+        return folder
+
+    def step(self, step: int, loss: float, lr: float) -> None:
+        if self.writer is not None:
+            self.writer.add_scalar("train/loss", loss, step)
+            self.writer.add_scalar("train/lr", lr, step)
+
+    def epoch(self, step: int, record: dict) -> None:
+        """The figures of an epoch's line of ``history.json`` (nested ones by kind and label)."""
+        if self.writer is None:
+            return
+        for key, value in record.items():
+            if key.startswith("val_") and isinstance(value, int | float):
+                self.writer.add_scalar(f"val/{key[4:]}", value, step)
+        for key in ("train_loss", "examples", "seconds"):
+            self.writer.add_scalar(f"epoch/{key}", record[key], step)
+        for kind, labels in record.get("val_kinds", {}).items():
+            for label, figures in labels.items():
+                for name, value in figures.items():
+                    if value is not None:
+                        self.writer.add_scalar(f"val_by_{kind}/{name}/{label}", value, step)
+        self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
 @dataclass
 class _Run:
     """One run's model, optimiser and schedule, and how far it got (what ``resume.pt`` holds)."""
@@ -404,6 +554,8 @@ class _Run:
     batch: int = 0
     #: Optimiser steps done.
     step: int = 0
+    #: Training states seen (each state of every batch of every step done).
+    examples: int = 0
     best: float = math.inf
     history: list[dict] = field(default_factory=list)
     #: Each change of ``train.epochs`` on resume: where, from and to.
@@ -412,6 +564,12 @@ class _Run:
     saved: tuple[int, int] | None = None
     #: Where the run is, for the message of an interruption.
     doing: str = ""
+    #: The dataset's configurations by key (the kinds of the validation figures).
+    configurations: dict = field(default_factory=dict)
+    #: The TensorBoard log (:class:`_Board`; one that writes nothing until :meth:`_Board.open`).
+    board: _Board = field(default_factory=lambda: _Board())
+    #: The machine the epochs run on, as the history records it.
+    hardware: str = ""
 
     @classmethod
     def start(cls, config: TrainingConfig, model, device, train_loader, **kwargs) -> _Run:
@@ -420,7 +578,8 @@ class _Run:
         per_epoch = len(train_loader) if not t.max_batches else min(t.max_batches, len(train_loader))
         optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
         scheduler = _schedule(optimizer, per_epoch * t.epochs, t.warmup, t.min_lr)
-        return cls(config, model, device, optimizer, scheduler, per_epoch, **kwargs)
+        return cls(config, model, device, optimizer, scheduler, per_epoch, hardware=_hardware(device),
+                   **kwargs)
 
     def restore(self, state: dict) -> None:
         """Continue from a ``resume.pt`` state: weights, optimiser, schedule, position, torch RNG."""
@@ -428,6 +587,7 @@ class _Run:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.epoch, self.batch, self.step = int(state["epoch"]), int(state["batch"]), int(state["step"])
+        self.examples = int(state.get("examples", 0))
         self.best, self.history = float(state["best"]), json.loads(state["history"])
         self.epochs_changes = json.loads(state.get("epochs_changes", "[]"))
         self.saved = (self.epoch, self.batch)
@@ -467,6 +627,7 @@ class _Run:
         blob = {
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(), "epoch": epoch, "batch": batch, "step": self.step,
+            "examples": self.examples,
             "best": self.best, "history": json.dumps(self.history), "torch_rng": torch.get_rng_state(),
             "config": self.config.to_json(sort_keys=True), "data_manifest_sha256": self.digest,
             "epochs_changes": json.dumps(self.epochs_changes),
@@ -474,6 +635,15 @@ class _Run:
         with atomic_path(self.run_dir / _RESUME) as tmp:
             torch.save(blob, tmp)
         self.saved = (epoch, batch)
+
+
+def _hardware(device: torch.device) -> str:
+    """What the epochs run on: the GPU's name, or the CPU's with the torch threads."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    from nnsweeper.parallel import machine
+
+    return f"{machine()}, {torch.get_num_threads()} torch thread(s)"
 
 
 def _interrupted(doing: str, saved: tuple[int, int] | None, t: TrainSection, per_epoch: int | None,
@@ -521,9 +691,12 @@ def _train_epoch(run: _Run, net, loader, *, progress: bool) -> float:
     from tqdm.auto import tqdm
 
     t = run.config.train
-    loader.batch_sampler.set_epoch(run.epoch)
-    if getattr(loader.dataset, "augment", False):
-        loader.dataset.set_epoch(run.epoch)
+    if hasattr(loader, "set_epoch"):
+        loader.set_epoch(run.epoch)  # a loader with an order of its own (the value positions)
+    else:
+        loader.batch_sampler.set_epoch(run.epoch)
+        if getattr(loader.dataset, "augment", False):
+            loader.dataset.set_epoch(run.epoch)
     seen, loss_sum = 0, 0.0
     bar = tqdm(total=run.per_epoch, initial=run.batch, disable=not progress or run.rank != 0,
                desc=f"epoch {run.epoch + 1}/{t.epochs}", unit="batch", leave=False)
@@ -564,10 +737,22 @@ def _step(run: _Run, net, batch, b: int) -> float:
     loss.backward()
     if t.grad_clip:
         torch.nn.utils.clip_grad_norm_(run.model.parameters(), t.grad_clip)
+    lr = run.scheduler.get_last_lr()[0]
     run.optimizer.step()
     run.scheduler.step()
     run.step += 1
-    return float(loss.detach())
+    run.examples += _states(batch)
+    value = float(loss.detach())
+    run.board.step(run.step, value, lr)
+    return value
+
+
+def _states(batch) -> int:
+    """The training states in a batch: graphs, grids or value positions."""
+    if isinstance(batch, Mapping):
+        first = batch.get("value", batch.get("x"))
+        return 0 if first is None else len(first)
+    return int(getattr(batch, "num_graphs", 0))
 
 
 def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, progress: bool) -> None:
@@ -579,14 +764,12 @@ def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, prog
 
     t = run.config.train
     run.doing = f"while validating epoch {run.epoch} of {t.epochs}"
-    val = validate(run.model, val_loader, target=t.target, max_batches=t.val_max_batches, device=run.device)
-    record = {
-        "epoch": run.epoch, "step": run.step, "train_loss": train_loss, "val_loss": val["loss"],
-        "val_frontier_log_loss_ratio": val["frontier"]["log_loss_ratio"],
-        "val_frontier_mae": val["frontier"]["mae_exact"],
-        "val_interior_mae": val["interior"]["mae_exact"],
-        "lr": run.scheduler.get_last_lr()[0], "seconds": time.perf_counter() - started,
-    }
+    val = validate(run.model, val_loader, target=t.target, max_batches=t.val_max_batches, device=run.device,
+                   configurations=run.configurations)
+    record = {"epoch": run.epoch, "step": run.step, "examples": run.examples, "train_loss": train_loss,
+              "val_loss": val["loss"], **_val_record(run.model, val),
+              "lr": run.scheduler.get_last_lr()[0], "seconds": time.perf_counter() - started,
+              "hardware": run.hardware}
     run.history.append(record)
     improved = val["loss"] < run.best
     run.best = min(run.best, val["loss"])
@@ -600,20 +783,45 @@ def _end_epoch(run: _Run, val_loader, train_loss: float, started: float, *, prog
             save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
         to_json(run.history, run.run_dir / "history.json", indent=1)
         run.save_resume(run.epoch, 0)
+    run.board.epoch(run.step, record)
     if progress:
-        tqdm.write(
-            f"epoch {run.epoch}: train loss {train_loss:.4f}, val loss {val['loss']:.4f}, "
-            f"frontier log-loss ratio {record['val_frontier_log_loss_ratio']:.3f}, "
-            f"frontier MAE {record['val_frontier_mae']:.4f}"
-        )
+        if _is_value(run.model):
+            more = (f"squared error {record['val_mse']:.5f} (each board size's mean value: "
+                    f"{record['val_mse_mean']:.5f})")
+        else:
+            more = (f"frontier log-loss ratio {record['val_frontier_log_loss_ratio']:.3f}, "
+                    f"frontier MAE {record['val_frontier_mae']:.4f}")
+        tqdm.write(f"epoch {run.epoch}: train loss {train_loss:.4f}, val loss {val['loss']:.4f}, {more}")
+
+
+def _val_record(model, val: dict) -> dict:
+    """The validation figures of an epoch's line in ``history.json``, besides its loss."""
+    if _is_value(model):
+        return {"val_mse": val["mse"], "val_mse_mean": val["mse_mean"], "val_brier": val["brier"]}
+    record = {**_frontier_figures(val, "val_"), "val_interior_mae": val["interior"]["mae_exact"]}
+    if "kinds" in val:
+        record["val_kinds"] = {kind: {label: _frontier_figures(figures) for label, figures in labels.items()}
+                               for kind, labels in val["kinds"].items()}
+    return record
+
+
+def _frontier_figures(result: dict, prefix: str = "") -> dict:
+    """The frontier figures an epoch records: log-loss ratio to the exact engine, MAE, and
+    the shares of proven-safe cells called safe (P < 0.02) and of proven mines called mines."""
+    from nnsweeper.metrics import to_json
+
+    f = json.loads(to_json(result["frontier"]))  # NaN (no such cells) as None
+    return {f"{prefix}frontier_log_loss_ratio": f["log_loss_ratio"], f"{prefix}frontier_mae": f["mae_exact"],
+            f"{prefix}frontier_safe_below": f["safe_below_threshold"],
+            f"{prefix}frontier_mine_above": f["mine_above_threshold"]}
 
 
 def _prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: bool,
                  rank: int) -> dict | None:
     """Check the run folder; returns the resume state when resuming.
 
-    A folder that holds only ``config.json`` is a run stopped before its first save:
-    it starts again (without ``resume``).
+    A folder that holds only ``config.json`` (and TensorBoard logs) is a run stopped
+    before its first save: it starts again (without ``resume``), its logs cleared.
     """
     path = run_dir / _RESUME
     if resume:
@@ -648,11 +856,13 @@ def _prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: 
         return state
     if rank != 0:
         return None  # rank 0 checks and creates the folder (and stops the run if it is in the way)
-    if run_dir.exists() and any(p.name != _CONFIG for p in run_dir.iterdir()):
+    if run_dir.exists() and any(p.name not in (_CONFIG, TENSORBOARD) for p in run_dir.iterdir()):
         raise TrainingError(
             f"run folder {os.fspath(run_dir)!r} is not empty; use --resume to continue it or choose another "
             f"output.dir"
         )
+    # What a run stopped before its first save logged goes with it.
+    shutil.rmtree(run_dir / TENSORBOARD, ignore_errors=True)
     run_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(run_dir / _CONFIG, config.to_json(indent=1) + "\n")
     return None
@@ -753,10 +963,8 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     preds : PredictionSet
         Every row, for reliability diagrams.
     """
-    from tqdm.auto import tqdm
-
     from nnsweeper.datasets import load_manifest, make_loader
-    from nnsweeper.metrics import PredictionSet, evaluate_predictions
+    from nnsweeper.metrics import evaluate_predictions
 
     manifest = load_manifest(root)
     keys = [c["key"] for c in manifest["configurations"] if c["states_per_split"].get(split, 0)]
@@ -765,24 +973,12 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     held_out, note = _held_out(model, manifest, root, split, name or model.arch)
     if note and notify is not None:
         notify(note)
-    sets = []
-    for key in tqdm(keys, disable=not progress, desc="configurations", unit="config"):
-        loader = make_loader(model, root, split, batch_size=batch_size, shuffle=False, configs=[key])
-        s, _ = _predict(model, loader, target="exact", max_batches=max_batches, device=model.device,
-                        symmetric=symmetric)
-        sets.append(s)
-    preds = PredictionSet.concat(sets)
-    # The configuration of each row, as a position in keys: a label per row is then one lookup.
-    row_key = np.repeat(np.arange(len(keys)), [len(s) for s in sets])
-    result = evaluate_predictions(preds, by=np.array(keys)[row_key])
-    configs = {c["key"]: c for c in manifest["configurations"]}
-    kinds = {}
-    for kind in KIND_FIELDS:
-        names = np.array([_kind(configs[key], kind) for key in keys])
-        if len(set(names.tolist())) > 1:
-            kinds[kind] = evaluate_predictions(preds, by=names[row_key])["by"]
-    if kinds:
-        result["kinds"] = kinds
+    loaders = {key: make_loader(model, root, split, batch_size=batch_size, shuffle=False, configs=[key])
+               for key in keys}
+    preds, row_keys, _ = _predict_by_key(model, loaders, target="exact", max_batches=max_batches,
+                                         device=model.device, symmetric=symmetric, progress=progress)
+    result = evaluate_predictions(preds, by=row_keys)
+    result.update(_kinds(preds, row_keys, {c["key"]: c for c in manifest["configurations"]}))
     result["held_out"] = held_out
     if note:
         result["held_out_note"] = note
@@ -824,88 +1020,85 @@ def _held_out(model, manifest: dict, root, split: str, name: str) -> tuple[bool 
     return True, None
 
 
-# ------------------------------------------------------------------ the value target
-def train_value(config, *, progress: bool = False) -> dict:
-    """Train a value network as the config says (see :func:`load_value_config`).
+# ------------------------------------------------------------------ every unfinished run
+@dataclass(frozen=True)
+class RunState:
+    """Where a run folder stands (:func:`run_states`)."""
 
-    Parameters
-    ----------
-    config : str, os.PathLike or dict
-        A TOML path or a dict of tables (``[data] path`` of a value dataset).
-    progress : bool, default False
-        Show a progress bar per epoch and a line of metrics after it.
+    #: The run folder.
+    run_dir: Path
+    #: Epochs done and asked for, and batches of the next epoch done.
+    epoch: int
+    epochs: int
+    batch: int
 
-    Returns
-    -------
-    dict
-        The metrics, also written to ``[output] dir/metrics.json``: ``best`` (the
-        validation metrics of the saved epoch, :func:`~nnsweeper.models.value.value_metrics`),
-        ``history`` (one row per epoch), timings, the config.
+    @property
+    def finished(self) -> bool:
+        return self.epoch >= self.epochs and not self.batch
 
-    Raises
-    ------
-    DatasetError
-        A bad config, or a dataset without positions in its train and val splits.
+    def __str__(self) -> str:
+        where = (f"{self.epoch} of {self.epochs} epochs" if not self.batch
+                 else f"{self.epoch} of {self.epochs} epochs and {self.batch} batches of the next")
+        return f"{os.fspath(self.run_dir)}: {where}" + (" (finished)" if self.finished else "")
+
+
+def run_states(root) -> list[RunState]:
+    """Every training run under ``root`` (a run folder, or a folder of them, searched at any
+    depth): folders with the ``config.json`` that :func:`train` writes first, in path order.
+
+    A run with ``resume.pt`` stands where that file says; one without has done nothing
+    yet (it stopped before its first save, or has not started).
     """
-    from tqdm.auto import tqdm
+    root = Path(root)
+    if not root.is_dir():
+        raise TrainingError(f"{os.fspath(root)!r} is not a folder of training runs")
+    states = []
+    for config in sorted(root.rglob(_CONFIG)):
+        run_dir = config.parent
+        try:
+            recorded = json.loads(config.read_text(encoding="utf-8"))
+            epochs = int(recorded["train"]["epochs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # another program's config.json
+        epoch = batch = 0
+        if (run_dir / _RESUME).is_file():
+            state = torch.load(run_dir / _RESUME, map_location="cpu", weights_only=True)
+            epoch, batch = int(state["epoch"]), int(state["batch"])
+            epochs = int(_recorded_config(state, run_dir / _RESUME)["train"]["epochs"])
+        states.append(RunState(run_dir, epoch, epochs, batch))
+    return states
 
-    from nnsweeper.datasets.values import load_value_manifest, prepare_positions
-    from nnsweeper.errors import DatasetError
-    from nnsweeper.models import save_checkpoint
-    from nnsweeper.models.value import make_value_net, position_batches, position_inputs, value_metrics
 
-    cfg = load_value_config(config)
-    tr = cfg["train"]
-    torch.set_num_threads(tr["threads"])
-    torch.manual_seed(tr["seed"])
-    folder = cfg["data"]["path"]
-    manifest = load_value_manifest(folder)
-    t0 = time.perf_counter()
-    train_positions = prepare_positions(folder, "train", tr["n_jobs"])
-    val = prepare_positions(folder, "val", tr["n_jobs"])
-    prep = time.perf_counter() - t0
-    if not train_positions or not val:
-        raise DatasetError(f"value dataset {str(folder)!r} needs positions in its train and val splits")
-    model = make_value_net(cfg["model"])
-    # What the saved model learned from: the dataset's checksum, and its seed streams so
-    # that evaluations refuse its games (ValueSolver.training_seeds).
-    about = {"dataset": os.fspath(folder),
-             "data_manifest_sha256": file_sha256(Path(folder) / "manifest.json"),
-             "data_seed_streams": manifest["seed_streams"], "train_config": cfg}
-    opt = torch.optim.AdamW(model.parameters(), lr=tr["lr"], weight_decay=tr["weight_decay"])
-    steps = tr["epochs"] * len(position_batches(train_positions, tr["batch_size"], None))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=tr["lr"], total_steps=steps, pct_start=0.1)
-    out = Path(cfg["output"]["dir"])
-    weights = out / f"{model.arch}.pt"
-    out.mkdir(parents=True, exist_ok=True)
-    best, history = None, []
-    for epoch in range(tr["epochs"]):
-        model.train()
-        rng = np.random.default_rng([tr["seed"], epoch])
-        t1, losses = time.perf_counter(), []
-        for shape, idx in tqdm(position_batches(train_positions, tr["batch_size"], rng), disable=not progress,
-                               desc=f"epoch {epoch + 1}/{tr['epochs']}", unit="batch"):
-            arrays = train_positions[shape]
-            target = torch.from_numpy(arrays["value"][idx].astype(np.float32))
-            logits = model(position_inputs(model, arrays, idx))
-            # The value label is a probability: the loss is least at the policy's chance to win.
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            losses.append(float(loss.detach()))
-        m = value_metrics(model, val)
-        history.append({"epoch": epoch + 1, "train_bce": float(np.mean(losses)), "val": m,
-                        "seconds": time.perf_counter() - t1})
-        if best is None or m["bce"] < best["bce"]:
-            best = {**m, "epoch": epoch + 1}
-            save_checkpoint(weights, model, extra={**about, "epoch": epoch + 1})
-        if progress:
-            print(f"epoch {epoch + 1}: train bce {np.mean(losses):.4f}, val bce {m['bce']:.4f}, "
-                  f"mse {m['mse']:.5f} (per-board mean: {m['mse_mean']:.5f})")
-    metrics = {"config": cfg, "dataset_splits": manifest["splits"], "prepare_seconds": prep,
-               "train_seconds": time.perf_counter() - t0, "best": best, "history": history,
-               "parameters": model.n_parameters}
-    write_text_atomic(out / "metrics.json", json.dumps(metrics, indent=1, default=str) + "\n")
-    return metrics
+def resume_runs(root, *, progress: bool = True,
+                notify: Callable[[str], None] | None = None) -> list[TrainResult]:
+    """Continue every unfinished run under ``root`` (:func:`run_states`), one after the other,
+    each with the config it recorded (``config.json``): a long training started in parts,
+    after a kill or on another day, resumed by one call (``nnsweeper resume``).
+
+    A run that had not saved yet starts again. The results are those of :func:`train`.
+    """
+    results = []
+    for state in run_states(root):
+        if state.finished:
+            continue
+        config = check_config(json.loads((state.run_dir / _CONFIG).read_text(encoding="utf-8")))
+        # The folder may have moved since the run began: it is where the run is now.
+        config = check_config(apply_overrides(config, [f"output.dir={json.dumps(os.fspath(state.run_dir))}"]))
+        if notify is not None:
+            notify(f"continuing {state}")
+        resume = (state.run_dir / _RESUME).is_file()
+        results.append(train(config, resume=resume, progress=progress, notify=notify))
+    return results
+
+
+# ------------------------------------------------------------------ the value target
+def train_value(config, overrides=(), *, resume: bool = False, progress: bool = True,
+                notify: Callable[[str], None] | None = None) -> TrainResult:
+    """Train a value network: :func:`train` of :func:`load_value_config` (``nnsweeper train-value``).
+
+    ``config`` is a TOML path, a dict of tables or a checked config; its ``[model] arch``
+    defaults to ``"value-gnn"`` (the older ``"gnn"`` and ``"cnn"`` name the value
+    networks) and its older ``[train] n_jobs`` is ``num_workers``. The other arguments
+    are :func:`train`'s.
+    """
+    return train(load_value_config(config, overrides), resume=resume, progress=progress, notify=notify)

@@ -159,6 +159,8 @@ class TrainSection(_Section):
     certain_weight: float = 1.0
     #: Show each training state under a symmetry of its board drawn per epoch (grid models only).
     augment: bool = False
+    #: Write TensorBoard logs into output.dir/tensorboard (needs the tensorboard package).
+    tensorboard: bool = True
 
     def __post_init__(self):
         # Loader processes and torch threads are bounded like every other n_jobs.
@@ -180,6 +182,7 @@ class TrainSection(_Section):
         self._number("certain_weight", above_low=True)
         self._bool("in_memory")
         self._bool("augment")
+        self._bool("tensorboard")
         self._choice("target", _TARGETS, quoted=False)
         device = self.device
         if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
@@ -307,6 +310,8 @@ def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:
     unknown = set(raw) - set(SECTIONS)
     if unknown:
         raise TrainingError(f"unknown config section(s) {sorted(unknown)}; sections: {', '.join(SECTIONS)}")
+    if is_value_config(raw):
+        raw = _value_tables(raw)
     given = {}
     for section, cls in SECTIONS.items():
         table = raw.get(section, {})
@@ -346,9 +351,9 @@ def config_help() -> str:
 
 
 # --------------------------------------------------------------------------- value training configs
-#: The ``[train]`` keys of a value training config (a model of target "value") and their defaults.
-VALUE_TRAIN_DEFAULTS = {"epochs": 8, "batch_size": 128, "lr": 2e-3, "weight_decay": 1e-4, "seed": 0,
-                        "threads": 2, "n_jobs": 2}
+#: The ``[train]`` defaults of a value network's config (a model of target "value") that differ
+#: from a probability model's: fewer epochs and a longer warm-up.
+VALUE_TRAIN_DEFAULTS = {"epochs": 8, "warmup": 0.1}
 
 
 def _value_archs() -> dict:
@@ -358,72 +363,70 @@ def _value_archs() -> dict:
 
 
 def is_value_config(config) -> bool:
-    """Whether a training config (a TOML path or a dict of tables) trains a value network: its
-    ``[model] arch`` is an architecture of target "value" (:data:`~nnsweeper.models.VALUE_ARCHITECTURES`)."""
+    """Whether a training config (checked, a TOML path or a dict of tables) trains a value
+    network: its ``[model] arch`` is an architecture of target "value"
+    (:data:`~nnsweeper.models.VALUE_ARCHITECTURES`)."""
     if isinstance(config, TrainingConfig):
-        return False
+        return config.model.get("arch") in _value_archs()
     if not isinstance(config, Mapping):
         config = read_toml(config, "training config", TrainingError)
     model = config.get("model")
     return isinstance(model, Mapping) and model.get("arch") in _value_archs()
 
 
-def load_value_config(config) -> dict:
-    """A value training config from a TOML path or a dict, checked and completed.
+def _value_tables(raw: Mapping) -> dict:
+    """``raw`` with a value network's ``[train]`` defaults, and the key ``n_jobs`` of the configs
+    written before the value networks joined the one loop read as ``num_workers``."""
+    out = {k: v for k, v in raw.items()}
+    train = dict(raw.get("train", {})) if isinstance(raw.get("train", {}), Mapping) else raw.get("train")
+    if isinstance(train, dict):
+        if "n_jobs" in train:
+            jobs = train.pop("n_jobs")
+            train.setdefault("num_workers", jobs)
+        out["train"] = {**VALUE_TRAIN_DEFAULTS, **train}
+    return out
 
-    The sections::
 
-        [data]    path = "data/values"                            # a value dataset (generate_values)
+def load_value_config(config, overrides=()) -> TrainingConfig:
+    """A value network's training config from a TOML path or a dict of tables, checked (as
+    :func:`load_config`, with the value defaults: ``nnsweeper train-value``).
+
+    The tables are those of every training config (:class:`TrainingConfig`)::
+
+        [data]    path = "data/values"                        # a value dataset (generate-values)
         [model]   arch = "value-gnn", hidden = 64, layers = 6, conv = "sage"   # ValueConfig
-        [train]   epochs, batch_size, lr, weight_decay, seed, threads, n_jobs
+        [train]   epochs = 8, batch_size, lr, warmup = 0.1, seed, threads, num_workers, ...
         [output]  dir = "runs/value_gnn"
 
-    ``[model] arch`` defaults to ``"value-gnn"``; the older ``"gnn"`` and ``"cnn"`` of
-    ``nnsweeper train-value`` configs name ``"value-gnn"`` and ``"value-cnn"``.
+    ``[model] arch`` defaults to ``"value-gnn"``, and the older ``"gnn"`` and ``"cnn"`` of
+    ``nnsweeper train-value`` configs name ``"value-gnn"`` and ``"value-cnn"``; their
+    ``[train] n_jobs`` (processes that analyse the positions) is ``num_workers``. The
+    probability target's ``[train]`` keys ``target``, ``certain_weight``, ``augment``,
+    ``pool``, ``cache_shards`` and ``in_memory`` are not read.
 
     Raises
     ------
-    DatasetError
-        An unknown section or key, no ``[data] path``, or a value outside its rule.
+    TrainingError
+        A missing or malformed file, unknown sections or keys, an ``arch`` that is not a
+        value architecture, bad values.
     """
-    from nnsweeper.errors import DatasetError, check_int
-
-    if not isinstance(config, Mapping):
-        config = read_toml(config, "value training config", DatasetError)
-    unknown = set(config) - {"data", "model", "train", "output"}
-    if unknown:
-        raise DatasetError(f"unknown section(s) {sorted(unknown)} in a value training config; the "
-                           f"sections are data, model, train, output")
-    data = dict(config.get("data", {}))
-    if "path" not in data:
-        raise DatasetError("a value training config needs [data] path (a value dataset folder)")
-    model = _value_model_section(config.get("model", {}))
-    train = {**VALUE_TRAIN_DEFAULTS}
-    for k, v in dict(config.get("train", {})).items():
-        if k not in VALUE_TRAIN_DEFAULTS:
-            raise DatasetError(f"unknown [train] key {k!r}; the keys are {', '.join(VALUE_TRAIN_DEFAULTS)}")
-        train[k] = v
-    for k in ("epochs", "batch_size", "seed", "threads", "n_jobs"):
-        check_int(k, train[k], 0 if k == "seed" else 1, DatasetError)
-    for k in ("lr", "weight_decay"):
-        if isinstance(train[k], bool) or not isinstance(train[k], int | float) or not 0 <= train[k] < 10:
-            raise DatasetError(f"[train] {k} must be a number in [0, 10); got {train[k]!r}")
-    output = {"dir": "runs/value_gnn", **dict(config.get("output", {}))}
-    return {"data": data, "model": model, "train": train, "output": output}
-
-
-def _value_model_section(model) -> dict:
-    """The complete ``[model]`` of a value config, ``"arch"`` first (a registered value architecture)."""
-    from nnsweeper.errors import DatasetError
     from nnsweeper.models.value import LEGACY_ARCHS
 
-    model = dict(model)
+    if isinstance(config, TrainingConfig):
+        config = config.to_dict()
+    if not isinstance(config, Mapping):
+        config = read_toml(config, "value training config", TrainingError)
+    raw = apply_overrides(config, overrides)
+    model = raw.get("model", {})
+    if not isinstance(model, Mapping):
+        raise TrainingError(f"[model] must be a table of keys; got {model!r}")
     arch = model.get("arch", "value-gnn")
     arch = LEGACY_ARCHS.get(arch, arch) if isinstance(arch, str) else arch
     if arch not in _value_archs():
-        raise DatasetError(f"bad [model] section of a value training config: arch must be one of "
-                           f"{', '.join(map(repr, _value_archs()))}; got {model.get('arch')!r}")
-    try:
-        return _value_archs()[arch].model_class().check_config({**model, "arch": arch})
-    except ValueError as exc:
-        raise DatasetError(f"bad [model] section of a value training config: {exc}") from None
+        raise TrainingError(f"model.arch of a value network must be one of "
+                            f"{', '.join(map(repr, _value_archs()))}; got {model.get('arch')!r}")
+    raw["model"] = {**model, "arch": arch}
+    output = raw.get("output", {})
+    if isinstance(output, Mapping):
+        raw["output"] = {"dir": "runs/value_gnn", **output}
+    return check_config(raw)

@@ -6,13 +6,16 @@ with a config whose ``[model] arch`` is one of them, or
 :func:`nnsweeper.training.train_value` (``nnsweeper train-value``). What was
 value-specific moved beside what it belongs to, and is re-exported here:
 
-- :func:`load_value_config`, :data:`TRAIN_DEFAULTS`: :mod:`nnsweeper.training_config`;
+- :func:`load_value_config` (a checked :class:`~nnsweeper.training.TrainingConfig` now, no
+  longer a dict), :data:`TRAIN_DEFAULTS` (the value defaults that differ from a probability
+  model's): :mod:`nnsweeper.training_config`;
 - :func:`prepare_positions`: :mod:`nnsweeper.datasets.values` (the loader of value
   positions);
 - :func:`predict_positions`, :func:`value_metrics`: :mod:`nnsweeper.models.value`.
 
 - :func:`train_value`: :mod:`nnsweeper.training` (this shim sits one layer above it in
-  ``pyproject.toml``'s import layers).
+  ``pyproject.toml``'s import layers); it returns a :class:`~nnsweeper.training.TrainResult`
+  (``best.pt``, ``last.pt``, ``history.json``) as :func:`~nnsweeper.training.train` does.
 """
 
 from __future__ import annotations

@@ -543,3 +543,141 @@ def test_held_out_compares_seeds_not_datasets():
     assert _held_out(model, other, "data/other", "train", "gnn") == (True, None)
     model.checkpoint_meta = {"extra": {}}
     assert _held_out(model, small, "data/small", "train", "gnn") == (None, None)
+
+
+# ------------------------------------------------------------------ TensorBoard
+def _scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def test_tensorboard_logs_every_step_and_each_epochs_validation_by_kind(tmp_path, capsys):
+    pytest.importorskip("tensorboard")
+    from nnsweeper.cli import main
+
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN, epochs=2))
+    assert main(["train", "--config", str(path)]) == 0
+    run = tmp_path / "run"
+    assert f"tensorboard --logdir {run}" in capsys.readouterr().out
+    history = __import__("json").loads((run / "history.json").read_text())
+    logged = _scalars(run / "tensorboard")
+    steps = history[-1]["step"]
+    assert [s for s, _ in logged["train/loss"]] == list(range(1, steps + 1))
+    # An epoch's training loss is the mean of its steps' losses (float32 in the log).
+    first = [v for s, v in logged["train/loss"] if s <= history[0]["step"]]
+    assert sum(first) / len(first) == pytest.approx(history[0]["train_loss"], rel=1e-5)
+    # The learning rate of step 1: the first of the warm-up (one step of max(1, 5% of them)).
+    warm = max(1, round(0.05 * steps))
+    assert logged["train/lr"][0] == (1, pytest.approx(3e-3 / warm, rel=1e-6))
+    for h in history:
+        at = h["step"]
+        assert (at, pytest.approx(h["val_loss"], rel=1e-6)) in logged["val/loss"]
+        assert dict(logged["val/frontier_log_loss_ratio"])[at] == pytest.approx(h["val_frontier_log_loss_ratio"],
+                                                                                rel=1e-6)
+        assert dict(logged["epoch/examples"])[at] == h["examples"]
+    # The fixture's validation split has two policies and two boards: figures by each.
+    assert history[-1]["examples"] == 2 * (116 + 55 + 47)
+    kinds = history[-1]["val_kinds"]
+    assert set(kinds["policy"]) == {"csp", "explore"} and set(kinds["board"]) == {"6x6-m5", "9x9-m10"}
+    ratio = kinds["policy"]["explore"]["frontier_log_loss_ratio"]
+    assert dict(logged["val_by_policy/frontier_log_loss_ratio/explore"])[steps] == pytest.approx(ratio, rel=1e-6)
+
+
+def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(tmp_path, monkeypatch):
+    pytest.importorskip("tensorboard")
+    import nnsweeper.training as training
+    from nnsweeper.training import TrainingInterrupted
+
+    reference = _config(tmp_path, CNN, epochs=2)
+    reference["output"] = {"dir": str(tmp_path / "reference")}
+    train(check_config(reference), progress=False)
+    real, calls = training._step, {"n": 0}
+
+    def step(run, net, batch, b):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return real(run, net, batch, b)
+
+    monkeypatch.setattr(training, "_step", step)
+    config = check_config(_config(tmp_path, CNN, epochs=2, save_every=2))
+    with pytest.raises(TrainingInterrupted):
+        train(config, progress=False)  # steps 1-5 logged, resume.pt holds step 4
+    monkeypatch.setattr(training, "_step", real)
+    train(config, resume=True, progress=False)
+    a, b = _scalars(tmp_path / "reference" / "tensorboard"), _scalars(tmp_path / "run" / "tensorboard")
+    assert a["train/loss"] == b["train/loss"] and a["val/loss"] == b["val/loss"]
+    steps = [s for s, _ in b["train/loss"]]
+    assert steps == sorted(set(steps)) == list(range(1, len(steps) + 1))
+
+
+def test_without_tensorboard_a_run_trains_and_says_why_it_logs_nothing(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tensorboard(name, *args, **kwargs):
+        if name.startswith("torch.utils.tensorboard"):
+            raise ImportError("no tensorboard")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tensorboard)
+    with pytest.warns(UserWarning, match=r"pip install 'nnsweeper\[tensorboard\]'"):
+        result = train(check_config(_config(tmp_path, CNN, epochs=1)), progress=False)
+    assert result.tensorboard is None and not (tmp_path / "run" / "tensorboard").exists()
+    assert result.best.is_file()
+    quiet = train(check_config(_config(tmp_path / "q", CNN, epochs=1, tensorboard=False)), progress=False)
+    assert quiet.tensorboard is None
+
+
+# ------------------------------------------------------------------ every unfinished run
+def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, monkeypatch, capsys):
+    import json
+
+    import nnsweeper.training as training
+    from nnsweeper.cli import main
+    from nnsweeper.training import TrainingInterrupted, run_states
+
+    runs = tmp_path / "runs"
+    done = check_config({**_config(tmp_path, CNN, epochs=1), "output": {"dir": str(runs / "done")}})
+    train(done, progress=False)
+    reference = check_config({**_config(tmp_path, GNN, epochs=2), "output": {"dir": str(tmp_path / "ref")}})
+    train(reference, progress=False)
+    stopped = check_config({**reference.to_dict(), "output": {"dir": str(runs / "a" / "stopped")},
+                            "train": {**reference.train.to_dict(), "save_every": 2}})
+    real, calls = training._step, {"n": 0}
+
+    def step(run, net, batch, b):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(run, net, batch, b)
+
+    monkeypatch.setattr(training, "_step", step)
+    with pytest.raises(TrainingInterrupted):
+        train(stopped, progress=False)
+    monkeypatch.setattr(training, "_step", real)
+    fresh = runs / "fresh"  # stopped before its first save: only its config
+    fresh.mkdir(parents=True)
+    (fresh / "config.json").write_text(
+        json.dumps({**done.to_dict(), "output": {"dir": str(fresh)}}))
+    (runs / "notes").mkdir()
+    (runs / "notes" / "config.json").write_text('{"another": "program"}')
+
+    assert main(["resume", str(runs), "--status"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{runs / 'a' / 'stopped'}: 0 of 2 epochs and 2 batches of the next",
+        f"{runs / 'done'}: 1 of 1 epochs (finished)",
+        f"{fresh}: 0 of 1 epochs",
+    ]
+    assert main(["resume", str(runs), "--quiet"]) == 0
+    assert all(s.finished for s in run_states(runs)) and len(run_states(runs)) == 3
+    a, b = _state(runs / "a" / "stopped" / "last.pt"), _state(tmp_path / "ref" / "last.pt")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert _state(fresh / "last.pt").keys() == _state(runs / "done" / "last.pt").keys()
+    assert main(["resume", str(runs), "--quiet"]) == 0  # nothing left: trains nothing
+    assert main(["resume", str(tmp_path / "nowhere")]) == 2
+    assert "is not a folder of training runs" in capsys.readouterr().err

@@ -11,9 +11,11 @@ import torch
 import nnsweeper as ns
 from nnsweeper.datasets.policies import policy_solver
 from nnsweeper.datasets.values import (
+    PositionBatches,
     SurvivalGame,
     generate_values,
     load_value_manifest,
+    prepare_positions,
     read_value_split,
     record_value_game,
 )
@@ -27,9 +29,10 @@ from nnsweeper.models.value import (
     load_value_model,
     save_value_model,
     value_inputs,
+    value_metrics,
 )
 from nnsweeper.solvers import ValueSolver, get_solver
-from nnsweeper.training import load_value_config, train_value
+from nnsweeper.training import TrainingError, load_value_config, train_value
 
 
 # ----------------------------------------------------------------- survival play
@@ -289,25 +292,38 @@ def test_value_checkpoints_of_the_older_format_still_load(tmp_path):
 def tiny_value_model(tmp_path_factory):
     root = tmp_path_factory.mktemp("values")
     generate_values(root / "data", ["6x6:6:30", "5x5:5:30"], seed=1, shard_games=10, n_jobs=1)
-    cfg = {"data": {"path": str(root / "data")}, "model": {"hidden": 8, "layers": 1},
+    # A config as train-value took it before the one loop: arch "gnn", n_jobs.
+    cfg = {"data": {"path": str(root / "data")}, "model": {"arch": "gnn", "hidden": 8, "layers": 1},
            "train": {"epochs": 2, "batch_size": 16, "threads": 1, "n_jobs": 1},
            "output": {"dir": str(root / "run")}}
-    metrics = train_value(cfg)
-    return root / "run" / "value-gnn.pt", metrics
+    result = train_value(cfg, progress=False)
+    return root / "run" / "best.pt", result
 
 
-def test_training_writes_a_model_and_metrics(tiny_value_model):
-    path, metrics = tiny_value_model
-    assert path.is_file() and (path.parent / "metrics.json").is_file()
+def test_training_writes_a_model_and_its_history(tiny_value_model):
+    path, result = tiny_value_model
+    run = path.parent
+    assert result.best == path and result.last == run / "last.pt" and (run / "resume.pt").is_file()
     assert json.loads(path.with_suffix(".json").read_text())["format"] == "nnsweeper-checkpoint"
-    assert metrics["config"]["model"]["arch"] == "value-gnn"
-    assert metrics["best"]["positions"] > 0 and 0 < metrics["best"]["bce"] < 2
-    assert set(metrics["best"]["boards"]) <= {"6x6", "5x5"}
-    with pytest.raises(DatasetError, match="unknown \\[train\\] key"):
-        load_value_config({"data": {"path": "x"}, "train": {"epoch": 3}})
-    with pytest.raises(DatasetError, match="needs \\[data\\] path"):
+    recorded = json.loads((run / "config.json").read_text())
+    assert recorded["model"]["arch"] == "value-gnn" and recorded["train"]["num_workers"] == 1
+    assert recorded["train"]["warmup"] == 0.1  # the value defaults
+    history = json.loads((run / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2] and history == result.history
+    best = min(history, key=lambda h: h["val_loss"])
+    meta = json.loads(path.with_suffix(".json").read_text())["extra"]
+    assert meta["epoch"] == best["epoch"] and set(meta["val"]["boards"]) <= {"6x6", "5x5"}
+    # The history's validation loss is value_metrics' cross-entropy of the saved weights.
+    model = load_value_model(path)
+    val = prepare_positions(run.parent / "data", "val")
+    m = value_metrics(model, val)
+    assert m["bce"] == pytest.approx(best["val_loss"], rel=1e-5) and 0 < m["bce"] < 2
+    assert best["val_mse"] == pytest.approx(m["mse"], rel=1e-5)
+    with pytest.raises(TrainingError, match=r"unknown key\(s\) \['epoch'\] in \[train\]"):
+        load_value_config({"data": {"path": "x"}, "train": {"epoch": 3}, "output": {"dir": "y"}})
+    with pytest.raises(TrainingError, match="\\[data\\] path is required"):
         load_value_config({"model": {}})
-    with pytest.raises(DatasetError, match="arch must be one of 'value-gnn', 'value-cnn'"):
+    with pytest.raises(TrainingError, match="must be one of 'value-gnn', 'value-cnn'"):
         load_value_config({"data": {"path": "x"}, "model": {"arch": "cnn-big"}})
 
 
@@ -319,26 +335,54 @@ def test_the_one_training_entry_point_trains_a_value_cnn(tiny_value_model, tmp_p
     path, _ = tiny_value_model
     cfg = {"data": {"path": str(path.parent.parent / "data")},
            "model": {"arch": "value-cnn", "hidden": 4, "layers": 1},
-           "train": {"epochs": 1, "batch_size": 32, "threads": 1, "n_jobs": 1},
+           "train": {"epochs": 1, "batch_size": 32, "threads": 1},
            "output": {"dir": str(tmp_path / "run")}}
     assert is_value_config(cfg) and not is_value_config({"model": {"arch": "gnn"}})
-    metrics = train(cfg, progress=False)
-    assert metrics["best"]["epoch"] == 1
-    assert isinstance(load_value_model(tmp_path / "run" / "value-cnn.pt"), ns.models.ValueCNN)
-    assert old.load_value_config is load_value_config and old.TRAIN_DEFAULTS["epochs"] == 8
+    result = train(cfg, progress=False)
+    assert [h["epoch"] for h in result.history] == [1]
+    assert isinstance(load_value_model(result.best), ns.models.ValueCNN)
+    assert old.TRAIN_DEFAULTS["epochs"] == 8
     assert callable(old.prepare_positions) and callable(old.value_metrics) and callable(old.predict_positions)
-    assert old.train_value is train_value  # the old path still answers
-    # The command line: train takes the value config; train-value is its alias.
-    from nnsweeper import cli
+    assert old.train_value is train_value and old.load_value_config is load_value_config  # old paths answer
+    with pytest.raises(DatasetError, match="not augmented"):
+        train({**cfg, "train": {**cfg["train"], "augment": True}, "output": {"dir": str(tmp_path / "r2")}},
+              progress=False)
 
+
+def test_a_value_run_stopped_and_resumed_ends_with_the_weights_of_one_never_stopped(
+        tiny_value_model, tmp_path, monkeypatch, capsys):
+    # Ctrl-C in epoch 2 through the command line, then --resume: the same batches in the
+    # same order, so the same weights and validation losses (on the CPU).
+    import nnsweeper.training as training
+    from nnsweeper.cli import main
+
+    path, _ = tiny_value_model
+    data = path.parent.parent / "data"
+    whole = train_value({"data": {"path": str(data)}, "model": {"hidden": 8, "layers": 1},
+                         "train": {"epochs": 2, "batch_size": 16, "threads": 1},
+                         "output": {"dir": str(tmp_path / "whole")}}, progress=False)
+    per_epoch = len(PositionBatches(data, "train", batch_size=16))
     toml = tmp_path / "v.toml"
-    toml.write_text(f'[data]\npath = "{cfg["data"]["path"]}"\n[model]\narch = "value-gnn"\nhidden = 4\n'
-                    f'layers = 1\n[train]\nepochs = 1\nthreads = 1\nn_jobs = 1\n'
-                    f'[output]\ndir = "{(tmp_path / "cli").as_posix()}"\n')
-    assert cli.main(["train", "--config", str(toml), "--quiet"]) == 0
-    assert cli.main(["train-value", "--config", str(toml), "--quiet"]) == 0
-    assert isinstance(load_value_model(tmp_path / "cli" / "value-gnn.pt"), ValueGNN)
-    assert cli.main(["train", "--config", str(toml), "train.epochs=2"]) == 2  # a value config: no overrides
+    toml.write_text(f'[data]\npath = "{data.as_posix()}"\n[model]\narch = "gnn"\nhidden = 8\nlayers = 1\n'
+                    f'[train]\nepochs = 2\nbatch_size = 16\nthreads = 1\nsave_every = 2\n'
+                    f'[output]\ndir = "{(tmp_path / "parts").as_posix()}"\n')
+    real, calls = training._step, {"n": 0}
+
+    def step(run, net, batch, b):
+        calls["n"] += 1
+        if calls["n"] == per_epoch + 4:
+            raise KeyboardInterrupt
+        return real(run, net, batch, b)
+
+    monkeypatch.setattr(training, "_step", step)
+    assert main(["train-value", "--config", str(toml), "--quiet"]) == 130
+    assert "resume.pt holds epoch 2 up to batch " in capsys.readouterr().err
+    assert main(["train-value", "--config", str(toml), "--quiet", "--resume"]) == 0
+    a = torch.load(whole.last, weights_only=True)
+    b = torch.load(tmp_path / "parts" / "last.pt", weights_only=True)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    history = json.loads((tmp_path / "parts" / "history.json").read_text())
+    assert [h["val_loss"] for h in history] == [h["val_loss"] for h in whole.history]
 
 
 def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):

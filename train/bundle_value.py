@@ -1,9 +1,9 @@
 """Ship a trained value network as the bundled ``value-gnn`` weights, with its model card.
 
-Saves ``RUN/value-gnn.pt`` as ``nnsweeper/models/weights/value-gnn.{pt,json}`` (its JSON
-keeps the dataset's checksum and seed streams, so that evaluations refuse the games it
-learned from), scores it on the dataset's test split (games the training never saw) and
-writes ``nnsweeper/models/weights/value-gnn.md``::
+Saves ``RUN/best.pt`` (the epoch of the lowest validation loss) as
+``nnsweeper/models/weights/value-gnn.{pt,json}`` (its JSON keeps the dataset's checksum
+and seed streams, so that evaluations refuse the games it learned from), scores it on
+the dataset's test split (games the training never saw) and writes ``nnsweeper/models/weights/value-gnn.md``::
 
     python train/bundle_value.py runs/value_gnn --config train/value_gnn.toml \\
         --data-command "nnsweeper generate-values data/values ..."
@@ -38,7 +38,7 @@ def board_table(result: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, help="the training run folder (train-value's output dir)")
+    parser.add_argument("run", type=Path, help="the training run folder (the config's output.dir)")
     parser.add_argument("--config", required=True, help="the training config the run used")
     parser.add_argument("--data-command", required=True, help="the command that made the dataset")
     parser.add_argument("--jobs", type=int, default=2, help="processes that analyse the test positions")
@@ -47,20 +47,22 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     cfg = load_value_config(args.config)
-    folder = Path(cfg["data"]["path"])
+    folder = Path(cfg.data.path)
     manifest = load_value_manifest(folder)
-    metrics = json.loads((args.run / "metrics.json").read_text(encoding="utf-8"))
-    model = load_value_model(args.run / "value-gnn.pt")
+    history = json.loads((args.run / "history.json").read_text(encoding="utf-8"))
+    best = min(history, key=lambda h: h["val_loss"])
+    model = load_value_model(args.run / "best.pt")
     extra = {"dataset": folder.as_posix(), "data_manifest_sha256": file_sha256(folder / "manifest.json"),
              "data_seed_streams": manifest["seed_streams"], "data_command": args.data_command,
-             "train_config": cfg, "epoch": metrics["best"]["epoch"]}
+             "train_config": cfg.to_dict(), "epoch": best["epoch"]}
     test = value_metrics(model, prepare_positions(folder, "test", args.jobs))
     args.out.mkdir(parents=True, exist_ok=True)
     save_value_model(args.out / "value-gnn.pt", model, extra=extra)
     write_text_atomic(args.out / "value-gnn_test_metrics.json", json.dumps(test, indent=1) + "\n")
 
     splits = manifest["splits"]
-    history = "; ".join(f"epoch {h['epoch']}: {h['val']['bce']:.4f}" for h in metrics["history"])
+    per_epoch = "; ".join(f"epoch {h['epoch']}: {h['val_loss']:.4f}" for h in history)
+    minutes = sum(h["seconds"] for h in history) / 60
     card = f"""# Bundled value network (`value-gnn`): model card
 
 - What it predicts: the chance that the `search` solver wins from a position (first
@@ -77,10 +79,10 @@ def main(argv=None) -> int:
   the product of the exact safeties of `search`'s guesses from there on, in a game where a
   revealed mine redraws the hidden layout from the posterior (an unbiased label of the
   chance to win with far less noise than the one-bit outcome).
-- Training: `nnsweeper train-value --config {args.config}` ({cfg['train']['epochs']} epochs, best
-  validation BCE at epoch {metrics['best']['epoch']}; {metrics['prepare_seconds'] / 60:.1f} min analysing
-  the positions and {(metrics['train_seconds'] - metrics['prepare_seconds']) / 60:.1f} min training on
-  a 2-core CPU, {cfg['train']['threads']} torch thread(s)); validation BCE per epoch: {history}.
+- Training: `nnsweeper train --config {args.config}` ({cfg.train.epochs} epochs, best
+  validation BCE at epoch {best['epoch']}; {minutes:.1f} min of epochs (training and validation) on a
+  2-core CPU, {cfg.train.threads} torch thread(s), after the positions were analysed); validation BCE
+  per epoch: {per_epoch}.
   Then `python train/bundle_value.py {args.run.as_posix()} --config {args.config} --data-command "..."`.
 
 ## Held-out test split (games the training never saw)

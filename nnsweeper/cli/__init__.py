@@ -11,7 +11,7 @@ layouts and the move each solver would make there; ``generate``, ``train`` and
 
 One module per group of commands: :mod:`~nnsweeper.cli.evaluation` (eval, compare,
 plot), :mod:`~nnsweeper.cli.data` (generate, generate-values),
-:mod:`~nnsweeper.cli.training` (train, train-value, evaluate-model) and
+:mod:`~nnsweeper.cli.training` (train, train-value, resume, evaluate-model) and
 :mod:`~nnsweeper.cli.look` (analyze, play, watch); :mod:`~nnsweeper.cli.core` holds the
 parser, error handling and the option types several commands share. In each module a
 command is a function ``add_NAME(sub)`` that adds its parser, options and handler,
@@ -39,6 +39,7 @@ COMMANDS = (
     training.add_evaluate_model,     # evaluate-model
     data.add_generate_values,        # generate-values
     training.add_train_value,        # train-value
+    training.add_resume,             # resume
     look.add_watch,                  # watch
     look.add_play,                   # play
     look.add_analyze,                # analyze

@@ -3,8 +3,8 @@
 ``train`` trains a model from a TOML config with overrides
 (:func:`nnsweeper.training.train`): a mine-probability model, or a state-value network
 when ``[model] arch`` is a value architecture (``value-gnn``, ``value-cnn``);
-``train-value`` is the value case alone (:func:`nnsweeper.training.train_value`, kept
-as a thin alias), and ``evaluate-model`` scores a model's
+``train-value`` is ``train`` with the value defaults (:func:`nnsweeper.training.train_value`),
+and ``evaluate-model`` scores a model's
 probabilities on a dataset split next to the exact engine's
 (:func:`nnsweeper.training.evaluate_model`).
 """
@@ -48,29 +48,41 @@ def add_train(sub):
         help_tail=_config_keys,
         take_extras=_overrides_anywhere,
     )
-    tr.add_argument("--config", required=True, metavar="TOML", help="the training config")
-    tr.add_argument("overrides", nargs="*", metavar="SECTION.KEY=VALUE", help="config overrides")
-    tr.add_argument("--resume", action="store_true",
-                    help="continue the run in the output folder (train.epochs=N may raise its epochs)")
-    tr.add_argument("--quiet", action="store_true", help="no progress bars")
-    tr.set_defaults(handler=_cmd_train)
+    _train_options(tr, _cmd_train)
     return tr
 
 
-def _cmd_train(args, argv) -> int:
-    from nnsweeper.training import TrainingError, is_value_config, load_config, train
+def _train_options(parser, handler) -> None:
+    """The options ``train`` and ``train-value`` share, and the handler."""
+    parser.add_argument("--config", required=True, metavar="TOML", help="the training config")
+    parser.add_argument("overrides", nargs="*", metavar="SECTION.KEY=VALUE", help="config overrides")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in the output folder (train.epochs=N may raise its epochs)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(handler=handler)
 
-    if is_value_config(args.config):
-        # The value target: one entry point; its config has no overrides, no resume.
-        if args.overrides or args.resume:
-            raise TrainingError("a value network's config (model.arch = value-gnn or value-cnn) takes no "
-                                "overrides and no --resume")
-        return _cmd_train_value(args, argv)
+
+def _cmd_train(args, argv) -> int:
+    from nnsweeper.training import load_config, train
+
     config = load_config(args.config, args.overrides)
-    result = train(config, resume=args.resume, progress=not args.quiet, notify=note)
+    _board_note(config, args.quiet)
+    return _report(train(config, resume=args.resume, progress=not args.quiet, notify=note), args.quiet)
+
+
+def _board_note(config, quiet: bool) -> None:
+    """Say where the run's TensorBoard logs go and how to watch them (before the first epoch)."""
+    if quiet or not config.train.tensorboard:
+        return
+    run = shlex.quote(config.output.dir)
+    print(f"TensorBoard logs go to {Path(config.output.dir, 'tensorboard')}; watch them with: tensorboard "
+          f"--logdir {run}", flush=True)
+
+
+def _report(result, quiet: bool) -> int:
     if result.already_finished:
         print(result.already_finished)
-    elif not args.quiet and result.history:
+    elif not quiet and result.history:
         print(f"wrote {result.best} and {result.last}")
     return 0
 
@@ -81,25 +93,58 @@ def add_train_value(sub):
         "train-value",
         help="train the state-value network of the value solvers from a TOML config (as train does)",
         description="Train a value network on a value dataset (generate-values) as the config says "
-        "(sections data, model, train, output; see train/value_gnn.toml); writes value-gnn.pt, its .json "
-        "and metrics.json into the output folder.",
-        epilog="example: nnsweeper train-value --config train/value_gnn.toml",
+        "(sections data, model, train, output; see train/value_gnn.toml), as train does: best.pt, last.pt, "
+        "history.json and resume.pt in the output folder. [model] arch defaults to value-gnn (the older "
+        "gnn and cnn of these configs mean value-gnn and value-cnn), [train] epochs to 8 and warmup to 0.1; "
+        "the older [train] n_jobs is num_workers.",
+        epilog="example: nnsweeper train-value --config train/value_gnn.toml train.epochs=2",
+        help_tail=_config_keys,
+        take_extras=_overrides_anywhere,
     )
-    tv.add_argument("--config", required=True, metavar="TOML", help="the training config")
-    tv.add_argument("--quiet", action="store_true", help="no progress bars")
-    tv.set_defaults(handler=_cmd_train_value)
+    _train_options(tv, _cmd_train_value)
     return tv
 
 
 def _cmd_train_value(args, argv) -> int:
-    from nnsweeper.training import train_value
+    from nnsweeper.training import load_value_config, train
 
-    m = train_value(args.config, progress=not args.quiet)
+    config = load_value_config(args.config, args.overrides)
+    _board_note(config, args.quiet)
+    return _report(train(config, resume=args.resume, progress=not args.quiet, notify=note), args.quiet)
+
+
+# ---------------------------------------------------------------------- resume
+def add_resume(sub):
+    rs = sub.add_parser(
+        "resume",
+        help="continue every unfinished training run under a folder",
+        description="Continue every training run under FOLDER (default runs) that has not done all its "
+        "epochs, one after the other, each with the config it recorded (config.json) from where its "
+        "resume.pt stands: the way to run a long training in parts. A run stopped before its first save "
+        "starts again; finished runs are skipped. --status lists the runs and where they stand.",
+        epilog="example: nnsweeper resume runs --status",
+    )
+    rs.add_argument("folder", nargs="?", default="runs",
+                    help="a run folder or a folder of them (default: runs)")
+    rs.add_argument("--status", action="store_true", help="list the runs and where they stand; train nothing")
+    rs.add_argument("--quiet", action="store_true", help="no progress bars")
+    rs.set_defaults(handler=_cmd_resume)
+    return rs
+
+
+def _cmd_resume(args, argv) -> int:
+    from nnsweeper.training import resume_runs, run_states
+
+    if args.status:
+        states = run_states(args.folder)
+        for state in states:
+            print(state)
+        if not states:
+            print(f"no training runs under {args.folder}")
+        return 0
+    results = resume_runs(args.folder, progress=not args.quiet, notify=note)
     if not args.quiet:
-        b = m["best"]
-        print(f"best epoch {b['epoch']}: validation cross-entropy {b['bce']:.4f}, "
-              f"squared error {b['mse']:.5f} "
-              f"(each board size's mean value: {b['mse_mean']:.5f}); wrote {m['config']['output']['dir']}")
+        print(f"continued {len(results)} run(s)" + "".join(f"; wrote {r.last}" for r in results))
     return 0
 
 

@@ -15,8 +15,9 @@ its states is asked for, and a few decoded shards stay in a small LRU cache.
   time, so that shuffling never needs the whole split in memory; it also splits the
   batches between the ranks of a distributed run.
 * :func:`grid_loader` and :func:`graph_loader`: data loaders wired with all of these,
-  the entries of :data:`LOADERS` (the loader of each kind of model input, a model's
-  ``inputs``), from which :func:`make_loader` gives a model its training batches.
+  and :func:`value_loader` (the value networks' positions), the entries of
+  :data:`LOADERS` (the loader of each kind of model input, a model's ``inputs``), from
+  which :func:`make_loader` gives a model its training batches.
 
 Every object here pickles without its cache, so ``DataLoader`` worker processes
 open the shards they need themselves.
@@ -763,8 +764,9 @@ def register_loader(kind: str, loader: Callable) -> Callable:
         The kind of input; must not be taken.
     loader : callable
         ``loader(root, split, **options)`` giving a data loader whose batches the
-        models' :meth:`~nnsweeper.models.MineModel.outputs` read, its ``batch_sampler``
-        a :class:`ShardBatchSampler`.
+        models' :meth:`~nnsweeper.models.MineModel.outputs` read, with a ``len`` and an
+        epoch to set: its ``batch_sampler`` a :class:`ShardBatchSampler`, or a
+        ``set_epoch(e)`` of its own (as :class:`~nnsweeper.datasets.values.PositionBatches`).
 
     Returns
     -------
@@ -803,9 +805,10 @@ def make_loader(model, root, split: str, **options):
 
     Returns
     -------
-    DataLoader
-        Its ``batch_sampler`` is a :class:`ShardBatchSampler` (call
-        ``loader.batch_sampler.set_epoch(e)`` each epoch).
+    DataLoader or PositionBatches
+        A ``DataLoader`` whose ``batch_sampler`` is a :class:`ShardBatchSampler` (call
+        ``loader.batch_sampler.set_epoch(e)`` each epoch), or for the value networks a
+        :class:`~nnsweeper.datasets.values.PositionBatches` (``loader.set_epoch(e)``).
 
     Raises
     ------
@@ -821,5 +824,14 @@ def make_loader(model, root, split: str, **options):
     return LOADERS[kind](root, split, **(input_options() if input_options is not None else {}), **options)
 
 
+def value_loader(root, split: str, **options):
+    """The loader of the value networks (inputs ``"value"``): a
+    :class:`~nnsweeper.datasets.values.PositionBatches` of one split of a value dataset."""
+    from nnsweeper.datasets.values import PositionBatches
+
+    return PositionBatches(root, split, **options)
+
+
 register_loader("grid", grid_loader)
 register_loader("graph", graph_loader)
+register_loader("value", value_loader)

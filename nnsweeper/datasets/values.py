@@ -56,7 +56,8 @@ from .policies import policy_solver
 from .storage import file_sha256, read_shard, write_shard
 
 __all__ = ["VALUE_FIELDS", "VALUE_FORMAT", "VALUE_KEY", "VALUE_MIXES", "SurvivalGame", "record_value_game",
-           "generate_values", "load_value_manifest", "read_value_split", "prepare_positions"]
+           "generate_values", "load_value_manifest", "read_value_split", "prepare_positions",
+           "PositionBatches"]
 
 #: Value shard arrays: name -> (dtype, per cell (n, r, c) or per state (n,)).
 VALUE_FIELDS: dict[str, tuple[np.dtype, bool]] = {
@@ -370,3 +371,66 @@ def prepare_positions(folder, split: str, n_jobs: int = 1) -> dict[tuple[int, in
         by_shape.setdefault(arrays["grid"].shape[1:], []).append(arrays)
     return {shape: {k: np.concatenate([a[k] for a in parts]) for k in parts[0]}
             for shape, parts in sorted(by_shape.items())}
+
+
+class PositionBatches:
+    """The training batches of a value network: one split's prepared positions, batch by batch.
+
+    The loader of the models whose ``inputs`` are ``"value"`` (the value networks; see
+    :data:`~nnsweeper.datasets.LOADERS`). The split is read and analysed once
+    (:func:`prepare_positions`, ``num_workers`` processes); each batch holds positions
+    of one board shape, a dict of their arrays (``grid``, ``total_mines``, ``flags``,
+    ``prob``, ``log_layouts``, ``value``, ``survived``), which the value network's
+    :meth:`~nnsweeper.models.value.ValueNet.outputs` reads. With ``shuffle``, epoch ``e``
+    draws its order from ``(seed, e)`` (:meth:`set_epoch`); with several ranks each takes
+    every ``world_size``-th batch, all ranks the same number.
+
+    Raises
+    ------
+    DatasetError
+        A folder that is not a value dataset, a split without positions, or an option
+        that only the probability datasets have (``configs``, ``augment``).
+    """
+
+    def __init__(self, root, split: str, *, batch_size: int = 128, shuffle: bool = False, seed: int = 0,
+                 num_workers: int = 0, rank: int = 0, world_size: int = 1, drop_last: bool = False,
+                 configs=None, augment: bool = False, **_shard_options):
+        # _shard_options: pool, cache_shards, in_memory of the shard loaders; the positions are
+        # always in memory here.
+        if configs:
+            raise DatasetError(f"a value dataset has no configurations to choose from; got {configs!r} "
+                               f"(leave data.configurations out)")
+        if augment:
+            raise DatasetError("value positions are not augmented: set train.augment = false")
+        check_int("batch_size", batch_size, 1, DatasetError)
+        self.root, self.split = root, split
+        self.positions = prepare_positions(root, split, max(1, num_workers))
+        if not self.positions:
+            raise DatasetError(f"value dataset {os.fspath(root)!r} has no positions in its {split!r} split")
+        self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
+        self.rank, self.world_size, self.drop_last = rank, world_size, drop_last
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose order the next pass draws (with ``shuffle``)."""
+        self.epoch = epoch
+
+    def batches(self) -> list[tuple[tuple[int, int], np.ndarray]]:
+        """This rank's ``(shape, rows)`` batches of the current epoch, in order."""
+        from nnsweeper.models.value import position_batches
+
+        rng = np.random.default_rng([self.seed, self.epoch]) if self.shuffle else None
+        out = position_batches(self.positions, self.batch_size, rng)
+        if self.drop_last:
+            out = [b for b in out if len(b[1]) == self.batch_size]
+        if self.world_size > 1:
+            out = out[self.rank::self.world_size][:len(out) // self.world_size]
+        return out
+
+    def __len__(self) -> int:
+        return len(self.batches())
+
+    def __iter__(self):
+        for shape, rows in self.batches():
+            arrays = self.positions[shape]
+            yield {k: v[rows] for k, v in arrays.items()}

@@ -252,7 +252,7 @@ def each_outcome(obs: Observation, cell, *, max_states: int = MAX_STATES):
     for v in range(known, known + free + 1):
         shown = np.array(g)  # a new array each time: an Observation freezes its grid
         shown[i, j] = v
-        board = Observation._trusted(shown, obs.total_mines, flags)
+        board = Observation.from_checked(shown, obs.total_mines, flags)
         try:
             after = analyze(board, max_states=max_states)
         except InconsistentBoardError:

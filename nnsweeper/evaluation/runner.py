@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from nnsweeper._version import __version__
-from nnsweeper.parallel import effective_jobs, imap
+from nnsweeper.parallel import effective_jobs, imap, machine
 
 from .games import Board, SolverSetup, batched, play_games, play_lockstep
 from .stats import wilson_interval
@@ -249,17 +249,3 @@ def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: 
         if progress:
             bar.set_postfix_str(str(tally), refresh=True)
     log("finished")
-
-
-def machine() -> str:
-    """The processor this process runs on, for the account of a run (its model name where known)."""
-    import platform
-
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()

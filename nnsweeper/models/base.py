@@ -598,8 +598,9 @@ def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> li
     for obs in observations:
         symmetries = board_symmetries(*obs.grid.shape)
         groups.append(symmetries)
-        views.extend(Observation._trusted(np.ascontiguousarray(apply_symmetry(obs.grid, s)), obs.total_mines,
-                                          np.ascontiguousarray(apply_symmetry(obs.flags, s)))
+        views.extend(Observation.from_checked(np.ascontiguousarray(apply_symmetry(obs.grid, s)),
+                                              obs.total_mines,
+                                              np.ascontiguousarray(apply_symmetry(obs.flags, s)))
                      for s in symmetries)
     answers = model.predict_observations(views, batch_size)
     out, k = [], 0

@@ -137,7 +137,7 @@ def value_inputs(grids: np.ndarray, total_mines: np.ndarray, flags: np.ndarray, 
         Natural log of each board's number of layouts.
     """
     g, p, mines, totals, _, extra = _position_arrays(grids, total_mines, flags, probabilities, log_layouts)
-    obs = Observations._trusted(g, totals, mines)
+    obs = Observations.from_checked(g, totals, mines)
     data = features.build_graph_batch(obs)
     b = data["cell"].batch.numpy()
     i, j = data["cell"].pos.numpy().T
@@ -186,9 +186,18 @@ class ValueNet(MineModel):
         raise ModelError(f"a {self.arch!r} model predicts a position's chance to win, not P(mine); "
                          f"use nnsweeper.models.value.predict_values")
 
-    def outputs(self, batch, *, symmetric: bool = False):
-        raise ModelError(f"a {self.arch!r} model is trained on value positions "
-                         f"(nnsweeper.training.train with its [model] arch), not on mine-probability batches")
+    def outputs(self, batch, *, symmetric: bool = False) -> dict[str, torch.Tensor]:
+        """What the training loop reads of a batch of prepared positions (a dict of their arrays,
+        :class:`~nnsweeper.datasets.values.PositionBatches`): ``logit`` (one per position) and
+        ``value``, the label (float32, on the model's device)."""
+        if symmetric:
+            raise ModelError(f"a {self.arch!r} model has no symmetric outputs")
+        if not isinstance(batch, Mapping) or "value" not in batch:
+            raise ModelError(f"a {self.arch!r} model is trained on prepared value positions (a dict with "
+                             f"'value'), not on mine-probability batches; got {type(batch).__name__}")
+        logit = self(position_inputs(self, batch, slice(None)))
+        return {"logit": logit, "value": torch.as_tensor(np.asarray(batch["value"]), dtype=torch.float32,
+                                                         device=logit.device)}
 
 
 class ValueGNN(ValueNet):
@@ -255,11 +264,11 @@ def value_grid_inputs(grids, total_mines, flags, probabilities, log_layouts) -> 
     len(VALUE_GLOBAL_FEATURES)).
     """
     g, p, mines, totals, safe, extra = _position_arrays(grids, total_mines, flags, probabilities, log_layouts)
-    obs = Observations._trusted(g, totals, mines)
+    obs = Observations.from_checked(g, totals, mines)
     grid = features.encode_grids(obs)
     prob = np.where(g < 0, p, 0.0).astype(np.float32)[:, None]
     x = np.concatenate([grid, prob, safe[:, None].astype(np.float32)], axis=1)
-    glob = np.concatenate([features._globals(totals, mines, *features._masks(g, mines)), extra], axis=1)
+    glob = np.concatenate([features.batch_globals(obs), extra], axis=1)
     return {"x": torch.from_numpy(x), "globals": torch.from_numpy(glob.astype(np.float32))}
 
 
@@ -392,8 +401,11 @@ def position_inputs(model: ValueNet, arrays: dict, rows: np.ndarray):
 def predict_positions(model: ValueNet, positions: dict, batch_size: int = 256) -> dict:
     """The model's P(win) (float64) of every prepared position, per board shape, in their order."""
     model.eval()
-    return {shape: np.concatenate([torch.sigmoid(model(position_inputs(model, arrays, idx)).double()).numpy()
-                                   for _, idx in position_batches({shape: arrays}, batch_size, None)])
+    def run(arrays, rows):
+        return torch.sigmoid(model(position_inputs(model, arrays, rows)).double()).cpu().numpy()
+
+    return {shape: np.concatenate([run(arrays, rows)
+                                   for _, rows in position_batches({shape: arrays}, batch_size, None)])
             for shape, arrays in positions.items()}
 
 

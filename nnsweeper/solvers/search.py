@@ -363,7 +363,7 @@ class SearchSolver(Solver):
         # can still reach the bound.
         pending.sort(key=lambda x: -x[0])
         for n, safety, board, a2 in pending:
-            obs2 = Observation._trusted(board.grid, obs.total_mines, obs.flags | a2.mines)
+            obs2 = Observation.from_checked(board.grid, obs.total_mines, obs.flags | a2.mines)
             deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].score)
             score -= n * (safety - deeper) * _SLACK_DEN
             if bound is not None and score < bound:
