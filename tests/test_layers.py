@@ -39,3 +39,36 @@ def test_an_upward_import_breaks_the_layers(tmp_path):
     config.write_text(swapped)
     done = _lint_imports("--no-cache", config=config)
     assert done.returncode != 0 and "every import points down BROKEN" in done.stdout
+
+
+def _private_imports(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """``from M import _name`` lines of ``source`` (the module ``module``, a package's
+    ``__init__`` with ``is_package``) where M is another nnsweeper module: internals shared
+    by private name across modules."""
+    import ast
+
+    package = module if is_package else module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:  # relative: from the module's package (one dot) or above
+            parts = package.split(".")
+            base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+        if not base.startswith("nnsweeper") or base == module:
+            continue
+        found += [f"{module}: from {base} import {a.name}" for a in node.names
+                  if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_ones_private_names():
+    found = []
+    for path in sorted((ROOT / "nnsweeper").rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        found += _private_imports(path.read_text(encoding="utf-8"), name, is_package=path.stem == "__init__")
+    assert found == []
+    # The check finds one: a relative import of a private name from a sibling module.
+    assert _private_imports("from .generate import _check, Part\n", "nnsweeper.datasets.values") == [
+        "nnsweeper.datasets.values: from nnsweeper.datasets.generate import _check"]

@@ -575,15 +575,16 @@ def test_tensorboard_logs_every_step_and_each_epochs_validation_by_kind(tmp_path
     for h in history:
         at = h["step"]
         assert (at, pytest.approx(h["val_loss"], rel=1e-6)) in logged["val/loss"]
-        assert dict(logged["val/frontier_log_loss_ratio"])[at] == pytest.approx(h["val_frontier_log_loss_ratio"],
-                                                                                rel=1e-6)
+        ratio = dict(logged["val/frontier_log_loss_ratio"])[at]
+        assert ratio == pytest.approx(h["val_frontier_log_loss_ratio"], rel=1e-6)
         assert dict(logged["epoch/examples"])[at] == h["examples"]
     # The fixture's validation split has two policies and two boards: figures by each.
     assert history[-1]["examples"] == 2 * (116 + 55 + 47)
     kinds = history[-1]["val_kinds"]
     assert set(kinds["policy"]) == {"csp", "explore"} and set(kinds["board"]) == {"6x6-m5", "9x9-m10"}
     ratio = kinds["policy"]["explore"]["frontier_log_loss_ratio"]
-    assert dict(logged["val_by_policy/frontier_log_loss_ratio/explore"])[steps] == pytest.approx(ratio, rel=1e-6)
+    logged_ratio = dict(logged["val_by_policy/frontier_log_loss_ratio/explore"])[steps]
+    assert logged_ratio == pytest.approx(ratio, rel=1e-6)
 
 
 def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(tmp_path, monkeypatch):

@@ -43,7 +43,7 @@ from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
 from nnsweeper.solvers.base import STARTS
 
 from .card import add_stats, card_row, format_card, shard_statistics
-from .policies import FLAG_CODES, FLAG_MODES, POLICIES, _check_choices, record_game
+from .policies import FLAG_CODES, FLAG_MODES, POLICIES, check_choices, record_game
 from .storage import (
     FORMAT,
     FORMAT_VERSION,
@@ -302,7 +302,7 @@ def _split_games(games: int, fractions: dict[str, float]) -> dict[str, int]:
     return out
 
 
-def _check_splits(splits) -> dict[str, float]:
+def check_splits(splits) -> dict[str, float]:
     if isinstance(splits, dict):
         fractions = dict(splits)
     else:
@@ -418,7 +418,7 @@ def _check_size(parts: Sequence[Part], fractions: dict[str, float], shard_games:
         )
 
 
-def _writer_lock(out: Path):
+def writer_lock(out: Path):
     """Hold the exclusive lock of dataset folder ``out`` (created if new), or refuse at once."""
     if out.exists() and not out.is_dir():
         raise DatasetError(f"output {os.fspath(out)!r} exists and is not a folder")
@@ -505,18 +505,18 @@ def generate(
     from nnsweeper.parallel import check_n_jobs
 
     seed = check_int("seed", seed, 0, DatasetError)
-    _check_choices(policy, record, start, flags)
+    check_choices(policy, record, start, flags)
     if not 0 <= float(epsilon) <= 1:
         raise DatasetError(f"epsilon must be in [0, 1]; got {epsilon!r}")
     shard_games = check_int("shard_games", shard_games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
     games = check_int("games", games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
     n_jobs = check_n_jobs(n_jobs, allow_none=True, error=DatasetError)
     parts = resolve_parts(parts, games=int(games), first_click=first_click, policy=policy, flags=flags)
-    fractions = _check_splits(splits)
+    fractions = check_splits(splits)
     _check_size(parts, fractions, shard_games)
     arguments = _arguments(parts, fractions, int(seed), record, float(epsilon), start, int(shard_games))
     out = Path(out)
-    with _writer_lock(out):
+    with writer_lock(out):
         return _generate(out, parts, fractions, arguments, n_jobs, progress)
 
 

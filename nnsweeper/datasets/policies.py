@@ -118,7 +118,7 @@ FLAG_MODES = tuple(FLAG_CODES)
 RECORD_MODES = ("all", "guess")
 
 
-def _check_choices(policy: str, record: str, start: str, flags: str = "all") -> None:
+def check_choices(policy: str, record: str, start: str, flags: str = "all") -> None:
     if policy not in POLICIES:
         raise DatasetError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
     if record not in RECORD_MODES:
@@ -234,7 +234,7 @@ def record_game(rules: Rules, seed: int, policy: str = "csp", *, record: str = "
         ``game`` (set by the caller).
     won : bool
     """
-    _check_choices(policy, record, start, flags)
+    check_choices(policy, record, start, flags)
     env = Game(rules, seed=seed)
     kept = []
 

@@ -51,7 +51,7 @@ from nnsweeper.seeds import (
 )
 from nnsweeper.solvers.base import GUESS_KINDS, STARTS, Decision
 
-from .generate import MAX_SHARD_CELLS, Part, _check_splits, _writer_lock, plan_shards, resolve_parts
+from .generate import MAX_SHARD_CELLS, Part, check_splits, plan_shards, resolve_parts, writer_lock
 from .policies import policy_solver
 from .storage import file_sha256, read_shard, write_shard
 
@@ -270,7 +270,7 @@ def generate_values(out, parts="value", *, games: int = 100, splits=(0.8, 0.1, 0
         items += list(VALUE_MIXES[item]) if isinstance(item, str) and item in VALUE_MIXES else [item]
     parts = items
     parts = resolve_parts(parts, games=games, first_click=first_click, policy=policy)
-    fractions = _check_splits(splits)
+    fractions = check_splits(splits)
     if record not in ("guess", "all"):
         raise DatasetError(f"record must be 'guess' or 'all'; got {record!r}")
     if start not in STARTS:
@@ -282,7 +282,7 @@ def generate_values(out, parts="value", *, games: int = 100, splits=(0.8, 0.1, 0
     arguments = {"parts": [p.to_dict() for p in parts], "splits": fractions, "seed": seed, "start": start,
                  "record": record, "shard_games": shard_games}
     out = Path(out)
-    with _writer_lock(out):
+    with writer_lock(out):
         manifest_path = out / MANIFEST_NAME
         if manifest_path.exists():
             m = load_value_manifest(out)

@@ -15,7 +15,7 @@ import numpy as np
 
 from nnsweeper.fileio import atomic_path
 from nnsweeper.plots._common import check_board, check_empty_figure, check_probabilities
-from nnsweeper.plots.boards import _board_cmap, _board_colorbar, _board_figure, _draw_board
+from nnsweeper.plots.boards import board_cmap, board_colorbar, board_figure, draw_board
 
 __all__ = ["animate_game"]
 
@@ -90,7 +90,7 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
         raise ValueError(f"fps must be a positive number; got {fps!r}")
     dpi = check_int("dpi", dpi, 1)
     checked = _check_frames(frames)
-    cm = _board_cmap(cmap)
+    cm = board_cmap(cmap)
     own = fig is None
     if not own:
         check_empty_figure(fig)
@@ -98,10 +98,10 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
     rows, cols = checked[0]["grid"].shape
     label_lines = max(fr["label"].count("\n") + 1 if fr["label"] else 1 for fr in checked)
     title_lines = 0 if title is None else str(title).count("\n") + 1
-    fig, (ax,), cax = _board_figure(1, rows, cols, title_lines=label_lines - 1 + title_lines,
+    fig, (ax,), cax = board_figure(1, rows, cols, title_lines=label_lines - 1 + title_lines,
                                     min_width=4.0, dpi=dpi, fig=fig)
     try:
-        _board_colorbar(fig, cm, cax=cax)
+        board_colorbar(fig, cm, cax=cax)
         if title is not None:
             fig.suptitle(title)
         writer = animation.PillowWriter(fps=fps) if suffix == ".gif" else animation.FFMpegWriter(fps=fps)
@@ -111,7 +111,7 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
             writer.setup(fig, tmp, dpi=dpi)
             for frame in checked:
                 ax.clear()
-                _draw_board(ax, frame["grid"], frame["probabilities"], frame["flags"], cmap=cm,
+                draw_board(ax, frame["grid"], frame["probabilities"], frame["flags"], cmap=cm,
                             move=frame["move"])
                 ax.set_title(frame["label"] or "", fontsize=9)
                 writer.grab_frame()

@@ -90,7 +90,7 @@ def plot_probability_boards(grid, maps, *, flags=None, mines=None, axes=None, fi
         raise ValueError("maps must hold at least one P(mine) map; got an empty dict")
     panels_data = [(str(label), check_probabilities(f"maps[{label!r}]", p, g.shape))
                    for label, p in maps.items()]
-    cm = _board_cmap(cmap)
+    cm = board_cmap(cmap)
     if axes is not None and fig is not None:
         raise ValueError(
             f"fig must be None when axes are given (the panels' figure is theirs); got {type(fig).__name__}"
@@ -109,17 +109,17 @@ def plot_probability_boards(grid, maps, *, flags=None, mines=None, axes=None, fi
         fig = panels[0].figure
         if any(a.figure is not fig for a in panels):
             raise ValueError("axes must all belong to one figure; got Axes of several figures")
-        _board_colorbar(fig, cm, ax=panels)
+        board_colorbar(fig, cm, ax=panels)
     else:
         if fig is not None:
             check_empty_figure(fig)
-        fig, panels, cax = _board_figure(len(panels_data), *g.shape,
+        fig, panels, cax = board_figure(len(panels_data), *g.shape,
                                          title_lines=int(title is not None), fig=fig)
-        _board_colorbar(fig, cm, cax=cax)
+        board_colorbar(fig, cm, cax=cax)
     if title is not None:
         fig.suptitle(title)
     for ax, (label, p) in zip(panels, panels_data, strict=True):
-        _draw_board(ax, g, p, f, cmap=cm, mines=m)
+        draw_board(ax, g, p, f, cmap=cm, mines=m)
         ax.set_title(label, fontsize=10)
     return fig
 
@@ -163,7 +163,7 @@ def plot_position(observation, analysis, suggestions=(), *, ax=None, fig=None, t
 
     g, f, _ = check_board(observation.grid, observation.flags, None)
     p = check_probabilities("analysis.probabilities", analysis.probabilities, g.shape)
-    cm = _board_cmap(cmap)
+    cm = board_cmap(cmap)
     rows, cols = g.shape
     moves = [(name, move) for name, move in suggestions if move is not None]
     legend_rows = -(-(len(moves) + 2) // 3)
@@ -174,14 +174,14 @@ def plot_position(observation, analysis, suggestions=(), *, ax=None, fig=None, t
             check_empty_figure(fig)
         # Cells large enough for their probability text, up to about 40 inches a side.
         cell = min(0.42, 40 / max(rows, cols)) if cols > _MAX_TEXT_COLS else None
-        fig, (ax,), cax = _board_figure(1, rows, cols, title_lines=1, min_width=6.0, fig=fig,
+        fig, (ax,), cax = board_figure(1, rows, cols, title_lines=1, min_width=6.0, fig=fig,
                                         cell_inches=cell, bottom_lines=legend_rows)
-        _board_colorbar(fig, cm, cax=cax)
+        board_colorbar(fig, cm, cax=cax)
     else:
         fig = ax.figure
-        _board_colorbar(fig, cm, ax=ax)
+        board_colorbar(fig, cm, ax=ax)
     proven_mines = np.asarray(analysis.mines) & ~f
-    _draw_board(ax, g, p, f, cmap=cm, mines=proven_mines, values_text=max(rows, cols) <= 96)
+    draw_board(ax, g, p, f, cmap=cm, mines=proven_mines, values_text=max(rows, cols) <= 96)
     for r, c in np.argwhere(np.asarray(analysis.safe)):
         ax.add_patch(Rectangle((c - 0.44, r - 0.44), 0.88, 0.88, fill=False, edgecolor=_SAFE_COLOR,
                                linestyle="--", linewidth=1.5, zorder=2, gid="safe"))
@@ -221,7 +221,7 @@ def _cell_points(ax, rows: int, cols: int) -> float:
     return min(box.width / cols, box.height / rows) * 72 / ax.figure.dpi
 
 
-def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None, values_text=None):
+def draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None, values_text=None):
     """Draw one checked board on ``ax``; return the P(mine) image.
 
     Covered unflagged cells take their colour from ``probabilities`` (0..1), with the
@@ -288,7 +288,7 @@ def _draw_board(ax, grid, probabilities, flags, *, cmap, mines=None, move=None, 
     return image
 
 
-def _board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=None, fig=None,
+def board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=None, fig=None,
                   cell_inches=None, bottom_lines=0):
     """A figure with ``n_panels`` board axes in a row and a colorbar axes.
 
@@ -322,7 +322,7 @@ def _board_figure(n_panels, rows, cols, *, title_lines=0, min_width=0.0, dpi=Non
     return fig, panels, cax
 
 
-def _board_colorbar(fig, cmap, **where):
+def board_colorbar(fig, cmap, **where):
     """One colorbar of P(mine) from 0 to 1 on ``fig``; ``where`` is ``cax=`` or ``ax=``."""
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
@@ -332,7 +332,7 @@ def _board_colorbar(fig, cmap, **where):
     return bar
 
 
-def _board_cmap(cmap):
+def board_cmap(cmap):
     """``cmap`` (a name or a Colormap) with revealed cells' grey as its "bad" colour."""
     import matplotlib
     from matplotlib.colors import Colormap
