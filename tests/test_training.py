@@ -608,6 +608,10 @@ def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(
     with pytest.raises(TrainingInterrupted):
         train(config, progress=False)  # steps 1-5 logged, resume.pt holds step 4
     monkeypatch.setattr(training, "_step", real)
+    # TensorBoard reads a folder's event files in name order, and a name starts with the
+    # second it was made: a resume starts in a later second than the run it continues
+    # (here in the same process, it waits for the next one).
+    time.sleep(1.01 - time.time() % 1.0)
     train(config, resume=True, progress=False)
     a, b = _scalars(tmp_path / "reference" / "tensorboard"), _scalars(tmp_path / "run" / "tensorboard")
     assert a["train/loss"] == b["train/loss"] and a["val/loss"] == b["val/loss"]
