@@ -169,7 +169,7 @@ def test_train_help_lists_every_key_with_its_default(capsys):
 
 
 def test_certain_weight_in_the_loss():
-    from nnsweeper.training import _loss
+    from nnsweeper.training.scoring import bce_loss as _loss
 
     logit = torch.tensor([0.0, 1.0, -2.0, 3.0])
     out = {"logit": logit, "prob": torch.tensor([0.0, 0.25, 1.0, 0.5]),
@@ -195,7 +195,7 @@ def test_missing_config_file(tmp_path):
                          ids=["cnn", "gnn", "cnn-augment"])
 def test_two_epochs_lower_the_loss(tmp_path, model, options):
     config = check_config(_config(tmp_path, model, epochs=2, **options))
-    from nnsweeper.training import _loader
+    from nnsweeper.training.loop import _loader
 
     torch.manual_seed(0)
     fresh = MineModel.from_config(config.model)
@@ -213,7 +213,7 @@ def test_two_epochs_lower_the_loss(tmp_path, model, options):
 
 
 def test_augment_is_refused_for_graphs_and_shuffles_the_training_loader_only(tmp_path):
-    from nnsweeper.training import _loader
+    from nnsweeper.training.loop import _loader
 
     config = check_config(_config(tmp_path, GNN, augment=True))
     with pytest.raises(DatasetError, match="augment is for grid models"):
@@ -341,7 +341,7 @@ def test_ddp_two_cpu_processes(tmp_path):
 
 
 def _batches(config) -> int:
-    from nnsweeper.training import _loader
+    from nnsweeper.training.loop import _loader
 
     config = check_config(config)
     model = MineModel.from_config(config.model)
@@ -413,7 +413,7 @@ def test_resuming_a_finished_run_says_so_and_trains_nothing(tmp_path, capsys):
 
 
 def test_resuming_with_more_epochs_stretches_the_schedule(tmp_path):
-    from nnsweeper.training import _schedule
+    from nnsweeper.training.loop import _schedule
 
     first = train(check_config(_config(tmp_path, CNN, epochs=1)), progress=False)
     per_epoch = first.history[0]["step"]
@@ -445,7 +445,7 @@ def test_resuming_with_more_epochs_stretches_the_schedule(tmp_path):
 
 
 def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, monkeypatch, capsys):
-    import nnsweeper.training as training
+    import nnsweeper.training.loop as training
     from nnsweeper.cli import main
 
     config = _config(tmp_path, CNN, epochs=2, save_every=2)
@@ -524,7 +524,7 @@ def test_evaluate_model_notes_games_the_model_learned_from(tmp_path, capsys):
 def test_held_out_compares_seeds_not_datasets():
     # A smaller dataset made with the same seed shares the first games of each stream.
     from nnsweeper.seeds import seed_stream
-    from nnsweeper.training import _held_out
+    from nnsweeper.training.scoring import _held_out
 
     key = (10, 10, 5, 0, 0)
     trained = [seed_stream(0, "train", key, 320), seed_stream(0, "val", key, 40)]
@@ -589,7 +589,7 @@ def test_tensorboard_logs_every_step_and_each_epochs_validation_by_kind(tmp_path
 
 def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(tmp_path, monkeypatch):
     pytest.importorskip("tensorboard")
-    import nnsweeper.training as training
+    import nnsweeper.training.loop as training
     from nnsweeper.training import TrainingInterrupted
 
     reference = _config(tmp_path, CNN, epochs=2)
@@ -642,7 +642,7 @@ def test_without_tensorboard_a_run_trains_and_says_why_it_logs_nothing(tmp_path,
 def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, monkeypatch, capsys):
     import json
 
-    import nnsweeper.training as training
+    import nnsweeper.training.loop as training
     from nnsweeper.cli import main
     from nnsweeper.training import TrainingInterrupted, run_states
 

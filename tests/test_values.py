@@ -353,7 +353,7 @@ def test_a_value_run_stopped_and_resumed_ends_with_the_weights_of_one_never_stop
         tiny_value_model, tmp_path, monkeypatch, capsys):
     # Ctrl-C in epoch 2 through the command line, then --resume: the same batches in the
     # same order, so the same weights and validation losses (on the CPU).
-    import nnsweeper.training as training
+    import nnsweeper.training.loop as training
     from nnsweeper.cli import main
 
     path, _ = tiny_value_model
