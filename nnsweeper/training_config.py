@@ -149,6 +149,9 @@ class TrainSection(_Section):
     val_max_batches: int = 0
     #: Also write resume.pt every this many steps within an epoch (0: at the end of each epoch only).
     save_every: int = 0
+    #: Keep the weights of every this many epochs as checkpoints/epoch-NNNN.pt (0: none): the points of
+    #: a training curve (train/scaling.py scores them).
+    keep_every: int = 0
     #: Shards of one board size whose states are shuffled together.
     pool: int = 4
     #: Decoded shards each loader process keeps in memory.
@@ -168,7 +171,7 @@ class TrainSection(_Section):
 
         for key in ("epochs", "batch_size"):
             self._int(key, 1)
-        for key in ("max_batches", "val_max_batches", "save_every", "seed"):
+        for key in ("max_batches", "val_max_batches", "save_every", "keep_every", "seed"):
             self._int(key, 0)
         for key in ("num_workers", "threads"):
             self._int(key, 0, max_jobs())

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -10,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _module(relative: str):
     spec = importlib.util.spec_from_file_location(Path(relative).stem, ROOT / relative)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up there
     spec.loader.exec_module(module)
     return module
 
@@ -171,3 +173,43 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     block = readme.read_text().split(page.BEGIN)[1].split(page.END)[0]
     assert "old" not in block and "| beginner 9x9/10, safe first click at corner | " in block
     assert readme.read_text().endswith("\n\nrest\n")
+
+
+def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, tmp_path, capsys):
+    import csv
+
+    mod = _module("train/scaling.py")
+    fixture = ROOT / "data" / "fixtures" / "tiny"
+    base = tmp_path / "base.toml"
+    base.write_text(f'[data]\npath = "{fixture.as_posix()}"\n[model]\narch = "gnn"\nhidden = 8\nlayers = 1\n'
+                    f'[train]\nbatch_size = 32\nseed = 0\n[output]\ndir = "unused"\n')
+    monkeypatch.setattr(mod, "RUNS", (mod.Run("gnn-t", str(base), {"hidden": 8}, 2),))
+    monkeypatch.setattr(mod, "RUNS_DIR", tmp_path / "runs")
+    monkeypatch.setattr(mod, "SCORES", tmp_path / "scores")
+    monkeypatch.setattr(mod, "TABLE", tmp_path / "scaling")
+    monkeypatch.setattr(mod, "TESTS", {"broad_test": str(fixture), "unseen_test": str(fixture)})
+    assert mod.main(["train"]) == 0
+    assert mod.main(["score", "--games", "30"]) == 0
+    assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing
+    rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "scores" / "gnn-t").glob("*.json"))]
+    assert [r["epoch"] for r in rows] == [1, 2]
+    per_epoch = 116 + 55 + 47  # the fixture's training states
+    assert [r["examples"] for r in rows] == [per_epoch, 2 * per_epoch]
+    assert rows[0]["broad_test"] == rows[0]["unseen_test"]  # the same test set twice here
+    worst = rows[1]["broad_test"]
+    kinds = [v for labels in worst["kinds"].values() for v in labels.values() if v is not None]
+    assert worst["worst_kind_ratio"] == max(kinds)
+    play = rows[1]["play"]
+    assert play["games"] == 30 and play["paired"] and play["gap_low"] <= play["gap"] <= play["gap_high"]
+    assert play["gap"] == play["win_rate"] - play["csp_win_rate"]
+    assert rows[0]["play"]["csp_win_rate"] == play["csp_win_rate"]  # the same games for every checkpoint
+    assert mod.main(["table"]) == 0
+    with (tmp_path / "scaling.csv").open() as fh:
+        table = list(csv.DictReader(fh))
+    assert [(t["run"], t["epoch"]) for t in table] == [("gnn-t", "1"), ("gnn-t", "2")]
+    assert float(table[1]["worst_kind_ratio"]) == worst["worst_kind_ratio"]
+    assert (tmp_path / "scaling.png").stat().st_size > 10_000
+    assert "| gnn-t |" in (tmp_path / "scaling.md").read_text()
+    capsys.readouterr()
+    assert mod.main(["status"]) == 0
+    assert capsys.readouterr().out.strip().endswith("2 of 2 epochs (finished); 2 checkpoint(s) scored")

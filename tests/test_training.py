@@ -686,3 +686,14 @@ def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, monkeypa
     assert main(["resume", str(runs), "--quiet"]) == 0  # nothing left: trains nothing
     assert main(["resume", str(tmp_path / "nowhere")]) == 2
     assert "is not a folder of training runs" in capsys.readouterr().err
+
+
+def test_keep_every_keeps_the_weights_of_those_epochs(tmp_path):
+    config = check_config(_config(tmp_path, GNN, epochs=3, keep_every=2, tensorboard=False))
+    result = train(config, progress=False)
+    kept = sorted(p.name for p in (result.run_dir / "checkpoints").glob("*.pt"))
+    assert kept == ["epoch-0002.pt"]
+    a = _state(result.run_dir / "checkpoints" / "epoch-0002.pt")
+    meta = __import__("json").loads((result.run_dir / "checkpoints" / "epoch-0002.json").read_text())
+    assert meta["extra"]["epoch"] == 2 and meta["extra"]["step"] == result.history[1]["step"]
+    assert not all(torch.equal(a[k], v) for k, v in _state(result.last).items())  # epoch 3 moved on

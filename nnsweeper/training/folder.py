@@ -20,15 +20,17 @@ from nnsweeper.training_config import SECTIONS, TrainingConfig, TrainingError
 
 from .board import TENSORBOARD
 
-__all__ = ["RESUME_FILE", "CONFIG_FILE", "RESUMABLE_CHANGES", "finished_note", "prepare_run",
-           "recorded_config"]
+__all__ = ["RESUME_FILE", "CONFIG_FILE", "RESUMABLE_CHANGES", "KEPT", "kept_checkpoint", "finished_note",
+           "prepare_run", "recorded_config"]
 
 #: What a resume continues from: weights, optimiser, schedule, position (``nnsweeper train --resume``).
 RESUME_FILE = "resume.pt"
 #: The run's config, written before anything else.
 CONFIG_FILE = "config.json"
 #: Config keys that may differ when a run resumes (see :mod:`nnsweeper.training`).
-RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path", "train.tensorboard")
+RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path", "train.tensorboard", "train.keep_every")
+#: The folder of the checkpoints kept along the way (``train.keep_every``).
+KEPT = "checkpoints"
 
 
 def finished_note(run_dir: Path, state: dict, epochs: int) -> str | None:
@@ -135,3 +137,8 @@ def _check_same_config(run_dir: Path, recorded: dict, config: TrainingConfig) ->
         f"(recorded in {os.fspath(run_dir / CONFIG_FILE)})" + (f" or the overrides {typed}" if typed else "")
         + ", or train the new config into another output.dir"
     )
+
+
+def kept_checkpoint(run_dir: Path, epoch: int) -> Path:
+    """Where the weights after ``epoch`` are kept (``train.keep_every``)."""
+    return Path(run_dir) / KEPT / f"epoch-{epoch:04d}.pt"

@@ -37,7 +37,7 @@ from nnsweeper.training_config import (
 )
 
 from .board import TensorBoardLog
-from .folder import CONFIG_FILE, RESUME_FILE, finished_note, prepare_run, recorded_config
+from .folder import CONFIG_FILE, RESUME_FILE, finished_note, kept_checkpoint, prepare_run, recorded_config
 from .scoring import bce_loss, is_value_model, to_device, validate
 
 if TYPE_CHECKING:
@@ -531,6 +531,8 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, *, progr
         save_checkpoint(run.run_dir / "last.pt", run.model, extra=meta)
         if improved:
             save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
+        if t.keep_every and run.epoch % t.keep_every == 0:
+            save_checkpoint(kept_checkpoint(run.run_dir, run.epoch), run.model, extra=meta)
         to_json(run.history, run.run_dir / "history.json", indent=1)
         run.save_resume(run.epoch, 0)
     run.board.epoch(run.step, record)

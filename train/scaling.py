@@ -1,0 +1,494 @@
+"""Scaling curves: how far the CNN and the GNN get as a function of training compute.
+
+Each run of :data:`RUNS` is one architecture at one size, trained on ``data/broad``
+(the bundled models' dataset) by the one training loop with ``train.keep_every = 1``,
+so that every epoch's weights stay in ``runs/scaling/NAME/checkpoints/``. Every kept
+checkpoint is then scored on data it never saw:
+
+- the frontier log-loss ratio to the exact engine, pooled and for its worst kind
+  (board, behaviour policy, flag mode, policy with flag mode), with the shares of
+  proven-safe cells given P < 0.02 and of proven mines given P > 0.98, on
+  ``data/broad_test`` (the trained boards, other seeds) and ``data/unseen_test`` (8x8
+  with 20 mines and 24x30 with 200, boards kept out of training);
+- its pure solver against ``csp`` on the same expert games (first click in the corner,
+  base seed :data:`GAMES_SEED`), with the paired gap and its 95% interval.
+
+Each checkpoint's figures go to ``eval/results/scaling/NAME/epoch-NNNN.json`` (small,
+committed), with the compute that made it: training states seen, optimiser steps, the
+seconds of training and the hardware. ``table`` gathers them into
+``eval/results/scaling.{csv,md,png}``. Every step continues where it stopped::
+
+    python train/scaling.py data              # the three datasets (once; about 10 min on 2 cores)
+    python train/scaling.py train gnn-s       # train (continues an unfinished run; all runs without NAME)
+    python train/scaling.py score             # score every kept checkpoint not scored yet
+    python train/scaling.py table             # the table and the figure
+    python train/scaling.py status            # where each run stands
+
+``--device cuda`` trains on a GPU (bf16 autocast; ``--workers N`` loader processes);
+``--epochs N`` sets a run's epochs (the schedule spans them: a run extended later
+continues with the schedule of its new length, see ``nnsweeper train --help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS_DIR = ROOT / "runs" / "scaling"
+SCORES = ROOT / "eval" / "results" / "scaling"
+TABLE = ROOT / "eval" / "results" / "scaling"
+#: The datasets: training, and the two held-out test sets, with the commands that make them.
+DATA = {
+    "data/broad": "nnsweeper generate data/broad --mix broad --games 50 --seed 0 --jobs 2",
+    "data/broad_test": "nnsweeper generate data/broad_test --mix broad --games 12 --splits 0,0,1 --seed 1 "
+    "--jobs 2",
+    "data/unseen_test": "nnsweeper generate data/unseen_test --mix unseen --games 100 --splits 0,0,1 "
+    "--seed 2 --jobs 2",
+}
+#: The held-out test sets by the name the scores use: the trained boards on other seeds, and
+#: boards kept out of training.
+TESTS = {"broad_test": "data/broad_test", "unseen_test": "data/unseen_test"}
+#: Base seed of the paired expert games each checkpoint's pure solver plays with csp.
+GAMES_SEED = 33
+#: The target of issue "both models at the limit": frontier log-loss ratio on every kind.
+TARGETS = {"cnn": 1.08, "gnn": 1.02}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One architecture at one size: its model keys and training overrides over the base config."""
+
+    name: str
+    base: str  # the bundled model's training config it starts from
+    model: dict
+    epochs: int
+    train: dict = field(default_factory=dict)
+
+    @property
+    def arch(self) -> str:
+        return self.name.split("-")[0]
+
+    @property
+    def run_dir(self) -> Path:
+        return RUNS_DIR / self.name
+
+    def overrides(self, epochs: int | None, device: str, workers: int) -> list[str]:
+        out = [f"model.{k}={json.dumps(v)}" for k, v in self.model.items()]
+        out += [f"train.{k}={json.dumps(v)}" for k, v in self.train.items()]
+        out += [
+            f"train.epochs={epochs or self.epochs}",
+            "train.keep_every=1",
+            f"train.device={device}",
+            f"train.num_workers={workers}",
+            f"output.dir={json.dumps(os.fspath(self.run_dir))}",
+        ]
+        return out
+
+
+#: Three sizes of each architecture; the middle ones are the bundled models' configs.
+RUNS = (
+    Run("cnn-s", "train/cnn_broad.toml", {"channels": 16, "blocks": 4}, 8),
+    Run("cnn-m", "train/cnn_broad.toml", {}, 8),
+    Run("cnn-l", "train/cnn_broad.toml", {"channels": 64, "blocks": 10, "dilations": [1, 2, 4, 8, 16]}, 8),
+    Run("gnn-s", "train/gnn_broad.toml", {"hidden": 32, "layers": 8}, 8),
+    Run("gnn-m", "train/gnn_broad.toml", {}, 8),
+    Run("gnn-l", "train/gnn_broad.toml", {"hidden": 128, "layers": 16}, 8),
+)
+
+
+def _chosen(names: list[str]) -> list[Run]:
+    known = {r.name: r for r in RUNS}
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise SystemExit(f"unknown run(s) {', '.join(bad)}; the runs: {', '.join(known)}")
+    return [known[n] for n in names] if names else list(RUNS)
+
+
+# ------------------------------------------------------------------ data and training
+def make_data() -> None:
+    from nnsweeper.cli import main as nnsweeper
+
+    for folder, command in DATA.items():
+        if (ROOT / folder / "manifest.json").exists():
+            print(f"{folder}: made already")
+            continue
+        print(f"$ {command}", flush=True)
+        if nnsweeper(shlex.split(command)[1:]):
+            raise SystemExit(f"{command} failed")
+
+
+def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int, threads: int) -> None:
+    import torch
+
+    from nnsweeper.training import load_config, train
+
+    torch.set_num_threads(threads)
+    for run in runs:
+        overrides = run.overrides(epochs, device, workers) + [f"train.threads={threads}"]
+        config = load_config(ROOT / run.base, overrides)
+        resume = (run.run_dir / "resume.pt").exists()
+        print(
+            f"== {run.name}: nnsweeper train --config {run.base} "
+            f"{shlex.join(run.overrides(epochs, device, workers))}" + (" --resume" if resume else ""),
+            flush=True,
+        )
+        result = train(config, resume=resume, notify=print)
+        if result.already_finished:
+            print(result.already_finished)
+
+
+# ------------------------------------------------------------------ scoring
+def _frontier(result: dict) -> dict:
+    """Pooled frontier figures and the worst kind's ratio of an evaluate_model result."""
+    f = result["frontier"]
+    worst, where = -math.inf, None
+    for kind, labels in result.get("kinds", {}).items():
+        for label, figures in labels.items():
+            ratio = figures["frontier"]["log_loss_ratio"]
+            if ratio is not None and math.isfinite(ratio) and ratio > worst:
+                worst, where = ratio, f"{kind} {label}"
+    return {
+        "log_loss_ratio": f["log_loss_ratio"],
+        "worst_kind_ratio": worst,
+        "worst_kind": where,
+        "safe_below": f["safe_below_threshold"],
+        "mine_above": f["mine_above_threshold"],
+        "cells": f["cells"],
+        "kinds": {
+            kind: {label: figures["frontier"]["log_loss_ratio"] for label, figures in labels.items()}
+            for kind, labels in result.get("kinds", {}).items()
+        },
+    }
+
+
+def _csp_table(games: int, out: Path):
+    """csp's table on the scaling games (played once, kept beside the scores)."""
+    from nnsweeper.cli import main as nnsweeper
+    from nnsweeper.evaluation import EvalTable
+
+    path = out / f"csp-{games}.json"
+    if not path.exists():
+        nnsweeper(
+            [
+                "eval",
+                "--solvers",
+                "csp",
+                "--preset",
+                "expert",
+                "--start",
+                "corner",
+                "--trials",
+                str(games),
+                "--base-seed",
+                str(GAMES_SEED),
+                "--jobs",
+                "1",
+                "--quiet",
+                "--out",
+                os.fspath(path.with_suffix("")),
+            ]
+        )
+    return EvalTable.from_json(path)
+
+
+def score_checkpoint(run: Run, checkpoint: Path, games: int, batch: int) -> dict:
+    """The figures of one kept checkpoint (see the module's docstring)."""
+    import tempfile
+
+    from nnsweeper.cli import main as nnsweeper
+    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.metrics import to_json
+    from nnsweeper.models import load_checkpoint
+    from nnsweeper.training import evaluate_model
+
+    model = load_checkpoint(checkpoint)
+    extra = model.checkpoint_meta["extra"]
+    epoch = int(extra["epoch"])
+    history = json.loads((run.run_dir / "history.json").read_text(encoding="utf-8"))
+    line = next(h for h in history if h["epoch"] == epoch)
+    row = {
+        "run": run.name,
+        "arch": run.arch,
+        "parameters": model.n_parameters,
+        "epoch": epoch,
+        "steps": line["step"],
+        "examples": line.get("examples"),
+        "train_seconds": sum(h["seconds"] for h in history if h["epoch"] <= epoch),
+        "hardware": line.get("hardware"),
+        "model": model.config,
+    }
+    for name, folder in TESTS.items():
+        result, _ = evaluate_model(model, ROOT / folder, "test", batch_size=batch)
+        row[name] = _frontier(json.loads(to_json(result)))
+    csp = _csp_table(games, SCORES)
+    name = f"{run.name}-e{epoch}"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "play"
+        nnsweeper(
+            [
+                "eval",
+                "--solvers",
+                name,
+                "--model",
+                f"{name}={run.arch}:{checkpoint}",
+                "--preset",
+                "expert",
+                "--start",
+                "corner",
+                "--trials",
+                str(games),
+                "--base-seed",
+                str(GAMES_SEED),
+                "--jobs",
+                "1",
+                "--quiet",
+                "--out",
+                os.fspath(out),
+            ]
+        )
+        played = EvalTable.from_json(out.with_suffix(".json"))
+    gap = played.merge(csp).difference(name, "csp")[0]
+    row["play"] = {
+        "board": "expert",
+        "start": "corner",
+        "games": games,
+        "base_seed": GAMES_SEED,
+        "win_rate": gap["win_rate"],
+        "csp_win_rate": gap["reference_win_rate"],
+        "gap": gap["difference"],
+        "gap_low": gap["ci_low"],
+        "gap_high": gap["ci_high"],
+        "paired": gap["paired"],
+    }
+    return row
+
+
+def score_runs(runs: list[Run], *, games: int, batch: int, threads: int) -> None:
+    import torch
+
+    from nnsweeper.fileio import write_text_atomic
+
+    torch.set_num_threads(threads)
+    for run in runs:
+        for checkpoint in sorted((run.run_dir / "checkpoints").glob("epoch-*.pt")):
+            target = SCORES / run.name / f"{checkpoint.stem}.json"
+            if target.exists():
+                continue
+            print(f"== scoring {run.name} {checkpoint.stem}", flush=True)
+            row = score_checkpoint(run, checkpoint, games, batch)
+            write_text_atomic(target, json.dumps(row, indent=1) + "\n")
+            print(_line(row), flush=True)
+
+
+# ------------------------------------------------------------------ the table and the figure
+def _rows() -> list[dict]:
+    rows = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SCORES.glob("*/epoch-*.json"))]
+    order = {r.name: k for k, r in enumerate(RUNS)}
+    return sorted(rows, key=lambda r: (order.get(r["run"], len(order)), r["epoch"]))
+
+
+def _line(r: dict) -> str:
+    b, u, p = r["broad_test"], r["unseen_test"], r["play"]
+    return (
+        f"{r['run']} epoch {r['epoch']}: {r['examples']:,} states seen, {r['train_seconds'] / 60:.1f} min; "
+        f"frontier ratio {b['log_loss_ratio']:.3f} / {u['log_loss_ratio']:.3f} (worst kind "
+        f"{max(b['worst_kind_ratio'], u['worst_kind_ratio']):.3f}); "
+        f"safe {min(b['safe_below'], u['safe_below']):.2%}, "
+        f"mines {min(b['mine_above'], u['mine_above']):.2%}; "
+        f"expert {p['win_rate']:.2%} vs csp {p['csp_win_rate']:.2%}: {100 * p['gap']:+.2f} "
+        f"({100 * p['gap_low']:+.2f} to {100 * p['gap_high']:+.2f})"
+    )
+
+
+COLUMNS = (
+    "run",
+    "parameters",
+    "epoch",
+    "steps",
+    "examples",
+    "train_seconds",
+    "hardware",
+    "broad_test_ratio",
+    "unseen_ratio",
+    "worst_kind_ratio",
+    "worst_kind",
+    "safe_below",
+    "mine_above",
+    "games",
+    "win_rate",
+    "csp_win_rate",
+    "gap",
+    "gap_low",
+    "gap_high",
+)
+
+
+def _flat(r: dict) -> dict:
+    b, u, p = r["broad_test"], r["unseen_test"], r["play"]
+    worst = max((b, u), key=lambda x: x["worst_kind_ratio"])
+    return {
+        "run": r["run"],
+        "parameters": r["parameters"],
+        "epoch": r["epoch"],
+        "steps": r["steps"],
+        "examples": r["examples"],
+        "train_seconds": round(r["train_seconds"], 1),
+        "hardware": r["hardware"],
+        "broad_test_ratio": b["log_loss_ratio"],
+        "unseen_ratio": u["log_loss_ratio"],
+        "worst_kind_ratio": worst["worst_kind_ratio"],
+        "worst_kind": f"{'unseen' if worst is u else 'broad_test'}: {worst['worst_kind']}",
+        "safe_below": min(b["safe_below"], u["safe_below"]),
+        "mine_above": min(b["mine_above"], u["mine_above"]),
+        "games": p["games"],
+        "win_rate": p["win_rate"],
+        "csp_win_rate": p["csp_win_rate"],
+        "gap": p["gap"],
+        "gap_low": p["gap_low"],
+        "gap_high": p["gap_high"],
+    }
+
+
+def write_table() -> list[dict]:
+    from nnsweeper.fileio import write_text_atomic
+
+    rows = [_flat(r) for r in _rows()]
+    if not rows:
+        raise SystemExit("no scores yet: run python train/scaling.py score")
+    text = io.StringIO()
+    writer = csv.DictWriter(text, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(TABLE.with_suffix(".csv"), text.getvalue())
+    lines = [
+        "| run | parameters | epoch | states seen | training | frontier LL ratio: broad_test / unseen "
+        "| worst kind | proven safe at P < 0.02 | proven mines at P > 0.98 | expert: win rate | gap to csp "
+        "(95% interval) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for f in rows:
+        lines.append(
+            f"| {f['run']} | {f['parameters']:,} | {f['epoch']} | {f['examples']:,} "
+            f"| {f['train_seconds'] / 60:.1f} min "
+            f"| {f['broad_test_ratio']:.3f} / {f['unseen_ratio']:.3f} | {f['worst_kind_ratio']:.3f} "
+            f"({f['worst_kind']}) | {f['safe_below']:.2%} | {f['mine_above']:.2%} | {f['win_rate']:.2%} "
+            f"| {100 * f['gap']:+.2f} ({100 * f['gap_low']:+.2f} to {100 * f['gap_high']:+.2f}) |"
+        )
+    hardware = sorted({f["hardware"] for f in rows if f["hardware"]})
+    games = sorted({f["games"] for f in rows})
+    lines += [
+        "",
+        f"Trained on {', '.join(hardware)}. Expert games: {', '.join(f'{g:,}' for g in games)} per "
+        f"checkpoint, first click in the corner, base seed {GAMES_SEED}, the same games for every checkpoint "
+        f"and for csp (paired interval). Made by `python train/scaling.py train`, `score` and `table`.",
+    ]
+    write_text_atomic(TABLE.with_suffix(".md"), "\n".join(lines) + "\n")
+    draw(rows, TABLE.with_suffix(".png"))
+    return rows
+
+
+def draw(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nnsweeper.fileio import atomic_path
+    from nnsweeper.plots.palette import solver_color as color_of
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), constrained_layout=True)
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    for name in runs:
+        mine = [r for r in rows if r["run"] == name]
+        x = [r["examples"] for r in mine]
+        arch = name.split("-")[0]
+        style = {
+            "color": color_of(arch),
+            "marker": "o",
+            "ms": 4,
+            "alpha": {"s": 0.45, "m": 0.7, "l": 1.0}.get(name.split("-")[-1], 1.0),
+            "label": f"{name} ({mine[0]['parameters'] / 1000:.0f}k)",
+        }
+        axes[0].plot(x, [r["worst_kind_ratio"] for r in mine], **style)
+        axes[1].plot(x, [100 * r["safe_below"] for r in mine], **style)
+        gap = [100 * r["gap"] for r in mine]
+        low = [100 * (r["gap"] - r["gap_low"]) for r in mine]
+        high = [100 * (r["gap_high"] - r["gap"]) for r in mine]
+        axes[2].errorbar(x, gap, yerr=[low, high], capsize=2, **style)
+    for arch, target in TARGETS.items():
+        axes[0].axhline(target, color=color_of(arch), ls="--", lw=1, label=f"{arch} target {target}")
+    axes[1].axhline(99.5, color="grey", ls="--", lw=1, label="target 99.5%")
+    axes[2].axhline(0, color="grey", lw=1)
+    axes[2].axhline(-1, color="grey", ls="--", lw=1, label="1 point below csp")
+    titles = (
+        "worst kind: frontier log-loss / exact engine's",
+        "proven-safe cells given P < 0.02 (%, worst set)",
+        "pure solver minus csp, expert (points, 95% interval)",
+    )
+    for ax, title in zip(axes, titles, strict=True):
+        ax.set_xscale("log")
+        ax.set_xlabel("training states seen")
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    axes[2].legend(fontsize=7)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+
+
+def status(runs: list[Run]) -> None:
+    from nnsweeper.training import run_states
+
+    for run in runs:
+        scored = len(list((SCORES / run.name).glob("epoch-*.json")))
+        if not run.run_dir.is_dir():
+            print(f"{run.name}: not started; {scored} checkpoint(s) scored")
+            continue
+        for state in run_states(run.run_dir):
+            print(f"{run.name}: {state}; {scored} checkpoint(s) scored")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("data", "train", "score", "table", "status"))
+    parser.add_argument(
+        "runs", nargs="*", help="run names (default: all): " + ", ".join(r.name for r in RUNS)
+    )
+    parser.add_argument(
+        "--epochs", type=int, default=None, help="train: the runs' epochs (default: each run's)"
+    )
+    parser.add_argument("--device", default="cpu", help="train: cpu, cuda or auto (default: cpu)")
+    parser.add_argument("--workers", type=int, default=0, help="train: loader processes (default: 0)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument(
+        "--games", type=int, default=2000, help="score: expert games per checkpoint (default: 2000)"
+    )
+    parser.add_argument("--batch", type=int, default=64, help="score: states per batch (default: 64)")
+    args = parser.parse_args(argv)
+    runs = _chosen(args.runs)
+    if args.step == "data":
+        make_data()
+    elif args.step == "train":
+        train_runs(runs, epochs=args.epochs, device=args.device, workers=args.workers, threads=args.threads)
+    elif args.step == "score":
+        score_runs(runs, games=args.games, batch=args.batch, threads=args.threads)
+    elif args.step == "table":
+        for row in write_table():
+            print(row["run"], row["epoch"], f"{row['worst_kind_ratio']:.3f}", f"{100 * row['gap']:+.2f}")
+    else:
+        status(runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
