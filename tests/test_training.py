@@ -697,3 +697,21 @@ def test_keep_every_keeps_the_weights_of_those_epochs(tmp_path):
     meta = __import__("json").loads((result.run_dir / "checkpoints" / "epoch-0002.json").read_text())
     assert meta["extra"]["epoch"] == 2 and meta["extra"]["step"] == result.history[1]["step"]
     assert not all(torch.equal(a[k], v) for k, v in _state(result.last).items())  # epoch 3 moved on
+
+
+def test_play_readiness_says_when_a_pure_solver_should_not_play_alone():
+    from nnsweeper.training import play_readiness
+
+    def result(safe, mine):
+        return {"frontier": {"safe_below_threshold": safe, "mine_above_threshold": mine}}
+
+    assert play_readiness(result(0.999, 0.996), "gnn") == (
+        "ready to play alone (proven-safe frontier cells given P < 0.02: 99.9%, proven mines given P > 0.98: "
+        "99.6%; at least 99.5% each)")
+    line = play_readiness(result(0.994, 1.0), "gnn")
+    assert line.startswith("not ready to play alone (proven-safe frontier cells given P < 0.02: 99.4%,")
+    assert "play it as hybrid-gnn" in line
+    assert play_readiness(result(None, 0.9), "cnn").startswith(
+        "not ready to play alone (proven mines given P > 0.98: 90.0%; below 99.5%)")
+    assert play_readiness(result(None, None), "cnn") == (
+        "ready to play alone (no proven frontier cells to judge by; at least 99.5% each)")

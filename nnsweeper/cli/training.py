@@ -185,7 +185,7 @@ def _cmd_evaluate_model(args, argv) -> int:
     from nnsweeper.metrics import format_metrics, to_json
     from nnsweeper.models import load_model
     from nnsweeper.plots import agg_figure, plot_reliability, save_figure
-    from nnsweeper.training import evaluate_model
+    from nnsweeper.training import evaluate_model, play_readiness
 
     out = out_prefix(args.out)
     model = load_model(args.model, device=args.device)
@@ -209,6 +209,7 @@ def _cmd_evaluate_model(args, argv) -> int:
     print(f"{args.model} on the {args.split} split of {args.data} ({held}), each figure beside the exact "
           f"engine's:")
     print(format_metrics(result))
+    print(f"{args.model}: {play_readiness(result, model.arch)}")
     if not args.quiet:
         print(f"wrote {out.with_name(out.name + '.json')} and {out.with_name(out.name + '.png')}")
     return 0

@@ -69,11 +69,12 @@ from nnsweeper.training_config import (
 from .board import TENSORBOARD
 from .loop import TrainingInterrupted, TrainResult, train, train_value
 from .resume import RunState, resume_runs, run_states
-from .scoring import KIND_FIELDS, evaluate_model, validate
+from .scoring import KIND_FIELDS, READY_SHARE, evaluate_model, play_readiness, validate
 
 __all__ = [
     "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
     "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
     "evaluate_model", "KIND_FIELDS", "TrainingInterrupted", "train_value", "load_value_config",
-    "is_value_config", "RunState", "run_states", "resume_runs", "TENSORBOARD",
+    "is_value_config", "RunState", "run_states", "resume_runs", "TENSORBOARD", "play_readiness",
+    "READY_SHARE",
 ]

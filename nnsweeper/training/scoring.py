@@ -17,7 +17,12 @@ import torch
 
 from nnsweeper.training_config import TrainingError
 
-__all__ = ["KIND_FIELDS", "bce_loss", "evaluate_model", "is_value_model", "to_device", "validate"]
+__all__ = ["KIND_FIELDS", "READY_SHARE", "bce_loss", "evaluate_model", "is_value_model", "play_readiness",
+           "to_device", "validate"]
+
+#: The share of proven-safe cells given P < 0.02 and of proven mines given P > 0.98 (frontier
+#: cells) below which a model's pure solver is told not to play alone (:func:`play_readiness`).
+READY_SHARE = 0.995
 
 
 def to_device(batch, device: torch.device):
@@ -252,3 +257,24 @@ def _held_out(model, manifest: dict, root, split: str, name: str) -> tuple[bool 
             f"{role} ({where}): these figures are not held-out"
         )
     return True, None
+
+
+def play_readiness(result: dict, arch: str) -> str:
+    """One line on whether a model's pure solver can play alone, from an :func:`evaluate_model` result.
+
+    A pure solver opens the cell of lowest P(mine): where the model gives a cell the
+    engine proves safe a P of a few percent, it opens another, and loses games that
+    logic wins. Below :data:`READY_SHARE` of proven-safe cells given P < 0.02 or of
+    proven mines given P > 0.98 (frontier cells), the line says to play the model
+    as ``hybrid-ARCH`` (logic first, the model for guesses) or to train it longer.
+    """
+    f = result["frontier"]
+    safe, mine = f["safe_below_threshold"], f["mine_above_threshold"]
+    named = (("proven-safe frontier cells given P < 0.02:", safe), ("proven mines given P > 0.98:", mine))
+    parts = [f"{what} {share:.1%}" for what, share in named if share is not None]
+    shares = ", ".join(parts) or "no proven frontier cells to judge by"
+    if any(v is not None and v < READY_SHARE for v in (safe, mine)):
+        return (f"not ready to play alone ({shares}; below {READY_SHARE:.1%}): its pure solver will "
+                f"guess where logic is certain and lose games that csp wins; play it as hybrid-{arch} (logic "
+                f"first), or train it longer (nnsweeper resume)")
+    return f"ready to play alone ({shares}; at least {READY_SHARE:.1%} each)"
