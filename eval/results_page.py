@@ -181,6 +181,7 @@ def page() -> tuple[str, list[dict]]:
         section, rows = board_section(record, table)
         lines += section
         heads += rows
+    lines += scaling_section()
     if pending:
         lines += ["## Under way", "",
                   "These runs have not finished; their stores (`eval/results/NAME.games`) hold the games "
@@ -190,6 +191,20 @@ def page() -> tuple[str, list[dict]]:
                          f"(`nnsweeper {' '.join(r.command())}`)")
         lines.append("")
     return "\n".join(lines), heads
+
+
+def scaling_section() -> list[str]:
+    """The scaling curves (``train/scaling.py``): their figure and table, when they exist."""
+    table = ROOT / "eval" / "results" / "scaling.md"
+    if not table.exists():
+        return []
+    return ["## How far the networks get, by training compute", "",
+            "Each network at three sizes, every epoch's weights scored on held-out positions (frontier",
+            "log-loss against the exact engine's, for the worst kind of position: board, behaviour policy,",
+            "flag mode) and played alone against `csp` on the same expert games. Made by",
+            "`python train/scaling.py train`, `score` and `table`; the runs continue where they stopped.", "",
+            "![scaling curves](../eval/results/scaling.png)", "",
+            table.read_text(encoding="utf-8").rstrip("\n"), ""]
 
 
 def readme_block(heads: list[dict]) -> str:

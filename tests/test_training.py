@@ -380,9 +380,11 @@ def test_evaluate_model_command(tmp_path, capsys):
     assert printed.out.startswith(f"{result.best} on the test split of {FIXTURE} (held out: games the model "
                                   f"never saw), each figure beside the exact engine's:\n")
     assert "frontier" in printed.out and "interior" in printed.out
-    kind_lines = printed.out.split("frontier cells by kind:\n")[1].splitlines()
+    *kind_lines, last = printed.out.split("frontier cells by kind:\n")[1].splitlines()
     assert [line.split()[0] for line in kind_lines] == ["board", "6x6-m5", "9x9-m10", "policy", "csp",
                                                         "explore", "policy_flags", "csp-all", "explore-all"]
+    # A model trained two epochs on a few hundred states is not ready to play alone.
+    assert last.startswith(f"{result.best}: not ready to play alone (proven-safe frontier cells given")
     assert "wrote" not in printed.out and printed.err == ""
     saved = json.loads(out.with_suffix(".json").read_text())
     assert saved["frontier"]["log_loss_ratio"] == pytest.approx(scores["frontier"]["log_loss_ratio"])

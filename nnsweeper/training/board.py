@@ -56,7 +56,7 @@ class TensorBoardLog:
         for key, value in record.items():
             if key.startswith("val_") and isinstance(value, int | float):
                 self.writer.add_scalar(f"val/{key[4:]}", value, step)
-        for key in ("train_loss", "examples", "seconds"):
+        for key in ("train_loss", "examples", "seconds", "examples_per_second"):
             self.writer.add_scalar(f"epoch/{key}", record[key], step)
         for kind, labels in record.get("val_kinds", {}).items():
             for label, figures in labels.items():

@@ -218,10 +218,11 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         board = run.board.open(run)
         model.train()
         while run.epoch < config.train.epochs:
-            started = time.perf_counter()
+            started, seen = time.perf_counter(), run.examples
             train_loss = _train_epoch(run, net, train_loader, progress=progress)
+            speed = (run.examples - seen) / max(time.perf_counter() - started, 1e-9)
             if rank == 0:
-                _end_epoch(run, val_loader, train_loss, started, progress=progress)
+                _end_epoch(run, val_loader, train_loss, started, speed, progress=progress)
             if world > 1:
                 torch.distributed.barrier()
     except KeyboardInterrupt as exc:
@@ -505,7 +506,8 @@ def _states(batch) -> int:
     return int(getattr(batch, "num_graphs", 0))
 
 
-def _end_epoch(run: Run, val_loader, train_loss: float, started: float, *, progress: bool) -> None:
+def _end_epoch(run: Run, val_loader, train_loss: float, started: float, speed: float, *,
+               progress: bool) -> None:
     """Validate, record the epoch, write ``last.pt`` (``best.pt`` when better), the history, ``resume.pt``."""
     from tqdm.auto import tqdm
 
@@ -519,6 +521,7 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, *, progr
     record = {"epoch": run.epoch, "step": run.step, "examples": run.examples, "train_loss": train_loss,
               "val_loss": val["loss"], **_val_record(run.model, val),
               "lr": run.scheduler.get_last_lr()[0], "seconds": time.perf_counter() - started,
+              "examples_per_second": speed,
               "hardware": run.hardware}
     run.history.append(record)
     improved = val["loss"] < run.best
