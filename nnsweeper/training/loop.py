@@ -526,7 +526,9 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, speed: f
     run.history.append(record)
     improved = val["loss"] < run.best
     run.best = min(run.best, val["loss"])
-    meta = {**run.extra, "epoch": run.epoch, "step": run.step, "val": json.loads(to_json(val))}
+    # The checkpoint keeps the pooled and per-kind figures (each configuration's: evaluate-model).
+    kept = {k: v for k, v in val.items() if k != "by"}
+    meta = {**run.extra, "epoch": run.epoch, "step": run.step, "val": json.loads(to_json(kept))}
     if run.epochs_changes:
         meta["epochs_changes"] = run.epochs_changes
     run.doing = f"after epoch {run.epoch} of {t.epochs}"
