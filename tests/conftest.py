@@ -135,3 +135,28 @@ def dask_scheduler_address(tmp_path):
                     process.wait()
         for log in logs:
             log.close()
+
+
+@pytest.fixture
+def ctrl_c_at_step(monkeypatch):
+    """A function ``arm(n)``: the training loop's ``n``-th optimiser step from now (1 for the next)
+    is a Ctrl-C instead; ``arm(None)`` gives the loop its own step back."""
+    import nnsweeper.training.loop as loop
+
+    real = loop._step
+
+    def arm(n):
+        if n is None:
+            monkeypatch.setattr(loop, "_step", real)
+            return
+        calls = {"n": 0}
+
+        def step(run, net, batch, b):
+            calls["n"] += 1
+            if calls["n"] == n:
+                raise KeyboardInterrupt
+            return real(run, net, batch, b)
+
+        monkeypatch.setattr(loop, "_step", step)
+
+    return arm

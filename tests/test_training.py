@@ -446,8 +446,7 @@ def test_resuming_with_more_epochs_stretches_the_schedule(tmp_path):
     )
 
 
-def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, monkeypatch, capsys):
-    import nnsweeper.training.loop as training
+def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, ctrl_c_at_step, capsys):
     from nnsweeper.cli import main
 
     config = _config(tmp_path, CNN, epochs=2, save_every=2)
@@ -455,15 +454,7 @@ def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, monkeyp
     train(check_config(reference), progress=False)
     per_epoch = _batches(config)
 
-    real, calls = training._step, {"n": 0}
-
-    def step(run, net, batch, b):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise KeyboardInterrupt
-        return real(run, net, batch, b)
-
-    monkeypatch.setattr(training, "_step", step)
+    ctrl_c_at_step(5)
     path = _toml(tmp_path / "c.toml", config)
     assert main(["train", "--config", str(path), "--quiet"]) == 130
     assert capsys.readouterr().err == (
@@ -589,27 +580,18 @@ def test_tensorboard_logs_every_step_and_each_epochs_validation_by_kind(tmp_path
     assert logged_ratio == pytest.approx(ratio, rel=1e-6)
 
 
-def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(tmp_path, monkeypatch):
+def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(tmp_path, ctrl_c_at_step):
     pytest.importorskip("tensorboard")
-    import nnsweeper.training.loop as training
     from nnsweeper.training import TrainingInterrupted
 
     reference = _config(tmp_path, CNN, epochs=2)
     reference["output"] = {"dir": str(tmp_path / "reference")}
     train(check_config(reference), progress=False)
-    real, calls = training._step, {"n": 0}
-
-    def step(run, net, batch, b):
-        calls["n"] += 1
-        if calls["n"] == 6:
-            raise KeyboardInterrupt
-        return real(run, net, batch, b)
-
-    monkeypatch.setattr(training, "_step", step)
+    ctrl_c_at_step(6)
     config = check_config(_config(tmp_path, CNN, epochs=2, save_every=2))
     with pytest.raises(TrainingInterrupted):
         train(config, progress=False)  # steps 1-5 logged, resume.pt holds step 4
-    monkeypatch.setattr(training, "_step", real)
+    ctrl_c_at_step(None)
     # TensorBoard reads a folder's event files in name order, and a name starts with the
     # second it was made: a resume starts in a later second than the run it continues
     # (here in the same process, it waits for the next one).
@@ -641,10 +623,9 @@ def test_without_tensorboard_a_run_trains_and_says_why_it_logs_nothing(tmp_path,
 
 
 # ------------------------------------------------------------------ every unfinished run
-def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, monkeypatch, capsys):
+def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, ctrl_c_at_step, capsys):
     import json
 
-    import nnsweeper.training.loop as training
     from nnsweeper.cli import main
     from nnsweeper.training import TrainingInterrupted, run_states
 
@@ -655,18 +636,10 @@ def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, monkeypa
     train(reference, progress=False)
     stopped = check_config({**reference.to_dict(), "output": {"dir": str(runs / "a" / "stopped")},
                             "train": {**reference.train.to_dict(), "save_every": 2}})
-    real, calls = training._step, {"n": 0}
-
-    def step(run, net, batch, b):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt
-        return real(run, net, batch, b)
-
-    monkeypatch.setattr(training, "_step", step)
+    ctrl_c_at_step(4)
     with pytest.raises(TrainingInterrupted):
         train(stopped, progress=False)
-    monkeypatch.setattr(training, "_step", real)
+    ctrl_c_at_step(None)
     fresh = runs / "fresh"  # stopped before its first save: only its config
     fresh.mkdir(parents=True)
     (fresh / "config.json").write_text(

@@ -350,10 +350,9 @@ def test_the_one_training_entry_point_trains_a_value_cnn(tiny_value_model, tmp_p
 
 
 def test_a_value_run_stopped_and_resumed_ends_with_the_weights_of_one_never_stopped(
-        tiny_value_model, tmp_path, monkeypatch, capsys):
+        tiny_value_model, tmp_path, ctrl_c_at_step, capsys):
     # Ctrl-C in epoch 2 through the command line, then --resume: the same batches in the
     # same order, so the same weights and validation losses (on the CPU).
-    import nnsweeper.training.loop as training
     from nnsweeper.cli import main
 
     path, _ = tiny_value_model
@@ -366,15 +365,7 @@ def test_a_value_run_stopped_and_resumed_ends_with_the_weights_of_one_never_stop
     toml.write_text(f'[data]\npath = "{data.as_posix()}"\n[model]\narch = "gnn"\nhidden = 8\nlayers = 1\n'
                     f'[train]\nepochs = 2\nbatch_size = 16\nthreads = 1\nsave_every = 2\n'
                     f'[output]\ndir = "{(tmp_path / "parts").as_posix()}"\n')
-    real, calls = training._step, {"n": 0}
-
-    def step(run, net, batch, b):
-        calls["n"] += 1
-        if calls["n"] == per_epoch + 4:
-            raise KeyboardInterrupt
-        return real(run, net, batch, b)
-
-    monkeypatch.setattr(training, "_step", step)
+    ctrl_c_at_step(per_epoch + 4)
     assert main(["train-value", "--config", str(toml), "--quiet"]) == 130
     assert "resume.pt holds epoch 2 up to batch " in capsys.readouterr().err
     assert main(["train-value", "--config", str(toml), "--quiet", "--resume"]) == 0

@@ -170,33 +170,23 @@ def _frontier(result: dict) -> dict:
     }
 
 
+def _play(solvers: list[str], games: int, out: Path) -> None:
+    """``nnsweeper eval`` of ``solvers`` (its options) on the scaling games, the table to ``out``."""
+    from nnsweeper.cli import main as nnsweeper
+
+    common = ["--preset", "expert", "--start", "corner", "--trials", str(games),
+              "--base-seed", str(GAMES_SEED)]
+    if nnsweeper(["eval", *solvers, *common, "--jobs", "1", "--quiet", "--out", os.fspath(out)]):
+        raise SystemExit(f"nnsweeper eval {' '.join(solvers)} failed")
+
+
 def _csp_table(games: int, out: Path):
     """csp's table on the scaling games (played once, kept beside the scores)."""
-    from nnsweeper.cli import main as nnsweeper
     from nnsweeper.evaluation import EvalTable
 
     path = out / f"csp-{games}.json"
     if not path.exists():
-        nnsweeper(
-            [
-                "eval",
-                "--solvers",
-                "csp",
-                "--preset",
-                "expert",
-                "--start",
-                "corner",
-                "--trials",
-                str(games),
-                "--base-seed",
-                str(GAMES_SEED),
-                "--jobs",
-                "1",
-                "--quiet",
-                "--out",
-                os.fspath(path.with_suffix("")),
-            ]
-        )
+        _play(["--solvers", "csp"], games, path.with_suffix(""))
     return EvalTable.from_json(path)
 
 
@@ -204,7 +194,6 @@ def score_checkpoint(run: Run, checkpoint: Path, games: int, batch: int) -> dict
     """The figures of one kept checkpoint (see the module's docstring)."""
     import tempfile
 
-    from nnsweeper.cli import main as nnsweeper
     from nnsweeper.evaluation import EvalTable
     from nnsweeper.metrics import to_json
     from nnsweeper.models import load_checkpoint
@@ -233,28 +222,7 @@ def score_checkpoint(run: Run, checkpoint: Path, games: int, batch: int) -> dict
     name = f"{run.name}-e{epoch}"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "play"
-        nnsweeper(
-            [
-                "eval",
-                "--solvers",
-                name,
-                "--model",
-                f"{name}={run.arch}:{checkpoint}",
-                "--preset",
-                "expert",
-                "--start",
-                "corner",
-                "--trials",
-                str(games),
-                "--base-seed",
-                str(GAMES_SEED),
-                "--jobs",
-                "1",
-                "--quiet",
-                "--out",
-                os.fspath(out),
-            ]
-        )
+        _play(["--solvers", name, "--model", f"{name}={run.arch}:{checkpoint}"], games, out)
         played = EvalTable.from_json(out.with_suffix(".json"))
     gap = played.merge(csp).difference(name, "csp")[0]
     row["play"] = {
