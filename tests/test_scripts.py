@@ -188,6 +188,9 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     monkeypatch.setattr(mod, "SCORES", tmp_path / "scores")
     monkeypatch.setattr(mod, "TABLE", tmp_path / "scaling")
     monkeypatch.setattr(mod, "TESTS", {"broad_test": str(fixture), "unseen_test": str(fixture)})
+    # Scoring goes coarse to fine: stopped part-way, it still spans the curve.
+    assert mod.coarse_first(list(range(1, 9))) == [8, 4, 6, 2, 7, 5, 3, 1]
+    assert mod.coarse_first([1, 2, 3]) == [3, 2, 1] and mod.coarse_first([]) == []
     assert mod.main(["train"]) == 0
     assert mod.main(["score", "--games", "30"]) == 0
     assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing

@@ -240,6 +240,19 @@ def score_checkpoint(run: Run, checkpoint: Path, games: int, batch: int) -> dict
     return row
 
 
+def coarse_first(items: list) -> list:
+    """``items`` reordered so that any prefix spans them evenly: the last, then the middle, then
+    the quarters...; scoring stopped part-way still gives the whole curve, coarser."""
+    out, seen, step = [], set(), len(items)
+    while step >= 1:
+        for k in range(len(items) - 1, -1, -step):
+            if k not in seen:
+                seen.add(k)
+                out.append(items[k])
+        step //= 2
+    return out + [x for k, x in enumerate(items) if k not in seen]
+
+
 def score_runs(runs: list[Run], *, games: int, batch: int, threads: int) -> None:
     import torch
 
@@ -247,7 +260,7 @@ def score_runs(runs: list[Run], *, games: int, batch: int, threads: int) -> None
 
     torch.set_num_threads(threads)
     for run in runs:
-        for checkpoint in sorted((run.run_dir / "checkpoints").glob("epoch-*.pt")):
+        for checkpoint in coarse_first(sorted((run.run_dir / "checkpoints").glob("epoch-*.pt"))):
             target = SCORES / run.name / f"{checkpoint.stem}.json"
             if target.exists():
                 continue
