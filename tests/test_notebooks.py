@@ -34,7 +34,7 @@ def outputs(nb) -> tuple[str, str, int]:
                 (errors if out.name == "stderr" else text).append(out.text)
             elif out.output_type in ("display_data", "execute_result"):
                 images += "image/png" in out.data
-                text.append(out.data.get("text/plain", ""))
+                text.append(out.data.get("text/markdown", out.data.get("text/plain", "")))
     return "\n".join(text), "\n".join(errors), images
 
 
@@ -75,4 +75,9 @@ def test_model_inspection_compares_both_models_with_the_exact_engine(inspection)
                   "MAE frontier", "largest error at"):
         assert label in text
     assert not re.search(r"\bnan\b", text, re.IGNORECASE)
-    assert images >= 4  # one position, reliability, two hardest positions
+    assert images >= 5  # one position, reliability, two hardest positions, the scaling curves
+    # The scaling section reads the committed table: every run in it, and its closest point.
+    with (NOTEBOOKS.parent / "eval" / "results" / "scaling.csv").open() as fh:
+        runs = {line.split(",")[0] for line in list(fh)[1:]}
+    assert runs and all(f"| {run} |" in text for run in runs)
+    assert "closest to the exact engine so far: " in text
