@@ -380,14 +380,13 @@ def is_value_config(config) -> bool:
 def _value_tables(raw: Mapping) -> dict:
     """``raw`` with a value network's ``[train]`` defaults, and the key ``n_jobs`` of the configs
     written before the value networks joined the one loop read as ``num_workers``."""
-    out = {k: v for k, v in raw.items()}
-    train = dict(raw.get("train", {})) if isinstance(raw.get("train", {}), Mapping) else raw.get("train")
-    if isinstance(train, dict):
-        if "n_jobs" in train:
-            jobs = train.pop("n_jobs")
-            train.setdefault("num_workers", jobs)
-        out["train"] = {**VALUE_TRAIN_DEFAULTS, **train}
-    return out
+    train = raw.get("train", {})
+    if not isinstance(train, Mapping):
+        return dict(raw)  # check_config names the table that is not one
+    train = dict(train)
+    if "n_jobs" in train:
+        train.setdefault("num_workers", train.pop("n_jobs"))
+    return {**raw, "train": {**VALUE_TRAIN_DEFAULTS, **train}}
 
 
 def load_value_config(config, overrides=()) -> TrainingConfig:

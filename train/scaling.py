@@ -138,7 +138,7 @@ def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int
         resume = (run.run_dir / "resume.pt").exists()
         print(
             f"== {run.name}: nnsweeper train --config {run.base} "
-            f"{shlex.join(run.overrides(epochs, device, workers))}" + (" --resume" if resume else ""),
+            f"{shlex.join(overrides)}" + (" --resume" if resume else ""),
             flush=True,
         )
         result = train(config, resume=resume, notify=print)

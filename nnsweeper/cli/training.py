@@ -63,26 +63,22 @@ def _train_options(parser, handler) -> None:
 
 
 def _cmd_train(args, argv) -> int:
-    from nnsweeper.training import load_config, train
+    from nnsweeper.training import load_config
 
-    config = load_config(args.config, args.overrides)
-    _board_note(config, args.quiet)
-    return _report(train(config, resume=args.resume, progress=not args.quiet, notify=note), args.quiet)
+    return _train(load_config(args.config, args.overrides), args)
 
 
-def _board_note(config, quiet: bool) -> None:
-    """Say where the run's TensorBoard logs go and how to watch them (before the first epoch)."""
-    if quiet or not config.train.tensorboard:
-        return
-    run = shlex.quote(config.output.dir)
-    print(f"TensorBoard logs go to {Path(config.output.dir, 'tensorboard')}; watch them with: tensorboard "
-          f"--logdir {run}", flush=True)
+def _train(config, args) -> int:
+    """Train a checked config as ``train`` and ``train-value`` do: where the logs go, then the files."""
+    from nnsweeper.training import TENSORBOARD, train
 
-
-def _report(result, quiet: bool) -> int:
+    if not args.quiet and config.train.tensorboard:
+        print(f"TensorBoard logs go to {Path(config.output.dir, TENSORBOARD)}; watch them with: tensorboard "
+              f"--logdir {shlex.quote(config.output.dir)}", flush=True)
+    result = train(config, resume=args.resume, progress=not args.quiet, notify=note)
     if result.already_finished:
         print(result.already_finished)
-    elif not quiet and result.history:
+    elif not args.quiet and result.history:
         print(f"wrote {result.best} and {result.last}")
     return 0
 
@@ -106,11 +102,9 @@ def add_train_value(sub):
 
 
 def _cmd_train_value(args, argv) -> int:
-    from nnsweeper.training import load_value_config, train
+    from nnsweeper.training import load_value_config
 
-    config = load_value_config(args.config, args.overrides)
-    _board_note(config, args.quiet)
-    return _report(train(config, resume=args.resume, progress=not args.quiet, notify=note), args.quiet)
+    return _train(load_value_config(args.config, args.overrides), args)
 
 
 # ---------------------------------------------------------------------- resume

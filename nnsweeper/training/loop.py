@@ -38,7 +38,7 @@ from nnsweeper.training_config import (
 
 from .board import TensorBoardLog
 from .folder import CONFIG_FILE, RESUME_FILE, finished_note, kept_checkpoint, prepare_run, recorded_config
-from .scoring import bce_loss, is_value_model, to_device, validate
+from .scoring import bce_loss, is_value_model, split_configurations, to_device, validate
 
 if TYPE_CHECKING:
     from nnsweeper.models import MineModel
@@ -124,9 +124,7 @@ def _val_loaders(model: MineModel, config: TrainingConfig, root: Path, manifest:
     split = config.data.val_split
     if is_value_model(model):
         return _loader(model, config, root, split, shuffle=False, rank=0, world=1)
-    chosen = set(config.data.configurations or ())
-    keys = [c["key"] for c in manifest["configurations"]
-            if c.get("states_per_split", {}).get(split, 0) and (not chosen or c["key"] in chosen)]
+    keys = split_configurations(manifest, split, config.data.configurations)
     if not keys:
         raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states to validate on")
     return {key: _loader(model, config, root, split, shuffle=False, rank=0, world=1, configs=[key])

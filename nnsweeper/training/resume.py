@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from nnsweeper.training_config import TrainingError, apply_overrides, check_config
+from nnsweeper.training_config import TrainingError, check_config
 
 from .folder import CONFIG_FILE, RESUME_FILE, recorded_config
 from .loop import TrainResult, train
@@ -78,9 +78,9 @@ def resume_runs(root, *, progress: bool = True,
     for state in run_states(root):
         if state.finished:
             continue
-        config = check_config(json.loads((state.run_dir / CONFIG_FILE).read_text(encoding="utf-8")))
+        recorded = json.loads((state.run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
         # The folder may have moved since the run began: it is where the run is now.
-        config = check_config(apply_overrides(config, [f"output.dir={json.dumps(os.fspath(state.run_dir))}"]))
+        config = check_config({**recorded, "output": {**recorded["output"], "dir": os.fspath(state.run_dir)}})
         if notify is not None:
             notify(f"continuing {state}")
         resume = (state.run_dir / RESUME_FILE).is_file()

@@ -18,7 +18,7 @@ import torch
 from nnsweeper.training_config import TrainingError
 
 __all__ = ["KIND_FIELDS", "READY_SHARE", "bce_loss", "evaluate_model", "is_value_model", "play_readiness",
-           "to_device", "validate"]
+           "split_configurations", "to_device", "validate"]
 
 #: The share of proven-safe cells given P < 0.02 and of proven mines given P > 0.98 (frontier
 #: cells) below which a model's pure solver is told not to play alone (:func:`play_readiness`).
@@ -149,7 +149,17 @@ def is_value_model(model) -> bool:
     return getattr(model, "target", "probability") == "value"
 
 
+#: What :func:`evaluate_model` pools a dataset's configurations by: the board (size, mines
+#: and first-click rule), the behaviour policy, the flag mode, and policy with flag mode.
 KIND_FIELDS: tuple[str, ...] = ("board", "policy", "flags", "policy_flags")
+
+
+def split_configurations(manifest: dict, split: str, chosen=()) -> list[str]:
+    """The keys of the manifest's configurations with states in ``split`` (of ``chosen`` only,
+    when given), in manifest order."""
+    chosen = set(chosen or ())
+    return [c["key"] for c in manifest["configurations"]
+            if c.get("states_per_split", {}).get(split, 0) and (not chosen or c["key"] in chosen)]
 
 
 def _kind(config: dict, field: str) -> str:
@@ -206,7 +216,7 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     from nnsweeper.metrics import evaluate_predictions
 
     manifest = load_manifest(root)
-    keys = [c["key"] for c in manifest["configurations"] if c["states_per_split"].get(split, 0)]
+    keys = split_configurations(manifest, split)
     if not keys:
         raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states")
     held_out, note = _held_out(model, manifest, root, split, name or model.arch)
