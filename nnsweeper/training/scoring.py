@@ -276,7 +276,8 @@ def play_readiness(result: dict, arch: str) -> str:
     engine proves safe a P of a few percent, it opens another, and loses games that
     logic wins. Below :data:`READY_SHARE` of proven-safe cells given P < 0.02 or of
     proven mines given P > 0.98 (frontier cells), the line says to play the model
-    as ``hybrid-ARCH`` (logic first, the model for guesses) or to train it longer.
+    as ``hybrid-ARCH`` (logic first, the model for guesses) or to train it longer
+    (``train.epochs=N --resume``: a finished run goes on with more epochs).
     """
     f = result["frontier"]
     safe, mine = f["safe_below_threshold"], f["mine_above_threshold"]
@@ -286,5 +287,6 @@ def play_readiness(result: dict, arch: str) -> str:
     if any(v is not None and v < READY_SHARE for v in (safe, mine)):
         return (f"not ready to play alone ({shares}; below {READY_SHARE:.1%}): its pure solver will "
                 f"guess where logic is certain and lose games that csp wins; play it as hybrid-{arch} (logic "
-                f"first), or train it longer (nnsweeper resume)")
+                f"first), or train it longer (its nnsweeper train command again with train.epochs=N "
+                f"--resume)")
     return f"ready to play alone ({shares}; at least {READY_SHARE:.1%} each)"
