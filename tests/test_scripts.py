@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -191,7 +193,16 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     # Scoring goes coarse to fine: stopped part-way, it still spans the curve.
     assert mod.coarse_first(list(range(1, 9))) == [8, 4, 6, 2, 7, 5, 3, 1]
     assert mod.coarse_first([1, 2, 3]) == [3, 2, 1] and mod.coarse_first([]) == []
-    assert mod.main(["train"]) == 0
+    # --minutes: an epoch is the training split at the probe's speed plus its validation
+    # (29.2 s less 19,200 states at 1,000 a second); nine tenths of the time is planned.
+    probe = {"examples": 19_200, "examples_per_second": 1000.0, "seconds": 29.2}
+    assert mod.plan_epochs(probe, 159_323, 600.0) == (3, pytest.approx(169.323))
+    assert mod.plan_epochs(probe, 159_323, 10.0)[0] == 1  # at least one
+    monkeypatch.setattr(mod, "PROBE_BATCHES", 2)
+    assert mod.main(["train", "--minutes", "0.001"]) == 0  # one epoch: less time than an epoch
+    assert json.loads((tmp_path / "runs" / "gnn-t" / "config.json").read_text())["train"]["epochs"] == 1
+    assert "gnn-t: " in capsys.readouterr().out
+    assert mod.main(["train"]) == 0  # the run's own epochs: it goes on to 2
     assert mod.main(["score", "--games", "30"]) == 0
     assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "scores" / "gnn-t").glob("*.json"))]

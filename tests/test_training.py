@@ -623,6 +623,29 @@ def test_without_tensorboard_a_run_trains_and_says_why_it_logs_nothing(tmp_path,
 
 
 # ------------------------------------------------------------------ every unfinished run
+def test_a_run_goes_on_with_other_loader_processes_and_threads(tmp_path, ctrl_c_at_step):
+    # Where a run computes may change when it resumes (a run started on a CPU can go on on
+    # a GPU): loader processes do not change the batches, so the weights are a never-stopped
+    # run's (other torch threads may change the last bits of a sum, so they are only accepted).
+    config = _config(tmp_path, CNN, epochs=2, save_every=2, augment=True)
+    reference = dict(config, output={"dir": str(tmp_path / "reference")})
+    train(check_config(reference), progress=False)
+    ctrl_c_at_step(_batches(config) + 2)
+    with pytest.raises(KeyboardInterrupt):
+        train(check_config(config), progress=False)
+    ctrl_c_at_step(None)
+    elsewhere = _config(tmp_path, CNN, epochs=2, save_every=2, augment=True, num_workers=2)
+    assert [h["epoch"] for h in train(check_config(elsewhere), resume=True, progress=False).history] == [1, 2]
+    a, b = _state(tmp_path / "run" / "last.pt"), _state(tmp_path / "reference" / "last.pt")
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    threads = _config(tmp_path, CNN, epochs=2, save_every=2, augment=True, threads=2)
+    assert train(check_config(threads), resume=True, progress=False).already_finished
+    with pytest.raises(TrainingError, match="train.lr is 0.001, the run has 0.003"):
+        train(check_config(_config(tmp_path, CNN, epochs=3, lr=1e-3, num_workers=2)), resume=True,
+              progress=False)
+
+
 def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, ctrl_c_at_step, capsys):
     import json
 

@@ -126,16 +126,78 @@ def make_data() -> None:
             raise SystemExit(f"{command} failed")
 
 
-def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int, threads: int) -> None:
+#: Training batches of the speed probe that fits a new run's epochs to ``--minutes``.
+PROBE_BATCHES = 300
+
+
+def fit_epochs(run: Run, minutes: float, *, device: str, workers: int, threads: int) -> tuple[int, str]:
+    """The epochs of ``run`` that fit in ``minutes``, from a probe of its speed here.
+
+    The probe trains the run's model for :data:`PROBE_BATCHES` batches with one
+    validation, in a throwaway folder, on the same device with the same loader
+    processes; an epoch takes the training split's states at the probe's speed, plus
+    its validation. Nine tenths of the time left are planned, at least one epoch.
+    Returns the epochs and a line that says how they were found.
+    """
+    import tempfile
+    import time
+
+    from nnsweeper.training import load_config, train
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"probe-{run.name}-") as tmp:
+        overrides = run.overrides(1, device, workers) + [
+            f"train.threads={threads}", f"train.max_batches={PROBE_BATCHES}", "train.keep_every=0",
+            "train.tensorboard=false", f"output.dir={json.dumps(tmp)}",
+        ]
+        config = load_config(ROOT / run.base, overrides)
+        line = train(config, notify=lambda *_: None, progress=False).history[-1]
+    states = _train_states(ROOT / config.data.path, config.data.train_split)
+    left = minutes * 60 - (time.perf_counter() - started)
+    epochs, epoch = plan_epochs(line, states, left)
+    return epochs, (
+        f"{run.name}: {line['examples_per_second']:,.0f} states/s on {line['hardware']}, an epoch of "
+        f"{states:,} states about {epoch:.0f} s: {epochs} epoch(s) in the {left / 60:.1f} min left"
+    )
+
+
+def plan_epochs(probe: dict, states: int, seconds: float) -> tuple[int, float]:
+    """The epochs that fit in ``seconds`` (nine tenths of them, at least one) and an epoch's
+    estimated seconds: ``states`` at the probe's training speed plus the probe's validation
+    (its ``seconds`` less its training time), from the probe's line of ``history.json``."""
+    speed = probe["examples_per_second"]
+    epoch = states / speed + max(0.0, probe["seconds"] - probe["examples"] / speed)
+    return max(1, int(0.9 * seconds // epoch)), epoch
+
+
+def _epochs_done(run: Run) -> int:
+    history = run.run_dir / "history.json"
+    return len(json.loads(history.read_text(encoding="utf-8"))) if history.exists() else 0
+
+
+def _train_states(root: Path, split: str) -> int:
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    return int(manifest["splits"][split]["states"])
+
+
+def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int, threads: int,
+               minutes: float | None = None) -> None:
     import torch
 
     from nnsweeper.training import load_config, train
 
     torch.set_num_threads(threads)
     for run in runs:
-        overrides = run.overrides(epochs, device, workers) + [f"train.threads={threads}"]
-        config = load_config(ROOT / run.base, overrides)
         resume = (run.run_dir / "resume.pt").exists()
+        planned = epochs
+        if minutes and epochs is None:
+            planned, note = fit_epochs(run, minutes, device=device, workers=workers, threads=threads)
+            if resume:  # a started run goes on for the epochs that fit
+                planned += _epochs_done(run)
+                note += f", after the {_epochs_done(run)} it has done"
+            print(note, flush=True)
+        overrides = run.overrides(planned, device, workers) + [f"train.threads={threads}"]
+        config = load_config(ROOT / run.base, overrides)
         print(
             f"== {run.name}: nnsweeper train --config {run.base} "
             f"{shlex.join(overrides)}" + (" --resume" if resume else ""),
@@ -452,6 +514,11 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=0, help="train: loader processes (default: 0)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument(
+        "--minutes", type=float, default=None,
+        help="train: the epochs that fit in this many minutes, from a probe of the run's speed "
+        "(a started run goes on for that many more; --epochs overrides)",
+    )
+    parser.add_argument(
         "--games", type=int, default=2000, help="score: expert games per checkpoint (default: 2000)"
     )
     parser.add_argument("--batch", type=int, default=64, help="score: states per batch (default: 64)")
@@ -460,7 +527,8 @@ def main(argv=None) -> int:
     if args.step == "data":
         make_data()
     elif args.step == "train":
-        train_runs(runs, epochs=args.epochs, device=args.device, workers=args.workers, threads=args.threads)
+        train_runs(runs, epochs=args.epochs, device=args.device, workers=args.workers, threads=args.threads,
+                   minutes=args.minutes)
     elif args.step == "score":
         score_runs(runs, games=args.games, batch=args.batch, threads=args.threads)
     elif args.step == "table":

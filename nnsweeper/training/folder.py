@@ -28,7 +28,10 @@ RESUME_FILE = "resume.pt"
 #: The run's config, written before anything else.
 CONFIG_FILE = "config.json"
 #: Config keys that may differ when a run resumes (see :mod:`nnsweeper.training`).
-RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path", "train.tensorboard", "train.keep_every")
+#: Where the run computes (device, threads, loader processes) may change too: a run
+#: started on a CPU can go on on a GPU.
+RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path", "train.tensorboard", "train.keep_every",
+                     "train.device", "train.threads", "train.num_workers")
 #: The folder of the checkpoints kept along the way (``train.keep_every``).
 KEPT = "checkpoints"
 

@@ -103,16 +103,19 @@ class _Outputs(torch.nn.Module):
 
 
 def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *, shuffle: bool, rank: int,
-            world: int, configs=None):
+            world: int, configs=None, workers: bool = True):
     """The loader of the model's inputs for one split, with the options of ``[train]`` and ``[data]``.
 
     Only the training loader (``shuffle``) augments. ``configs``: these configurations
-    only (default: ``[data] configurations``, or all).
+    only (default: ``[data] configurations``, or all). ``workers=False``: no loader
+    processes, whatever ``[train] num_workers`` says.
     """
     from nnsweeper.datasets import make_loader
 
     options = config.train.loader_options()
     options["augment"] = options["augment"] and shuffle
+    if not workers:
+        options["num_workers"] = 0
     configs = configs or list(config.data.configurations or ()) or None
     return make_loader(model, root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
                        configs=configs, **options)
@@ -127,7 +130,10 @@ def _val_loaders(model: MineModel, config: TrainingConfig, root: Path, manifest:
     keys = split_configurations(manifest, split, config.data.configurations)
     if not keys:
         raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states to validate on")
-    return {key: _loader(model, config, root, split, shuffle=False, rank=0, world=1, configs=[key])
+    # One small loader per configuration (a hundred states or so each): loader processes
+    # would be started for every one of them, every epoch, and cost more than they build.
+    return {key: _loader(model, config, root, split, shuffle=False, rank=0, world=1, configs=[key],
+                         workers=False)
             for key in keys}
 
 
