@@ -315,6 +315,23 @@ def test_sampler_epochs_are_deterministic(root):
     assert list(ShardBatchSampler(ds, 8, seed=6)) != first
 
 
+def test_sampler_starts_an_epoch_part_way_for_a_resume(root):
+    # A run resumed after batch k of an epoch gets the epoch's batches from k on, and the
+    # next epoch whole; len() counts the whole epoch either way.
+    ds = StateDataset(root, "train")
+    sampler = ShardBatchSampler(ds, 8, seed=5, world_size=2, rank=1)
+    sampler.set_epoch(3)
+    whole = list(sampler)
+    sampler.set_epoch(3, start=4)
+    assert list(sampler) == whole[4:] and len(sampler) == len(whole) > 4
+    sampler.set_epoch(3, start=len(whole))
+    assert list(sampler) == []
+    sampler.set_epoch(3)
+    assert list(sampler) == whole
+    with pytest.raises(DatasetError, match="start"):
+        sampler.set_epoch(3, start=-1)
+
+
 def test_sampler_pools_keep_batches_on_few_shards(root):
     ds = StateDataset(root, "train", configs=SMALL)
     shard_of = [ds.shard_index(i)[0] for i in range(len(ds))]

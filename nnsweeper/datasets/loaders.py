@@ -589,6 +589,7 @@ class ShardBatchSampler(torch.utils.data.Sampler[list[int]]):
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.epoch = 0
+        self.start = 0
 
         states = [int(e["states"]) for e in shards]
         self._offsets = np.concatenate([[0], np.cumsum(states, dtype=np.int64)]).tolist()
@@ -610,9 +611,12 @@ class ShardBatchSampler(torch.utils.data.Sampler[list[int]]):
                     f"{max(1, MAX_BATCH_CELLS // (rows * cols))} states of {rows}x{cols}"
                 )
 
-    def set_epoch(self, epoch: int) -> None:
-        """Use the shuffling of epoch ``epoch`` (call before iterating, every epoch)."""
+    def set_epoch(self, epoch: int, start: int = 0) -> None:
+        """Use the shuffling of epoch ``epoch`` (call before iterating, every epoch), from its
+        batch ``start`` on: a run resumed in the middle of an epoch skips the batches it has
+        done without building them (``len`` still counts the whole epoch's)."""
         self.epoch = _check_int("epoch", epoch, 0)
+        self.start = _check_int("start", start, 0)
 
     def _group_batches(self, shard_ids: list[int]) -> int:
         n = sum(self._offsets[k + 1] - self._offsets[k] for k in shard_ids)
@@ -675,7 +679,7 @@ class ShardBatchSampler(torch.utils.data.Sampler[list[int]]):
                 pad = -len(batches) % self.world_size
                 batches = batches + [batches[j % len(batches)] for j in range(pad)]
             batches = batches[self.rank :: self.world_size]
-        yield from batches
+        yield from batches[self.start :]
 
 
 def _split_kw(kw: dict) -> tuple[dict, dict, dict]:

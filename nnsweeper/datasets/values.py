@@ -410,10 +410,13 @@ class PositionBatches:
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.rank, self.world_size, self.drop_last = rank, world_size, drop_last
         self.epoch = 0
+        self.start = 0
 
-    def set_epoch(self, epoch: int) -> None:
-        """The epoch whose order the next pass draws (with ``shuffle``)."""
+    def set_epoch(self, epoch: int, start: int = 0) -> None:
+        """The epoch whose order the next pass draws (with ``shuffle``), from its batch
+        ``start`` on (``len`` still counts the whole epoch's batches)."""
         self.epoch = epoch
+        self.start = start
 
     def batches(self) -> list[tuple[tuple[int, int], np.ndarray]]:
         """This rank's ``(shape, rows)`` batches of the current epoch, in order."""
@@ -431,6 +434,6 @@ class PositionBatches:
         return len(self.batches())
 
     def __iter__(self):
-        for shape, rows in self.batches():
+        for shape, rows in self.batches()[self.start:]:
             arrays = self.positions[shape]
             yield {k: v[rows] for k, v in arrays.items()}

@@ -446,10 +446,11 @@ def _train_epoch(run: Run, net, loader, *, progress: bool) -> float:
     from tqdm.auto import tqdm
 
     t = run.config.train
+    # Resumed in the middle of an epoch: the loader starts at the first batch not done.
     if hasattr(loader, "set_epoch"):
-        loader.set_epoch(run.epoch)  # a loader with an order of its own (the value positions)
+        loader.set_epoch(run.epoch, start=run.batch)  # a loader with an order of its own (value positions)
     else:
-        loader.batch_sampler.set_epoch(run.epoch)
+        loader.batch_sampler.set_epoch(run.epoch, start=run.batch)
         if getattr(loader.dataset, "augment", False):
             loader.dataset.set_epoch(run.epoch)
     seen, loss_sum = 0, 0.0
@@ -457,11 +458,9 @@ def _train_epoch(run: Run, net, loader, *, progress: bool) -> float:
                desc=f"epoch {run.epoch + 1}/{t.epochs}", unit="batch", leave=False)
     run.doing = f"in epoch {run.epoch + 1} of {t.epochs}"
     try:
-        for b, batch in enumerate(loader):
+        for b, batch in enumerate(loader, start=run.batch):
             if b >= run.per_epoch:
                 break
-            if b < run.batch:
-                continue  # resuming mid-epoch: these batches are done
             run.doing = f"in epoch {run.epoch + 1} of {t.epochs} (batch {b + 1} of {run.per_epoch})"
             loss = _step(run, net, batch, b)
             seen += 1
