@@ -41,7 +41,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
 from nnsweeper.errors import NnsweeperError, check_unit
 from nnsweeper.fileio import atomic_path
@@ -363,23 +362,44 @@ def _weighted_mean(values: np.ndarray, w: np.ndarray) -> float:
     return float(np.dot(values, w) / total) if total > 0 else math.nan
 
 
+# log-loss, Brier score and ROC AUC are sklearn's definitions (the tests check them
+# against sklearn.metrics) written for what they get here: binary labels with weights, a
+# few million rows per call and dozens of calls per evaluation, where sklearn's
+# validation and one-hot encoding cost several times the sums themselves.
 def _log_loss(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
-    if w.sum() <= 0:
+    """Weighted mean negative log-likelihood of labels ``y`` (0/1) under ``p``, clipped to
+    [LOG_LOSS_EPS, 1 - LOG_LOSS_EPS] (``sklearn.metrics.log_loss`` with ``labels=[0, 1]``)."""
+    total = w.sum()
+    if total <= 0:
         return math.nan
     p = np.clip(p, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS)
-    return float(log_loss(y, p, sample_weight=w, labels=[0, 1]))
+    loss = -np.log(np.where(y == 1, p, 1 - p))
+    return float(np.dot(loss, w) / total)
 
 
 def _brier(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
-    if w.sum() <= 0:
+    """Weighted mean squared error of ``p`` against labels ``y`` (``brier_score_loss``)."""
+    total = w.sum()
+    if total <= 0:
         return math.nan
-    return float(brier_score_loss(y, p, sample_weight=w, labels=[0, 1]))
+    return float(np.dot((y - p) ** 2, w) / total)
 
 
 def _roc_auc(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
-    if w[y == 1].sum() <= 0 or w[y == 0].sum() <= 0:
+    """Weighted ROC AUC (``roc_auc_score``): the chance that a mine's ``p`` exceeds a safe
+    cell's, ties counting one half, each pair weighted by the product of its weights."""
+    pos = np.where(y == 1, w, 0.0)
+    neg = np.where(y == 0, w, 0.0)
+    w_pos, w_neg = pos.sum(), neg.sum()
+    if w_pos <= 0 or w_neg <= 0:
         return math.nan
-    return float(roc_auc_score(y, p, sample_weight=w))
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    group = np.cumsum(np.concatenate([[True], ranked[1:] != ranked[:-1]])) - 1  # equal p, one group
+    g_pos = np.bincount(group, weights=pos[order])
+    g_neg = np.bincount(group, weights=neg[order])
+    below = np.cumsum(g_neg) - g_neg  # safe weight strictly below each group's p
+    return float(np.dot(g_pos, below + 0.5 * g_neg) / (w_pos * w_neg))
 
 
 def _bin_index(p: np.ndarray, bins: int) -> np.ndarray:

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
 from nnsweeper.errors import NnsweeperError
@@ -96,6 +98,40 @@ def test_fractional_row_equals_binary_rows():
     curve_a, curve_b = reliability_curve(grouped, bins=5), reliability_curve(binary, bins=5)
     for key in curve_a:
         np.testing.assert_allclose(curve_a[key], curve_b[key], equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 400), st.sampled_from([3, 11, 0]))
+def test_agrees_with_sklearn_with_ties_fractions_zero_weights_and_extremes(seed, n, levels):
+    # Probabilities from a few levels (ties), 0 and 1 among them (clipped for the log-loss),
+    # fractional truths (each split into a mine and a safe row), some zero weights.
+    rng = np.random.default_rng(seed)
+    if levels:
+        p_model = rng.choice(np.linspace(0, 1, levels), n)
+    else:
+        p_model = rng.uniform(0, 1, n)
+    p_exact = rng.choice([0.0, 0.25, 0.5, 1.0, rng.uniform()], n)
+    truth = np.where(rng.uniform(size=n) < 0.3, rng.uniform(size=n), rng.integers(0, 2, n))
+    w = rng.choice([0.0, 1.0, 2.5, 7.0], n)
+    preds = PredictionSet(p_model, p_exact, truth, w)
+    m = metrics(preds)
+    pm, pe, y, ww = preds.expanded()
+    if ww.sum() <= 0:
+        assert math.isnan(m["log_loss"]) and math.isnan(m["brier"])
+        return
+
+    def clip(p):
+        return np.clip(p, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS)
+
+    assert m["log_loss"] == pytest.approx(log_loss(y, clip(pm), sample_weight=ww, labels=[0, 1]), rel=1e-12)
+    assert m["log_loss_exact"] == pytest.approx(log_loss(y, clip(pe), sample_weight=ww, labels=[0, 1]),
+                                                rel=1e-12)
+    assert m["brier"] == pytest.approx(brier_score_loss(y, pm, sample_weight=ww), rel=1e-12, abs=1e-15)
+    if ww[y == 1].sum() > 0 and ww[y == 0].sum() > 0:
+        assert m["roc_auc"] == pytest.approx(roc_auc_score(y, pm, sample_weight=ww), rel=1e-12)
+        assert m["roc_auc_exact"] == pytest.approx(roc_auc_score(y, pe, sample_weight=ww), rel=1e-12)
+    else:
+        assert math.isnan(m["roc_auc"])
 
 
 def test_agrees_with_sklearn_on_random_binary_data():
