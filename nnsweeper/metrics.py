@@ -525,7 +525,7 @@ def _label(value):
 
 
 def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float = 0.02,
-                         bins: int = 15) -> dict:
+                         bins: int = 15, overall: bool = True) -> dict:
     """Scores per region (frontier, interior, all), overall and optionally per group.
 
     Parameters
@@ -536,13 +536,16 @@ def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float
         Each group is scored on its own as well, groups in order of first appearance.
     safe_threshold, bins
         As for :func:`metrics`.
+    overall : bool, default=True
+        ``False``: the groups' scores alone (``by`` required), for a caller that has
+        the overall ones already.
 
     Returns
     -------
     dict
         ``{"frontier": metrics, "interior": metrics, "all": metrics}`` (see
-        :func:`metrics`), plus ``"by": {label: {"frontier": ..., "interior": ...,
-        "all": ...}}`` when ``by`` is given. Labels are plain Python values; JSON
+        :func:`metrics`; not with ``overall=False``), plus ``"by": {label:
+        {"frontier": ..., "interior": ..., "all": ...}}`` when ``by`` is given. Labels are plain Python values; JSON
         turns non-string labels into strings. Serialise with :func:`to_json`, which
         writes NaN as null.
     """
@@ -550,7 +553,9 @@ def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float
     safe_threshold = check_unit("safe_threshold", safe_threshold, open_low=True, open_high=True,
                                 error=PredictionError)
     bins = _check_bins(bins)
-    result = _regions(preds, safe_threshold, bins)
+    if not overall and by is None:
+        raise PredictionError("overall=False scores the groups alone: give by, a label per row")
+    result = _regions(preds, safe_threshold, bins) if overall else {}
     if by is not None:
         labels = _to_numpy("by", by)
         if labels.shape != (len(preds),):

@@ -211,6 +211,11 @@ def test_evaluate_splits_regions_and_groups():
 
     no_groups = evaluate_predictions(preds)
     assert "by" not in no_groups
+    groups_alone = evaluate_predictions(preds, by=by, overall=False)
+    assert list(groups_alone) == ["by"] and groups_alone["by"].keys() == result["by"].keys()
+    same(groups_alone["by"]["9x9-m10"]["all"], small["all"])
+    with pytest.raises(PredictionError, match="overall=False scores the groups alone: give by"):
+        evaluate_predictions(preds, overall=False)
     with pytest.raises(PredictionError, match=r"one label per row, shape \(7,\); got shape \(2,\)"):
         evaluate_predictions(preds, by=["a", "b"])
 

@@ -140,7 +140,7 @@ def _kinds(preds, keys: np.ndarray, configurations: Mapping) -> dict:
         label = {key: _kind(configurations[key], kind) for key in present}
         if len(set(label.values())) > 1:
             names = np.array([label[k] for k in keys.tolist()], dtype=object)
-            kinds[kind] = evaluate_predictions(preds, by=names)["by"]
+            kinds[kind] = evaluate_predictions(preds, by=names, overall=False)["by"]
     return {"kinds": kinds} if kinds else {}
 
 
