@@ -545,9 +545,9 @@ def evaluate_predictions(preds: PredictionSet, *, by=None, safe_threshold: float
     dict
         ``{"frontier": metrics, "interior": metrics, "all": metrics}`` (see
         :func:`metrics`; not with ``overall=False``), plus ``"by": {label:
-        {"frontier": ..., "interior": ..., "all": ...}}`` when ``by`` is given. Labels are plain Python values; JSON
-        turns non-string labels into strings. Serialise with :func:`to_json`, which
-        writes NaN as null.
+        {"frontier": ..., "interior": ..., "all": ...}}`` when ``by`` is given.
+        Labels are plain Python values; JSON turns non-string labels into strings.
+        Serialise with :func:`to_json`, which writes NaN as null.
     """
     preds = _check_preds(preds)
     safe_threshold = check_unit("safe_threshold", safe_threshold, open_low=True, open_high=True,
