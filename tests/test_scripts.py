@@ -224,6 +224,9 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     assert float(table[1]["worst_kind_ratio"]) == worst["worst_kind_ratio"]
     assert (tmp_path / "scaling.png").stat().st_size > 10_000
     assert "| gnn-t |" in (tmp_path / "scaling.md").read_text()
+    # A GPU run's training time says where it ran; the CPU is the default.
+    assert mod._where("NVIDIA H100 80GB HBM3") == " on H100"
+    assert mod._where("AMD EPYC, 1 torch thread(s)") == ""
     capsys.readouterr()
     assert mod.main(["status"]) == 0
     assert capsys.readouterr().out.strip().endswith("2 of 2 epochs (finished); 2 checkpoint(s) scored")

@@ -401,6 +401,13 @@ def _flat(r: dict) -> dict:
     }
 
 
+def _where(hardware: str | None) -> str:
+    """`` on H100`` for a GPU's name (the CPU, the default, unnamed)."""
+    if hardware and hardware.startswith("NVIDIA "):
+        return f" on {hardware.split()[1]}"
+    return ""
+
+
 def write_table() -> list[dict]:
     from nnsweeper.fileio import write_text_atomic
 
@@ -421,7 +428,7 @@ def write_table() -> list[dict]:
     for f in rows:
         lines.append(
             f"| {f['run']} | {f['parameters']:,} | {f['epoch']} | {f['examples']:,} "
-            f"| {f['train_seconds'] / 60:.1f} min "
+            f"| {f['train_seconds'] / 60:.1f} min{_where(f['hardware'])} "
             f"| {f['broad_test_ratio']:.3f} / {f['unseen_ratio']:.3f} | {f['worst_kind_ratio']:.3f} "
             f"({f['worst_kind']}) | {f['safe_below']:.2%} | {f['mine_above']:.2%} | {f['win_rate']:.2%} "
             f"| {100 * f['gap']:+.2f} ({100 * f['gap_low']:+.2f} to {100 * f['gap_high']:+.2f}) |"
@@ -456,7 +463,7 @@ def draw(rows: list[dict], path: Path) -> None:
         arch = name.split("-")[0]
         style = {
             "color": color_of(arch),
-            "marker": "o",
+            "marker": {"s": "o", "m": "s", "l": "D"}.get(name.split("-")[-1], "o"),
             "ms": 4,
             "alpha": {"s": 0.45, "m": 0.7, "l": 1.0}.get(name.split("-")[-1], 1.0),
             "label": f"{name} ({mine[0]['parameters'] / 1000:.0f}k)",
