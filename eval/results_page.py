@@ -70,7 +70,7 @@ def _pp(x: float) -> str:
 def _start(table) -> str:
     """Where the table's solvers click first (their ``start`` option), if they agree."""
     starts = {m.group(1) for d in table.metadata.get("solvers", {}).values()
-              for m in [re.search(r"start=('?[^,)]*'?|\(\d+, \d+\))", d)] if m}
+              for m in [re.search(r"start=(\(\d+, \d+\)|'[^']*'|[^,)]*)", d)] if m}
     return starts.pop().strip("'") if len(starts) == 1 else "mixed"
 
 

@@ -168,6 +168,12 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     assert "Made by `nnsweeper eval ...` (1 run, " in text and " workers on " in text
     assert "- `todo`: 0 of 1,000 games recorded" in text
     assert sorted(h["solver"] for h in heads) == ["csp", "search"] and {h["games"] for h in heads} == {60}
+    # A first click at a cell (the zero rule's record) names the cell whole, as the peers do.
+    from types import SimpleNamespace
+
+    at = SimpleNamespace(metadata={"solvers": {"search": "SearchSolver(start=(3, 3), depth=1)"}})
+    assert page._start(at) == "(3, 3)" and page._start(table) == "corner"
+    assert [p.who for p in page.PUBLISHED if p.start == "(3, 3)"] == ["Tu et al., PSEQ-D256"]
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{page.BEGIN}\nold\n{page.END}\n\nrest\n")
     monkeypatch.setattr(page, "PAGE", tmp_path / "results.md")
