@@ -208,7 +208,11 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     assert mod.main(["train", "--minutes", "0.001"]) == 0  # one epoch: less time than an epoch
     assert json.loads((tmp_path / "runs" / "gnn-t" / "config.json").read_text())["train"]["epochs"] == 1
     assert "gnn-t: " in capsys.readouterr().out
-    assert mod.main(["train"]) == 0  # the run's own epochs: it goes on to 2
+    # Started already: it goes on for the epochs that fit (one), after the one it has done.
+    assert mod.main(["train", "--minutes", "0.001"]) == 0
+    assert ", after the 1 it has done" in capsys.readouterr().out
+    assert json.loads((tmp_path / "runs" / "gnn-t" / "config.json").read_text())["train"]["epochs"] == 2
+    assert mod.main(["train"]) == 0  # the run's own epochs, 2: finished, it trains nothing
     assert mod.main(["score", "--games", "30"]) == 0
     assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "scores" / "gnn-t").glob("*.json"))]

@@ -142,6 +142,7 @@ def fit_epochs(run: Run, minutes: float, *, device: str, workers: int, threads: 
     import tempfile
     import time
 
+    from nnsweeper.datasets import load_manifest
     from nnsweeper.training import load_config, train
 
     started = time.perf_counter()
@@ -152,7 +153,7 @@ def fit_epochs(run: Run, minutes: float, *, device: str, workers: int, threads: 
         ]
         config = load_config(ROOT / run.base, overrides)
         line = train(config, notify=lambda *_: None, progress=False).history[-1]
-    states = _train_states(ROOT / config.data.path, config.data.train_split)
+    states = int(load_manifest(ROOT / config.data.path)["splits"][config.data.train_split]["states"])
     left = minutes * 60 - (time.perf_counter() - started)
     epochs, epoch = plan_epochs(line, states, left)
     return epochs, (
@@ -170,21 +171,11 @@ def plan_epochs(probe: dict, states: int, seconds: float) -> tuple[int, float]:
     return max(1, int(0.9 * seconds // epoch)), epoch
 
 
-def _epochs_done(run: Run) -> int:
-    history = run.run_dir / "history.json"
-    return len(json.loads(history.read_text(encoding="utf-8"))) if history.exists() else 0
-
-
-def _train_states(root: Path, split: str) -> int:
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    return int(manifest["splits"][split]["states"])
-
-
 def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int, threads: int,
                minutes: float | None = None) -> None:
     import torch
 
-    from nnsweeper.training import load_config, train
+    from nnsweeper.training import load_config, run_states, train
 
     torch.set_num_threads(threads)
     for run in runs:
@@ -192,9 +183,10 @@ def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int
         planned = epochs
         if minutes and epochs is None:
             planned, note = fit_epochs(run, minutes, device=device, workers=workers, threads=threads)
-            if resume:  # a started run goes on for the epochs that fit
-                planned += _epochs_done(run)
-                note += f", after the {_epochs_done(run)} it has done"
+            if resume:  # a started run goes on for the epochs that fit, after those it has done
+                done = run_states(run.run_dir)[0].epoch
+                planned += done
+                note += f", after the {done} it has done"
             print(note, flush=True)
         overrides = run.overrides(planned, device, workers) + [f"train.threads={threads}"]
         config = load_config(ROOT / run.base, overrides)
