@@ -95,7 +95,8 @@ def dask_scheduler_address(tmp_path):
 
     try:
         scheduler = start("scheduler", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                          "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file))
+                          "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+                          "--scheduler-file", str(scheduler_file))
         workers = [
             start(f"worker-{k}", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
                   "--host", "127.0.0.1", "--nthreads", "1", "--nworkers", "1", "--no-nanny",

@@ -152,9 +152,15 @@ def divide_after(a, seconds, b):
 
 
 def test_loky_workers_are_reused_from_one_call_to_the_next():
+    # The pool's processes, not only those that got one of the first call's quick tasks (one
+    # worker may run them all): the second call runs in them and starts no new one.
+    psutil = pytest.importorskip("psutil")
+    me = psutil.Process()
     first = {pid for _, pid, _ in imap(where, [(k,) for k in range(8)], 2, worker_setup=WorkerSetUp())}
+    pool = {p.pid for p in _loky_workers(me)}
     second = {pid for _, pid, _ in imap(where, [(k,) for k in range(8)], 2, worker_setup=WorkerSetUp())}
-    assert second <= first  # the same processes, set up once
+    assert first <= pool and second <= pool  # the same processes, set up once
+    assert {p.pid for p in _loky_workers(me)} == pool
     assert os.getpid() not in first
 
 
@@ -236,7 +242,8 @@ def test_a_lost_dask_worker_costs_only_its_tasks(dask_scheduler_address):
 def test_dask_without_workers_says_so(monkeypatch):
     distributed = pytest.importorskip("dask.distributed")
     monkeypatch.setattr(parallel, "_DASK_WORKER_WAIT_SECONDS", 0.5)
-    with (distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster,
+    # Its HTTP routes on a free port: without a dashboard they still go to 8787 if they can.
+    with (distributed.LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as cluster,
           distributed.Client(cluster), joblib.parallel_config(backend="dask")):
         with pytest.raises(TimeoutError, match=r"has no worker after 0.5 s; start workers \(dask worker \w+://"):
             next(imap(square, [(1,)], None))
