@@ -164,6 +164,10 @@ class TrainSection(_Section):
     augment: bool = False
     #: Write TensorBoard logs into output.dir/tensorboard (needs the tensorboard package).
     tensorboard: bool = True
+    #: Start from these weights instead of fresh ones (fine-tuning): a checkpoint's path or a bundled
+    #: model's name ("gnn", "cnn"); its model config must be ``[model]``'s. The optimiser and the
+    #: schedule start afresh.
+    init: str | None = None
 
     def __post_init__(self):
         # Loader processes and torch threads are bounded like every other n_jobs.
@@ -186,6 +190,7 @@ class TrainSection(_Section):
         self._bool("in_memory")
         self._bool("augment")
         self._bool("tensorboard")
+        self._text("init", optional=True)
         self._choice("target", _TARGETS, quoted=False)
         device = self.device
         if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):

@@ -183,6 +183,22 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     assert readme.read_text().endswith("\n\nrest\n")
 
 
+def test_scaling_projects_where_a_curve_meets_its_target():
+    mod = _module("train/scaling.py")
+    # excess = 0.1 * (x / 1e5) ** -0.5 meets 0.025 at 1e5 * 4 ** 2 states.
+    x = [1e5, 2e5, 4e5, 8e5]
+    slope, reach = mod.project(x, [0.1 * (v / 1e5) ** -0.5 for v in x], 0.025)
+    assert slope == pytest.approx(-0.5) and reach == pytest.approx(1.6e6)
+    assert mod.project(x, [0.1, 0.1, 0.2, 0.2], 0.05)[1] is None  # a curve going up meets nothing
+    rows = [{"run": "gnn-x", "parent": "", "examples": v, "worst_kind_ratio": 1 + 0.1 * (v / 1e5) ** -0.5,
+             "safe_below": 1 - 0.04 * (v / 1e5) ** -1.0} for v in x]
+    (line,) = [t for t in mod.projection_lines(rows) if t.startswith("| gnn-x")]
+    # The ratio's excess meets 0.02 at 1e5 * 25 states; the missed share meets 0.005 at 8e5 (1x the last).
+    assert line == ("| gnn-x | 4 | worst-kind ratio: slope -0.50, target at 2,500,000 states (3.1x its "
+                    "last); proven safe < 0.02: slope -1.00, target at 800,000 states (1.0x its last) |")
+    assert mod.projection_lines(rows[:2]) == []  # two checkpoints: no line drawn through them
+
+
 def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, tmp_path, capsys):
     import csv
 
@@ -213,12 +229,20 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     assert ", after the 1 it has done" in capsys.readouterr().out
     assert json.loads((tmp_path / "runs" / "gnn-t" / "config.json").read_text())["train"]["epochs"] == 2
     assert mod.main(["train"]) == 0  # the run's own epochs, 2: finished, it trains nothing
+    # A fine-tuning run starts from gnn-t's epoch-1 weights; its compute counts from theirs.
+    tuned = mod.Run("gnn-t-ft", str(base), {"hidden": 8}, 1, {"lr": 1e-4}, parent=("gnn-t", 1))
+    monkeypatch.setattr(mod, "RUNS", (*mod.RUNS, tuned))
+    assert mod.main(["train", "gnn-t-ft"]) == 0
+    assert "train.init=" in capsys.readouterr().out
     assert mod.main(["score", "--games", "30"]) == 0
     assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "scores" / "gnn-t").glob("*.json"))]
     assert [r["epoch"] for r in rows] == [1, 2]
     per_epoch = 116 + 55 + 47  # the fixture's training states
     assert [r["examples"] for r in rows] == [per_epoch, 2 * per_epoch]
+    ft = json.loads((tmp_path / "scores" / "gnn-t-ft" / "epoch-0001.json").read_text())
+    assert ft["parent"] == {"run": "gnn-t", "epoch": 1} and ft["examples"] == 2 * per_epoch
+    assert ft["steps"] == rows[0]["steps"] + 8  # 4 + 2 + 2 batches of 32 (per shard), after the parent's
     assert rows[0]["broad_test"] == rows[0]["unseen_test"]  # the same test set twice here
     worst = rows[1]["broad_test"]
     kinds = [v for labels in worst["kinds"].values() for v in labels.values() if v is not None]
@@ -230,13 +254,17 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     assert mod.main(["table"]) == 0
     with (tmp_path / "scaling.csv").open() as fh:
         table = list(csv.DictReader(fh))
-    assert [(t["run"], t["epoch"]) for t in table] == [("gnn-t", "1"), ("gnn-t", "2")]
+    assert [(t["run"], t["epoch"], t["parent"]) for t in table] == [
+        ("gnn-t", "1", ""), ("gnn-t", "2", ""), ("gnn-t-ft", "1", "gnn-t epoch 1")]
     assert float(table[1]["worst_kind_ratio"]) == worst["worst_kind_ratio"]
     assert (tmp_path / "scaling.png").stat().st_size > 10_000
     assert "| gnn-t |" in (tmp_path / "scaling.md").read_text()
+    assert f"| gnn-t-ft | {rows[0]['parameters']:,} | 1+1 | {2 * per_epoch:,} |" in (
+        tmp_path / "scaling.md").read_text()
     # A GPU run's training time says where it ran; the CPU is the default.
     assert mod._where("NVIDIA H100 80GB HBM3") == " on H100"
     assert mod._where("AMD EPYC, 1 torch thread(s)") == ""
     capsys.readouterr()
     assert mod.main(["status"]) == 0
-    assert capsys.readouterr().out.strip().endswith("2 of 2 epochs (finished); 2 checkpoint(s) scored")
+    assert "gnn-t: " in (out := capsys.readouterr().out)
+    assert "2 of 2 epochs (finished); 2 checkpoint(s) scored" in out.splitlines()[0]

@@ -57,11 +57,20 @@ def test_boards_are_summarised_apart_and_without_a_reference():
                     _row("x", 99, B20, board="expert", rows=16, cols=30)])
     beginner, expert = summarize(table)
     assert beginner.reference == "csp" and expert.reference is None  # x alone on expert
-    assert expert.verdict() == "x won 5 of 10 games."
+    # Wilson's interval for 5 of 10: 0.2366 to 0.7634.
+    assert expert.verdict() == "x won 5 of 10 games: 50.0% (95% interval 23.7 to 76.3)."
     text = format_summary(table)
     assert text.startswith("beginner 9x9/10, safe first click, 10 games")
     assert "expert 16x30/99, safe first click, 10 games" in text
     assert text.splitlines()[-1] == "ms per game: csp 2.0, x 2.0"
+
+
+def test_one_solver_verdict_reads_a_million_games():
+    won = np.zeros(1_000_000, dtype=bool)
+    won[:541_558] = True
+    (board,) = summarize(_table([_row("search", 99, won, board="expert", rows=16, cols=30)]))
+    # Two decimals from 100,000 games on; Wilson's interval 0.540581 to 0.542534.
+    assert board.verdict() == "search won 541,558 of 1,000,000 games: 54.16% (95% interval 54.06 to 54.25)."
 
 
 @pytest.mark.parametrize(

@@ -713,3 +713,49 @@ def test_play_readiness_says_when_a_pure_solver_should_not_play_alone():
         "not ready to play alone (proven mines given P > 0.98: 90.0%; below 99.5%)")
     assert play_readiness(result(None, None), "cnn") == (
         "ready to play alone (no proven frontier cells to judge by; at least 99.5% each)")
+
+
+def test_init_starts_a_run_from_a_checkpoints_weights(tmp_path):
+    import json
+
+    from nnsweeper.training.loop import _initial_weights
+
+    # The bundled weights go on under the configs that trained them.
+    root = FIXTURE.parents[2] / "train"
+    for arch, parameters in (("gnn", 689_026), ("cnn", 122_529)):
+        config = load_config(root / f"{arch}_broad.toml", [f"train.init={arch}"])
+        assert _initial_weights(config).n_parameters == parameters
+
+    first = train(check_config(_config(tmp_path / "a", GNN, epochs=2, tensorboard=False)), progress=False)
+    # A fine-tuning run whose one step can hardly move a weight (AdamW moves each by about lr).
+    tune = _config(tmp_path / "b", GNN, epochs=1, max_batches=1, lr=1e-12, tensorboard=False,
+                   init=str(first.last))
+    result = train(check_config(tune), progress=False)
+    a, b = _state(first.last), _state(result.last)
+    for k in a:
+        assert torch.allclose(a[k], b[k], rtol=0, atol=1e-8), k
+    fresh = train(check_config(dict(tune, train={**tune["train"], "init": None},
+                                    output={"dir": str(tmp_path / "fresh")})), progress=False)
+    c = _state(fresh.last)  # the same step from fresh weights lands elsewhere
+    assert not any(torch.allclose(a[k], c[k], rtol=0, atol=1e-3) for k in a if a[k].numel() > 1)
+    parent = json.loads(first.last.with_suffix(".json").read_text())
+    record = load_checkpoint(result.last).checkpoint_meta["extra"]["init"]
+    assert record == {"init": str(first.last), "sha256": parent["sha256"], "epoch": 2,
+                      "examples": first.history[-1]["examples"], "steps": first.history[-1]["step"],
+                      "seconds": pytest.approx(sum(h["seconds"] for h in first.history))}
+    # The run's own counters start at zero: its compute is its own, the parent's is in "init".
+    assert result.history[-1]["examples"] == 16 and result.history[-1]["step"] == 1
+
+
+@pytest.mark.parametrize(
+    ("init", "model", "words"),
+    [
+        ("nowhere.pt", GNN, "train.init='nowhere.pt': 'nowhere.pt' is neither a bundled model name"),
+        ("gnn", GNN, "train.init='gnn' holds another model than [model]: hidden=64 (here 16)"),
+        ("cnn", GNN, "train.init='cnn' holds another model than [model]: arch='cnn' (here 'gnn')"),
+    ],
+)
+def test_init_refuses_what_it_cannot_start_from(tmp_path, init, model, words):
+    with pytest.raises(TrainingError) as err:
+        train(check_config(_config(tmp_path, model, init=init, tensorboard=False)), progress=False)
+    assert words in str(err.value)

@@ -23,7 +23,7 @@ import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .stats import newcombe_interval, newcombe_paired_interval
+from .stats import newcombe_interval, newcombe_paired_interval, wilson_interval
 
 __all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "format_summary", "summarize"]
 
@@ -117,9 +117,11 @@ class BoardSummary:
         distinguishable from it.
         """
         best = self.best
-        if len(self.solvers) == 1:
-            return f"{best.solver} won {best.wins} of {best.games} games."
         d = _digits(best.games)
+        if len(self.solvers) == 1:
+            low, high = wilson_interval(best.wins, best.games)
+            return (f"{best.solver} won {best.wins:,} of {best.games:,} games: {100 * best.win_rate:.{d}f}% "
+                    f"(95% interval {100 * low:.{d}f} to {100 * high:.{d}f}).")
         level = [s for s in self.against_best if s.gap_high >= 0]
         if level:
             others = ", ".join(f"{s.solver} ({_pp(s.gap, d)}, 95% interval {_ci(s, d)})" for s in level)

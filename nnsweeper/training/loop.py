@@ -202,7 +202,7 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
     run = None
     try:
         device = _setup_device(config.train, world=world, local=local)
-        model = _build_model(config, device)
+        model = _build_model(config, device, fresh=state is None)
         train_loader = _loader(model, config, root, config.data.train_split, shuffle=True, rank=rank,
                                world=world)
         val_loader = _val_loaders(model, config, root, manifest)
@@ -260,12 +260,52 @@ def _setup_device(t: TrainSection, *, world: int, local: int) -> torch.device:
     return device
 
 
-def _build_model(config: TrainingConfig, device: torch.device) -> MineModel:
-    """The freshly initialised model (its weights drawn from ``[train] seed``), on ``device``."""
+def _build_model(config: TrainingConfig, device: torch.device, *, fresh: bool = True) -> MineModel:
+    """The model at its start, on ``device``: freshly initialised (its weights drawn from
+    ``[train] seed``), or with the weights of ``[train] init`` (see :func:`_initial_weights`) when
+    the run is ``fresh`` (a resumed run's weights come from its ``resume.pt``)."""
     from nnsweeper.models import MineModel
 
     torch.manual_seed(config.train.seed)
-    return MineModel.from_config(config.model).to(device)
+    model = MineModel.from_config(config.model)
+    if fresh and config.train.init is not None:
+        model.load_state_dict(_initial_weights(config).state_dict(), strict=True)
+    return model.to(device)
+
+
+def _initial_weights(config: TrainingConfig) -> MineModel:
+    """The model of ``[train] init`` (a checkpoint's path or a bundled model's name), on the CPU.
+
+    Raises
+    ------
+    TrainingError
+        ``init`` is no loadable checkpoint, or its model config differs from ``[model]``
+        (naming each differing key).
+    """
+    from nnsweeper.models import CheckpointError, load_model
+
+    init = config.train.init
+    try:
+        loaded = load_model(init)
+    except CheckpointError as exc:
+        raise TrainingError(f"train.init={init!r}: {exc}") from None
+    differ = sorted(k for k in set(loaded.config) | set(config.model)
+                    if loaded.config.get(k) != config.model.get(k))
+    if differ:
+        theirs = ", ".join(f"{k}={loaded.config.get(k)!r} (here {config.model.get(k)!r})" for k in differ)
+        raise TrainingError(f"train.init={init!r} holds another model than [model]: {theirs}")
+    return loaded
+
+
+def _init_record(config: TrainingConfig) -> dict | None:
+    """What a checkpoint records of ``[train] init``: its path or name, SHA-256 and the training
+    it had (states seen, optimiser steps, seconds), so that a fine-tuned run's compute adds up."""
+    if config.train.init is None:
+        return None
+    meta = _initial_weights(config).checkpoint_meta
+    extra = meta.get("extra") or {}
+    return {"init": config.train.init, "sha256": meta["sha256"], "epoch": extra.get("epoch"),
+            "examples": extra.get("examples"), "steps": extra.get("step"), "seconds": extra.get("seconds")}
 
 
 def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest: str) -> dict:
@@ -275,7 +315,7 @@ def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest
     refuse games the model learned from without the dataset at hand.
     """
     return {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config.to_dict(),
-            "data_seed_streams": manifest.get("seed_streams", [])}
+            "data_seed_streams": manifest.get("seed_streams", []), "init": _init_record(config)}
 
 
 def _distributed_net(model, device: torch.device, world: int) -> torch.nn.Module:
@@ -531,7 +571,8 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, speed: f
     run.best = min(run.best, val["loss"])
     # The checkpoint keeps the pooled and per-kind figures (each configuration's: evaluate-model).
     kept = {k: v for k, v in val.items() if k != "by"}
-    meta = {**run.extra, "epoch": run.epoch, "step": run.step, "val": json.loads(to_json(kept))}
+    meta = {**run.extra, "epoch": run.epoch, "step": run.step, "examples": run.examples,
+            "seconds": sum(h["seconds"] for h in run.history), "val": json.loads(to_json(kept))}
     if run.epochs_changes:
         meta["epochs_changes"] = run.epochs_changes
     run.doing = f"after epoch {run.epoch} of {t.epochs}"
