@@ -201,7 +201,8 @@ def scaling_section() -> list[str]:
     return ["## How far the networks get, by training compute", "",
             "Each network at three sizes, every epoch's weights scored on held-out positions (frontier",
             "log-loss against the exact engine's, for the worst kind of position: board, behaviour policy,",
-            "flag mode) and played alone against `csp` on the same expert games. Made by",
+            "flag mode) and played alone against `csp` on the same expert games; the `-ft` and `-lr` runs",
+            "go on from gnn-m's last epoch at a tenth of its learning rate (epoch `8+N`). Made by",
             "`python train/scaling.py train`, `score` and `table`; the runs continue where they stopped.", "",
             "![scaling curves](../eval/results/scaling.png)", "",
             table.read_text(encoding="utf-8").rstrip("\n"), ""]

@@ -115,10 +115,12 @@ RUNS = (
     Run("gnn-s", "train/gnn_broad.toml", {"hidden": 32, "layers": 8}, 8),
     Run("gnn-m", "train/gnn_broad.toml", {}, 8),
     Run("gnn-l", "train/gnn_broad.toml", {"hidden": 128, "layers": 16}, 8),
-    # gnn-m's 8 epochs tuned further: a tenth of the learning rate (no warm restart to the
-    # peak) and cells the engine proves safe or mined weighed 20 times instead of 5.
+    # gnn-m's 8 epochs trained further at a tenth of the learning rate (no warm restart to the
+    # peak): with cells the engine proves safe or mined weighed 20 times instead of 5 (ft), and
+    # with the same loss (lr).
     Run("gnn-m-ft", "train/gnn_broad.toml", {}, 2,
         {"lr": 2e-4, "certain_weight": 20.0}, parent=("gnn-m", 8)),
+    Run("gnn-m-lr", "train/gnn_broad.toml", {}, 2, {"lr": 2e-4}, parent=("gnn-m", 8)),
 )
 
 
@@ -553,7 +555,7 @@ def draw(rows: list[dict], path: Path) -> None:
         arch, size = name.split("-")[0], name.split("-")[1]
         style = {
             "color": color_of(arch),
-            "marker": {"s": "o", "m": "s", "l": "D"}.get(size, "o"),
+            "marker": {"s": "o", "m": "s", "l": "D", "ft": "^", "lr": "v"}.get(name.split("-")[-1], "o"),
             "ms": 4,
             "alpha": {"s": 0.45, "m": 0.7, "l": 1.0}.get(size, 1.0),
             "ls": ":" if mine[-1]["parent"] else "-",
