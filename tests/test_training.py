@@ -469,6 +469,40 @@ def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, ctrl_c_
         assert torch.equal(a[k], b[k]), k
 
 
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, monkeypatch, capsys):
+    import signal
+
+    import nnsweeper.training.loop as loop
+    from nnsweeper.cli import main
+
+    config = _config(tmp_path, CNN, epochs=2, save_every=2)
+    reference = dict(config, output={"dir": str(tmp_path / "reference")})
+    train(check_config(reference), progress=False)
+    per_epoch = _batches(config)
+    real, calls = loop._step, {"n": 0}
+
+    def step(run, net, batch, b):  # the fifth step is a kill (SIGTERM, as a batch system sends)
+        calls["n"] += 1
+        if calls["n"] == 5:
+            signal.raise_signal(signal.SIGTERM)
+        return real(run, net, batch, b)
+
+    monkeypatch.setattr(loop, "_step", step)
+    path = _toml(tmp_path / "c.toml", config)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert main(["train", "--config", str(path), "--quiet"]) == 130
+    assert capsys.readouterr().err == (
+        f"nnsweeper: interrupted in epoch 1 of 2 (batch 5 of {per_epoch}); resume.pt holds epoch 1 up to "
+        f"batch 4 of {per_epoch}: run the same command with --resume to continue\n"
+    )
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # given back
+    monkeypatch.setattr(loop, "_step", real)
+    assert main(["train", "--config", str(path), "--quiet", "--resume"]) == 0
+    a, b = _state(tmp_path / "run" / "last.pt"), _state(tmp_path / "reference" / "last.pt")
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
 def test_ctrl_c_waits_for_the_files_of_an_epochs_end(tmp_path, monkeypatch):
     import json
     import signal

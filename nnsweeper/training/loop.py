@@ -200,6 +200,8 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
             return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", history,
                                already_finished=finished)
     run = None
+    signals = contextlib.ExitStack()
+    signals.enter_context(_sigterm_as_interrupt())
     try:
         device = _setup_device(config.train, world=world, local=local)
         model = _build_model(config, device, fresh=state is None)
@@ -240,6 +242,7 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
             f"while starting (before epoch {epoch + 1} of {config.train.epochs})", saved, config.train,
             None, rank)) from None
     finally:
+        signals.close()
         if run is not None:
             run.board.close()
     return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history, tensorboard=board)
@@ -459,7 +462,7 @@ def _interrupted(doing: str, saved: tuple[int, int] | None, t: TrainSection, per
 
 @contextlib.contextmanager
 def _holding_interrupts():
-    """Hold Ctrl-C back while the block writes files that must agree; deliver it afterwards.
+    """Hold Ctrl-C (and SIGTERM) back while the block writes files that must agree; deliver it afterwards.
 
     Each file is written atomically, but an epoch's end writes several (a checkpoint's
     ``.pt`` and ``.json``, ``history.json``, ``resume.pt``). Only the main thread can
@@ -469,13 +472,37 @@ def _holding_interrupts():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     if caught:
-        signal.raise_signal(signal.SIGINT)  # handled as it would have been (KeyboardInterrupt)
+        signal.raise_signal(caught[0])  # handled as it would have been (KeyboardInterrupt)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """Within the block, SIGTERM (a batch system's end of a job's time, ``kill``) stops the run
+    as Ctrl-C does: where it stands and what ``resume.pt`` holds, instead of dying silently.
+
+    Only in the main thread, and only where SIGTERM has its default action.
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _train_epoch(run: Run, net, loader, *, progress: bool) -> float:
