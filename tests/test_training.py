@@ -793,3 +793,4 @@ def test_init_refuses_what_it_cannot_start_from(tmp_path, init, model, words):
     with pytest.raises(TrainingError) as err:
         train(check_config(_config(tmp_path, model, init=init, tensorboard=False)), progress=False)
     assert words in str(err.value)
+    assert not (tmp_path / "run").exists()  # refused before the run folder is made

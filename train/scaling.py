@@ -484,9 +484,18 @@ def projection_lines(rows: list[dict]) -> list[str]:
     ]
 
 
+def _parent(f: dict) -> tuple[str, int] | None:
+    """A table row's parent run and epoch (its ``parent`` column, ``"gnn-m epoch 8"``), if any."""
+    if not f["parent"]:
+        return None
+    name, _, epoch = f["parent"].split()
+    return name, int(epoch)
+
+
 def _epoch(f: dict) -> str:
     """A row's epoch; a fine-tuning run's after its parent's (``8+1``)."""
-    return f"{f['parent'].rsplit(' ', 1)[1]}+{f['epoch']}" if f["parent"] else str(f["epoch"])
+    parent = _parent(f)
+    return f"{parent[1]}+{f['epoch']}" if parent else str(f["epoch"])
 
 
 def _where(hardware: str | None) -> str:
@@ -548,9 +557,9 @@ def draw(rows: list[dict], path: Path) -> None:
     runs = list(dict.fromkeys(r["run"] for r in rows))
     for name in runs:
         mine = [r for r in rows if r["run"] == name]
-        if mine[0]["parent"]:  # a fine-tuning run's line starts at its parent's point
-            start = mine[0]["parent"].split()
-            mine = [r for r in rows if r["run"] == start[0] and r["epoch"] == int(start[-1])] + mine
+        parent = _parent(mine[0])
+        if parent:  # a fine-tuning run's line starts at its parent's point
+            mine = [r for r in rows if (r["run"], r["epoch"]) == parent] + mine
         x = [r["examples"] for r in mine]
         arch, size = name.split("-")[0], name.split("-")[1]
         style = {

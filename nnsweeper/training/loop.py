@@ -192,6 +192,7 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
     rank, world, local = _distributed()
     root, manifest, digest = _check_dataset(config.data, value=is_value_config(config))
     run_dir = Path(config.output.dir)
+    initial = _initial_weights(config)  # refused before the run folder is touched
     state = prepare_run(run_dir, config, digest, resume=resume, rank=rank)
     if state is not None:
         finished = finished_note(run_dir, state, config.train.epochs)
@@ -204,12 +205,12 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
     signals.enter_context(_sigterm_as_interrupt())
     try:
         device = _setup_device(config.train, world=world, local=local)
-        model = _build_model(config, device, fresh=state is None)
+        model = _build_model(config, device, initial if state is None else None)
         train_loader = _loader(model, config, root, config.data.train_split, shuffle=True, rank=rank,
                                world=world)
         val_loader = _val_loaders(model, config, root, manifest)
         run = Run.start(config, model, device, train_loader, rank=rank, run_dir=run_dir, digest=digest,
-                         extra=_checkpoint_extra(config, root, manifest, digest),
+                         extra=_checkpoint_extra(config, root, manifest, digest, initial),
                          configurations={c["key"]: c for c in manifest.get("configurations", ())})
         if state is not None:
             run.restore(state)
@@ -263,21 +264,22 @@ def _setup_device(t: TrainSection, *, world: int, local: int) -> torch.device:
     return device
 
 
-def _build_model(config: TrainingConfig, device: torch.device, *, fresh: bool = True) -> MineModel:
+def _build_model(config: TrainingConfig, device: torch.device, initial: MineModel | None = None) -> MineModel:
     """The model at its start, on ``device``: freshly initialised (its weights drawn from
-    ``[train] seed``), or with the weights of ``[train] init`` (see :func:`_initial_weights`) when
-    the run is ``fresh`` (a resumed run's weights come from its ``resume.pt``)."""
+    ``[train] seed``), then given the weights of ``initial`` when there is one (a run starting
+    from ``[train] init``; a resumed run's weights come from its ``resume.pt``)."""
     from nnsweeper.models import MineModel
 
     torch.manual_seed(config.train.seed)
     model = MineModel.from_config(config.model)
-    if fresh and config.train.init is not None:
-        model.load_state_dict(_initial_weights(config).state_dict(), strict=True)
+    if initial is not None:
+        model.load_state_dict(initial.state_dict(), strict=True)
     return model.to(device)
 
 
-def _initial_weights(config: TrainingConfig) -> MineModel:
-    """The model of ``[train] init`` (a checkpoint's path or a bundled model's name), on the CPU.
+def _initial_weights(config: TrainingConfig) -> MineModel | None:
+    """The model of ``[train] init`` (a checkpoint's path or a bundled model's name), on the CPU;
+    None without one.
 
     Raises
     ------
@@ -288,37 +290,44 @@ def _initial_weights(config: TrainingConfig) -> MineModel:
     from nnsweeper.models import CheckpointError, load_model
 
     init = config.train.init
+    if init is None:
+        return None
     try:
         loaded = load_model(init)
     except CheckpointError as exc:
         raise TrainingError(f"train.init={init!r}: {exc}") from None
     differ = sorted(k for k in set(loaded.config) | set(config.model)
                     if loaded.config.get(k) != config.model.get(k))
+    if "arch" in differ:  # another architecture: its other keys say nothing more
+        differ = ["arch"]
     if differ:
         theirs = ", ".join(f"{k}={loaded.config.get(k)!r} (here {config.model.get(k)!r})" for k in differ)
         raise TrainingError(f"train.init={init!r} holds another model than [model]: {theirs}")
     return loaded
 
 
-def _init_record(config: TrainingConfig) -> dict | None:
-    """What a checkpoint records of ``[train] init``: its path or name, SHA-256 and the training
-    it had (states seen, optimiser steps, seconds), so that a fine-tuned run's compute adds up."""
-    if config.train.init is None:
+def _init_record(config: TrainingConfig, initial: MineModel | None) -> dict | None:
+    """What a checkpoint records of ``[train] init`` (``initial``, its model): its path or name,
+    SHA-256 and the training it had (states seen, optimiser steps, seconds), so that a fine-tuned
+    run's compute adds up."""
+    if initial is None:
         return None
-    meta = _initial_weights(config).checkpoint_meta
+    meta = initial.checkpoint_meta
     extra = meta.get("extra") or {}
     return {"init": config.train.init, "sha256": meta["sha256"], "epoch": extra.get("epoch"),
             "examples": extra.get("examples"), "steps": extra.get("step"), "seconds": extra.get("seconds")}
 
 
-def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest: str) -> dict:
+def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest: str,
+                      initial: MineModel | None = None) -> dict:
     """What every checkpoint records besides the weights: the dataset and the training config.
 
     The dataset's seed streams travel with the weights, so that an evaluation can
     refuse games the model learned from without the dataset at hand.
     """
     return {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config.to_dict(),
-            "data_seed_streams": manifest.get("seed_streams", []), "init": _init_record(config)}
+            "data_seed_streams": manifest.get("seed_streams", []),
+            "init": _init_record(config, initial)}
 
 
 def _distributed_net(model, device: torch.device, world: int) -> torch.nn.Module:
