@@ -199,6 +199,30 @@ def test_scaling_projects_where_a_curve_meets_its_target():
     assert mod.projection_lines(rows[:2]) == []  # two checkpoints: no line drawn through them
 
 
+def test_scaling_epochs_of_a_chain_of_fine_tunings_and_an_interrupted_training(monkeypatch, capsys):
+    from nnsweeper.training import TrainingInterrupted
+
+    mod = _module("train/scaling.py")
+    rows = [{"run": "gnn-m", "epoch": 8, "parent": ""},
+            {"run": "gnn-m-lr", "epoch": 2, "parent": "gnn-m epoch 8"},
+            {"run": "gnn-m-b256", "epoch": 3, "parent": "gnn-m-lr epoch 2"}]
+    assert [mod._epoch(r, rows) for r in rows] == ["8", "8+2", "10+3"]
+    machines = ("AMD EPYC, 1 torch thread(s)", "AMD EPYC", "NVIDIA H100 80GB HBM3")
+    for r, seconds, hardware in zip(rows, (5400.0, 6000.0, 6300.0), machines, strict=True):
+        r.update(train_seconds=seconds, hardware=hardware)
+    assert [mod._training(r, rows) for r in rows] == ["90.0 min", "100.0 min", "100.0 min + 5.0 min on H100"]
+
+    def stop(*args, **kwargs):
+        raise TrainingInterrupted("interrupted in epoch 2 of 4 (batch 7 of 9); resume.pt holds the end of "
+                                  "epoch 1")
+
+    monkeypatch.setattr(mod, "train_runs", stop)
+    assert mod.main(["train", "gnn-l", "--epochs", "6"]) == 130
+    err = capsys.readouterr().err
+    assert err == ("interrupted in epoch 2 of 4 (batch 7 of 9); resume.pt holds the end of epoch 1 (this "
+                   "script resumes by itself: python train/scaling.py train gnn-l --epochs 6)\n")
+
+
 def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, tmp_path, capsys):
     import csv
 
@@ -220,7 +244,7 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     probe = {"examples": 19_200, "examples_per_second": 1000.0, "seconds": 29.2}
     assert mod.plan_epochs(probe, 159_323, 600.0) == (3, pytest.approx(169.323))
     assert mod.plan_epochs(probe, 159_323, 10.0)[0] == 1  # at least one
-    monkeypatch.setattr(mod, "PROBE_BATCHES", 2)
+    monkeypatch.setattr(mod, "PROBE_STATES", 64)  # two batches of 32
     assert mod.main(["train", "--minutes", "0.001"]) == 0  # one epoch: less time than an epoch
     assert json.loads((tmp_path / "runs" / "gnn-t" / "config.json").read_text())["train"]["epochs"] == 1
     assert "gnn-t: " in capsys.readouterr().out

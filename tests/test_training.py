@@ -469,6 +469,39 @@ def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, ctrl_c_
         assert torch.equal(a[k], b[k]), k
 
 
+def test_sigterm_to_every_process_of_a_job_stops_a_run_with_loader_processes(tmp_path, monkeypatch, capsys):
+    import multiprocessing
+    import signal
+    import subprocess
+    import sys
+
+    import nnsweeper.training.loop as loop
+    from nnsweeper.cli import main
+
+    config = _config(tmp_path, CNN, epochs=2, num_workers=1)
+    per_epoch = _batches(config)
+    real, killed = loop._step, []
+
+    def step(run, net, batch, b):  # the third step: SIGTERM to the loader process, then to the main one
+        if run.step == 2 and not killed:
+            # Sent by another process, as a batch system's is (torch's loader process exits
+            # quietly on a SIGTERM from its main process, and dies of one from any other).
+            killed[:] = [p.pid for p in multiprocessing.active_children()]
+            for pid in killed:
+                subprocess.run([sys.executable, "-c", f"import os, signal; os.kill({pid}, signal.SIGTERM)"],
+                               check=True)
+            signal.raise_signal(signal.SIGTERM)
+        return real(run, net, batch, b)
+
+    monkeypatch.setattr(loop, "_step", step)
+    assert main(["train", "--config", str(_toml(tmp_path / "c.toml", config)), "--quiet"]) == 130
+    assert killed  # a loader process was running, and was sent SIGTERM
+    assert capsys.readouterr().err == (
+        f"nnsweeper: interrupted in epoch 1 of 2 (batch 3 of {per_epoch}); nothing is saved yet "
+        f"(resume.pt is first written at the end of epoch 1): run the same command to start again\n"
+    )
+
+
 def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, monkeypatch, capsys):
     import signal
 

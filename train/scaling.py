@@ -107,20 +107,43 @@ class Run:
         return out
 
 
+#: cnn-l's model: twice the bundled CNN's channels, more blocks, a wider reach.
+CNN_L = {"channels": 64, "blocks": 10, "dilations": [1, 2, 4, 8, 16]}
 #: Three sizes of each architecture; the middle ones are the bundled models' configs.
 RUNS = (
     Run("cnn-s", "train/cnn_broad.toml", {"channels": 16, "blocks": 4}, 8),
     Run("cnn-m", "train/cnn_broad.toml", {}, 8),
-    Run("cnn-l", "train/cnn_broad.toml", {"channels": 64, "blocks": 10, "dilations": [1, 2, 4, 8, 16]}, 8),
+    Run("cnn-l", "train/cnn_broad.toml", CNN_L, 8),
     Run("gnn-s", "train/gnn_broad.toml", {"hidden": 32, "layers": 8}, 8),
     Run("gnn-m", "train/gnn_broad.toml", {}, 8),
-    Run("gnn-l", "train/gnn_broad.toml", {"hidden": 128, "layers": 16}, 8),
+    # gnn-l was started with --epochs 6 (its schedule spans 6): resuming it with another count
+    # would stretch the schedule under the epochs it has done.
+    Run("gnn-l", "train/gnn_broad.toml", {"hidden": 128, "layers": 16}, 6),
     # gnn-m's 8 epochs trained further at a tenth of the learning rate (no warm restart to the
     # peak): with cells the engine proves safe or mined weighed 20 times instead of 5 (ft), and
     # with the same loss (lr).
     Run("gnn-m-ft", "train/gnn_broad.toml", {}, 2,
         {"lr": 2e-4, "certain_weight": 20.0}, parent=("gnn-m", 8)),
     Run("gnn-m-lr", "train/gnn_broad.toml", {}, 2, {"lr": 2e-4}, parent=("gnn-m", 8)),
+    # Where a GPU is lent: gnn-m-lr's 10 epochs trained on in batches of 256 (a GNN step is bound
+    # by the host, so a GPU trains four times the states per step at about the same step time),
+    # with the proven cells weighed 5 (b256) or 10 times (b256c10); and cnn-l's epoch trained on
+    # in batches of 128 with a warm restart. Their epochs are fitted to the time (--minutes).
+    Run("gnn-m-b256", "train/gnn_broad.toml", {}, 2, {"batch_size": 256, "lr": 4e-4},
+        parent=("gnn-m-lr", 2)),
+    Run("gnn-m-b256c10", "train/gnn_broad.toml", {}, 2,
+        {"batch_size": 256, "lr": 4e-4, "certain_weight": 10.0}, parent=("gnn-m-lr", 2)),
+    Run("cnn-l-ft", "train/cnn_broad.toml", CNN_L, 3,
+        {"batch_size": 128, "lr": 1.5e-3}, parent=("cnn-l", 1)),
+    # Each of them trained on again, with another warm restart (a GPU lent for minutes at a time).
+    Run("gnn-m-b256-2", "train/gnn_broad.toml", {}, 2, {"batch_size": 256, "lr": 2e-4},
+        parent=("gnn-m-b256", 2)),
+    Run("gnn-m-b256c10-2", "train/gnn_broad.toml", {}, 2,
+        {"batch_size": 256, "lr": 2e-4, "certain_weight": 10.0}, parent=("gnn-m-b256c10", 2)),
+    Run("cnn-l-ft-2", "train/cnn_broad.toml", CNN_L, 3,
+        {"batch_size": 128, "lr": 1e-3}, parent=("cnn-l-ft", 3)),
+    Run("cnn-l-ft-3", "train/cnn_broad.toml", CNN_L, 2,
+        {"batch_size": 128, "lr": 5e-4}, parent=("cnn-l-ft-2", 3)),
 )
 
 
@@ -145,14 +168,15 @@ def make_data() -> None:
             raise SystemExit(f"{command} failed")
 
 
-#: Training batches of the speed probe that fits a new run's epochs to ``--minutes``.
-PROBE_BATCHES = 300
+#: Training states of the speed probe that fits a new run's epochs to ``--minutes`` (300
+#: batches of 64; fewer, larger batches where a run's batches are larger).
+PROBE_STATES = 19_200
 
 
 def fit_epochs(run: Run, minutes: float, *, device: str, workers: int, threads: int) -> tuple[int, str]:
     """The epochs of ``run`` that fit in ``minutes``, from a probe of its speed here.
 
-    The probe trains the run's model for :data:`PROBE_BATCHES` batches with one
+    The probe trains the run's model on :data:`PROBE_STATES` states with one
     validation, in a throwaway folder, on the same device with the same loader
     processes; an epoch takes the training split's states at the probe's speed, plus
     its validation. Nine tenths of the time left are planned, at least one epoch.
@@ -167,10 +191,12 @@ def fit_epochs(run: Run, minutes: float, *, device: str, workers: int, threads: 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"probe-{run.name}-") as tmp:
         overrides = run.overrides(1, device, workers) + [
-            f"train.threads={threads}", f"train.max_batches={PROBE_BATCHES}", "train.keep_every=0",
+            f"train.threads={threads}", "train.keep_every=0",
             "train.tensorboard=false", f"output.dir={json.dumps(tmp)}",
         ]
         config = load_config(ROOT / run.base, overrides)
+        batches = max(1, PROBE_STATES // config.train.batch_size)
+        config = load_config(ROOT / run.base, overrides + [f"train.max_batches={batches}"])
         line = train(config, notify=lambda *_: None, progress=False).history[-1]
     states = int(load_manifest(ROOT / config.data.path)["splits"][config.data.train_split]["states"])
     left = minutes * 60 - (time.perf_counter() - started)
@@ -492,10 +518,38 @@ def _parent(f: dict) -> tuple[str, int] | None:
     return name, int(epoch)
 
 
-def _epoch(f: dict) -> str:
-    """A row's epoch; a fine-tuning run's after its parent's (``8+1``)."""
+def _epochs_before(f: dict, rows: list[dict]) -> int:
+    """The epochs behind a row's starting weights: its parent's, and theirs if the parent is a
+    fine-tuning run too (0 for a run from fresh weights)."""
     parent = _parent(f)
-    return f"{parent[1]}+{f['epoch']}" if parent else str(f["epoch"])
+    if parent is None:
+        return 0
+    row = next((r for r in rows if (r["run"], r["epoch"]) == parent), None)
+    return parent[1] + (_epochs_before(row, rows) if row is not None else 0)
+
+
+def _epoch(f: dict, rows: list[dict]) -> str:
+    """A row's epoch; a fine-tuning run's after all its parents' (``8+1``; ``10+1`` for a run
+    from the second epoch of a run from epoch 8)."""
+    before = _epochs_before(f, rows)
+    return f"{before}+{f['epoch']}" if before else str(f["epoch"])
+
+
+def _seconds_by_hardware(f: dict, rows: list[dict]) -> dict[str, float]:
+    """A row's training seconds by where they ran (``""`` for the CPU, ``" on H100"`` for a GPU):
+    a fine-tuning run's own, and its parents' where they trained."""
+    parent = _parent(f)
+    row = next((r for r in rows if (r["run"], r["epoch"]) == parent), None) if parent else None
+    out = _seconds_by_hardware(row, rows) if row is not None else {}
+    own = f["train_seconds"] - (row["train_seconds"] if row is not None else 0.0)
+    where = _where(f["hardware"])
+    out[where] = out.get(where, 0.0) + own
+    return out
+
+
+def _training(f: dict, rows: list[dict]) -> str:
+    """A row's training time: ``9.6 min``, ``2.6 min on H100``, ``108.0 min + 3.8 min on H100``."""
+    return " + ".join(f"{s / 60:.1f} min{where}" for where, s in _seconds_by_hardware(f, rows).items())
 
 
 def _where(hardware: str | None) -> str:
@@ -524,8 +578,8 @@ def write_table() -> list[dict]:
     ]
     for f in rows:
         lines.append(
-            f"| {f['run']} | {f['parameters']:,} | {_epoch(f)} | {f['examples']:,} "
-            f"| {f['train_seconds'] / 60:.1f} min{_where(f['hardware'])} "
+            f"| {f['run']} | {f['parameters']:,} | {_epoch(f, rows)} | {f['examples']:,} "
+            f"| {_training(f, rows)} "
             f"| {f['broad_test_ratio']:.3f} / {f['unseen_ratio']:.3f} | {f['worst_kind_ratio']:.3f} "
             f"({f['worst_kind']}) | {f['safe_below']:.2%} | {f['mine_above']:.2%} | {f['win_rate']:.2%} "
             f"| {100 * f['gap']:+.2f} ({100 * f['gap_low']:+.2f} to {100 * f['gap_high']:+.2f}) |"
@@ -636,8 +690,15 @@ def main(argv=None) -> int:
     if args.step == "data":
         make_data()
     elif args.step == "train":
-        train_runs(runs, epochs=args.epochs, device=args.device, workers=args.workers, threads=args.threads,
-                   minutes=args.minutes)
+        from nnsweeper.training import TrainingInterrupted
+
+        try:
+            train_runs(runs, epochs=args.epochs, device=args.device, workers=args.workers,
+                       threads=args.threads, minutes=args.minutes)
+        except TrainingInterrupted as stopped:  # Ctrl-C or SIGTERM: where the run stands
+            again = shlex.join(["python", "train/scaling.py", *(argv if argv is not None else sys.argv[1:])])
+            print(f"{stopped} (this script resumes by itself: {again})", file=sys.stderr)
+            return 130
     elif args.step == "score":
         score_runs(runs, games=args.games, batch=args.batch, threads=args.threads)
     elif args.step == "table":

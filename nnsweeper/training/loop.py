@@ -116,9 +116,23 @@ def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *,
     options["augment"] = options["augment"] and shuffle
     if not workers:
         options["num_workers"] = 0
+    if options["num_workers"]:
+        options["worker_init_fn"] = _loader_process_ignores_sigterm
     configs = configs or list(config.data.configurations or ()) or None
     return make_loader(model, root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
                        configs=configs, **options)
+
+
+def _loader_process_ignores_sigterm(worker_id: int) -> None:
+    """A loader process leaves SIGTERM to the main process.
+
+    A batch system ends a job by sending SIGTERM to every process of it: a loader process
+    killed by it would make the main process fail with "DataLoader worker ... is killed by
+    signal" instead of stopping as it does on Ctrl-C (where it stands, what ``resume.pt``
+    holds). The main process ends its loader processes as it stops; a loader process whose
+    main process is gone ends by itself.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _val_loaders(model: MineModel, config: TrainingConfig, root: Path, manifest: dict):
