@@ -201,9 +201,13 @@ def scaling_section() -> list[str]:
     return ["## How far the networks get, by training compute", "",
             "Each network at three sizes, every epoch's weights scored on held-out positions (frontier",
             "log-loss against the exact engine's, for the worst kind of position: board, behaviour policy,",
-            "flag mode) and played alone against `csp` on the same expert games; the `-ft` and `-lr` runs",
-            "go on from gnn-m's last epoch at a tenth of its learning rate (epoch `8+N`). Made by",
-            "`python train/scaling.py train`, `score` and `table`; the runs continue where they stopped.", "",
+            "flag mode) and played alone against `csp` on the same expert games. A run with a suffix goes",
+            "on from another run's kept weights (epoch `P+N`: N epochs after the P behind its starting",
+            "weights; its states and time count theirs): `-ft` and `-lr` from gnn-m's last epoch at a",
+            "tenth of its learning rate, on the CPU; `-b256` (batches of 256) from gnn-m-lr, and `cnn-l-ft`",
+            "from cnn-l, on an H100 (`-2`, `-3`: once more, from the last epoch of the one before). Made",
+            "by `python train/scaling.py train`, `score` and `table`; the runs continue where they stopped.",
+            "",
             "![scaling curves](../eval/results/scaling.png)", "",
             table.read_text(encoding="utf-8").rstrip("\n"), ""]
 

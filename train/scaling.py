@@ -51,6 +51,9 @@ DATA = {
     "data/broad": "nnsweeper generate data/broad --mix broad --games 50 --seed 0 --jobs 2",
     "data/broad_test": "nnsweeper generate data/broad_test --mix broad --games 12 --splits 0,0,1 --seed 1 "
     "--jobs 2",
+    # States the networks have not seen: the broad mix again on other seeds (training runs that
+    # go on from weights trained on data/broad, against more epochs of it).
+    "data/broad_more": "nnsweeper generate data/broad_more --mix broad --games 50 --seed 3 --jobs 2",
     "data/unseen_test": "nnsweeper generate data/unseen_test --mix unseen --games 100 --splits 0,0,1 "
     "--seed 2 --jobs 2",
 }
@@ -75,6 +78,8 @@ class Run:
     #: Fine-tuning: the run and epoch whose kept weights this run starts from (``train.init``);
     #: its compute counts from theirs.
     parent: tuple[str, int] | None = None
+    #: The training dataset, where it is not the base config's (a folder of :data:`DATA`).
+    data: str | None = None
 
     @property
     def arch(self) -> str:
@@ -97,6 +102,8 @@ class Run:
         out += [f"train.{k}={json.dumps(v)}" for k, v in self.train.items()]
         if self.init is not None:
             out.append(f"train.init={json.dumps(os.fspath(self.init))}")
+        if self.data is not None:
+            out.append(f"data.path={json.dumps(self.data)}")
         out += [
             f"train.epochs={epochs or self.epochs}",
             "train.keep_every=1",
@@ -142,6 +149,11 @@ RUNS = (
         {"batch_size": 256, "lr": 2e-4, "certain_weight": 10.0}, parent=("gnn-m-b256c10", 2)),
     Run("cnn-l-ft-2", "train/cnn_broad.toml", CNN_L, 3,
         {"batch_size": 128, "lr": 1e-3}, parent=("cnn-l-ft", 3)),
+    # gnn-m-b256-2's last weights, one epoch more on states it has not seen (data/broad_more, other
+    # seeds of the same mix), against one more of data/broad (gnn-m-same), on the CPU.
+    Run("gnn-m-more", "train/gnn_broad.toml", {}, 1, {"lr": 2e-4}, parent=("gnn-m-b256-2", 2),
+        data="data/broad_more"),
+    Run("gnn-m-same", "train/gnn_broad.toml", {}, 1, {"lr": 2e-4}, parent=("gnn-m-b256-2", 2)),
     Run("cnn-l-ft-3", "train/cnn_broad.toml", CNN_L, 2,
         {"batch_size": 128, "lr": 5e-4}, parent=("cnn-l-ft-2", 3)),
 )
@@ -275,7 +287,8 @@ def _play(solvers: list[str], games: int, out: Path) -> None:
 
     common = ["--preset", "expert", "--start", "corner", "--trials", str(games),
               "--base-seed", str(GAMES_SEED)]
-    if nnsweeper(["eval", *solvers, *common, "--jobs", "1", "--quiet", "--out", os.fspath(out)]):
+    # Relative to the working directory: the table records its command, to be run again from there.
+    if nnsweeper(["eval", *solvers, *common, "--jobs", "1", "--quiet", "--out", os.path.relpath(out)]):
         raise SystemExit(f"nnsweeper eval {' '.join(solvers)} failed")
 
 
