@@ -474,6 +474,7 @@ def test_sigterm_to_every_process_of_a_job_stops_a_run_with_loader_processes(tmp
     import signal
     import subprocess
     import sys
+    import time
 
     import nnsweeper.training.loop as loop
     from nnsweeper.cli import main
@@ -486,16 +487,26 @@ def test_sigterm_to_every_process_of_a_job_stops_a_run_with_loader_processes(tmp
         if run.step == 2 and not killed:
             # Sent by another process, as a batch system's is (torch's loader process exits
             # quietly on a SIGTERM from its main process, and dies of one from any other).
-            killed[:] = [p.pid for p in multiprocessing.active_children()]
-            for pid in killed:
-                subprocess.run([sys.executable, "-c", f"import os, signal; os.kill({pid}, signal.SIGTERM)"],
-                               check=True)
+            # (A child of an earlier test may end meanwhile: the ones signalled are counted.)
+            pids = [p.pid for p in multiprocessing.active_children()]
+            script = ("import os, signal, sys\nn = 0\nfor pid in sys.argv[1:]:\n    try:\n"
+                      "        os.kill(int(pid), signal.SIGTERM); n += 1\n    except ProcessLookupError:\n"
+                      "        pass\nprint(n)")
+            out = subprocess.run([sys.executable, "-c", script, *map(str, pids)], check=True,
+                                 capture_output=True, text=True).stdout
+            killed.append(int(out))
+            # Give a loader process killed by it the time to die (and the main process the
+            # SIGCHLD that fails the run); one that ignores it is still alive after a second.
+            for _ in range(50):
+                if not {p.pid for p in multiprocessing.active_children()} & set(pids):
+                    break
+                time.sleep(0.02)
             signal.raise_signal(signal.SIGTERM)
         return real(run, net, batch, b)
 
     monkeypatch.setattr(loop, "_step", step)
     assert main(["train", "--config", str(_toml(tmp_path / "c.toml", config)), "--quiet"]) == 130
-    assert killed  # a loader process was running, and was sent SIGTERM
+    assert killed[0] >= 1  # a loader process was running, and was sent SIGTERM
     assert capsys.readouterr().err == (
         f"nnsweeper: interrupted in epoch 1 of 2 (batch 3 of {per_epoch}); nothing is saved yet "
         f"(resume.pt is first written at the end of epoch 1): run the same command to start again\n"
