@@ -18,7 +18,7 @@ committed), with the compute that made it: training states seen, optimiser steps
 seconds of training and the hardware. ``table`` gathers them into
 ``eval/results/scaling.{csv,md,png}``. Every step continues where it stopped::
 
-    python train/scaling.py data              # the three datasets (once; about 10 min on 2 cores)
+    python train/scaling.py data              # the four datasets (once; about 12 min on 2 cores)
     python train/scaling.py train gnn-s       # train (continues an unfinished run; all runs without NAME)
     python train/scaling.py score             # score every kept checkpoint not scored yet
     python train/scaling.py table             # the table and the figure
