@@ -141,12 +141,16 @@ def dask_scheduler_address(tmp_path):
 @pytest.fixture
 def ctrl_c_at_step(monkeypatch):
     """A function ``arm(n)``: the training loop's ``n``-th optimiser step from now (1 for the next)
-    is a Ctrl-C instead; ``arm(None)`` gives the loop its own step back."""
+    is a Ctrl-C instead; ``arm(None)`` gives the loop its own step back. ``arm(n, action)``
+    runs ``action()`` before that step instead (a signal that the loop turns into a Ctrl-C)."""
     import nnsweeper.training.loop as loop
 
     real = loop._step
 
-    def arm(n):
+    def ctrl_c():
+        raise KeyboardInterrupt
+
+    def arm(n, action=ctrl_c):
         if n is None:
             monkeypatch.setattr(loop, "_step", real)
             return
@@ -155,7 +159,7 @@ def ctrl_c_at_step(monkeypatch):
         def step(run, net, batch, b):
             calls["n"] += 1
             if calls["n"] == n:
-                raise KeyboardInterrupt
+                action()
             return real(run, net, batch, b)
 
         monkeypatch.setattr(loop, "_step", step)

@@ -469,42 +469,40 @@ def test_ctrl_c_says_where_the_run_stands_and_resume_continues(tmp_path, ctrl_c_
         assert torch.equal(a[k], b[k]), k
 
 
-def test_sigterm_to_every_process_of_a_job_stops_a_run_with_loader_processes(tmp_path, monkeypatch, capsys):
+def test_sigterm_to_every_process_of_a_job_stops_a_run_with_loader_processes(tmp_path, ctrl_c_at_step,
+                                                                                capsys):
     import multiprocessing
     import signal
     import subprocess
     import sys
     import time
 
-    import nnsweeper.training.loop as loop
     from nnsweeper.cli import main
 
     config = _config(tmp_path, CNN, epochs=2, num_workers=1)
     per_epoch = _batches(config)
-    real, killed = loop._step, []
+    killed = []
 
-    def step(run, net, batch, b):  # the third step: SIGTERM to the loader process, then to the main one
-        if run.step == 2 and not killed:
-            # Sent by another process, as a batch system's is (torch's loader process exits
-            # quietly on a SIGTERM from its main process, and dies of one from any other).
-            # (A child of an earlier test may end meanwhile: the ones signalled are counted.)
-            pids = [p.pid for p in multiprocessing.active_children()]
-            script = ("import os, signal, sys\nn = 0\nfor pid in sys.argv[1:]:\n    try:\n"
-                      "        os.kill(int(pid), signal.SIGTERM); n += 1\n    except ProcessLookupError:\n"
-                      "        pass\nprint(n)")
-            out = subprocess.run([sys.executable, "-c", script, *map(str, pids)], check=True,
-                                 capture_output=True, text=True).stdout
-            killed.append(int(out))
-            # Give a loader process killed by it the time to die (and the main process the
-            # SIGCHLD that fails the run); one that ignores it is still alive after a second.
-            for _ in range(50):
-                if not {p.pid for p in multiprocessing.active_children()} & set(pids):
-                    break
-                time.sleep(0.02)
-            signal.raise_signal(signal.SIGTERM)
-        return real(run, net, batch, b)
+    def kill_the_job():  # SIGTERM to the loader process, then to the main one
+        # Sent by another process, as a batch system's is (torch's loader process exits
+        # quietly on a SIGTERM from its main process, and dies of one from any other).
+        # (A child of an earlier test may end meanwhile: the ones signalled are counted.)
+        pids = [p.pid for p in multiprocessing.active_children()]
+        script = ("import os, signal, sys\nn = 0\nfor pid in sys.argv[1:]:\n    try:\n"
+                  "        os.kill(int(pid), signal.SIGTERM); n += 1\n    except ProcessLookupError:\n"
+                  "        pass\nprint(n)")
+        out = subprocess.run([sys.executable, "-c", script, *map(str, pids)], check=True,
+                             capture_output=True, text=True).stdout
+        killed.append(int(out))
+        # Give a loader process killed by it the time to die (and the main process the
+        # SIGCHLD that fails the run); one that ignores it is still alive after a second.
+        for _ in range(50):
+            if not {p.pid for p in multiprocessing.active_children()} & set(pids):
+                break
+            time.sleep(0.02)
+        signal.raise_signal(signal.SIGTERM)
 
-    monkeypatch.setattr(loop, "_step", step)
+    ctrl_c_at_step(3, kill_the_job)
     assert main(["train", "--config", str(_toml(tmp_path / "c.toml", config)), "--quiet"]) == 130
     assert killed[0] >= 1  # a loader process was running, and was sent SIGTERM
     assert capsys.readouterr().err == (
@@ -513,25 +511,18 @@ def test_sigterm_to_every_process_of_a_job_stops_a_run_with_loader_processes(tmp
     )
 
 
-def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, monkeypatch, capsys):
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, ctrl_c_at_step, capsys):
     import signal
 
-    import nnsweeper.training.loop as loop
     from nnsweeper.cli import main
 
     config = _config(tmp_path, CNN, epochs=2, save_every=2)
     reference = dict(config, output={"dir": str(tmp_path / "reference")})
     train(check_config(reference), progress=False)
     per_epoch = _batches(config)
-    real, calls = loop._step, {"n": 0}
 
-    def step(run, net, batch, b):  # the fifth step is a kill (SIGTERM, as a batch system sends)
-        calls["n"] += 1
-        if calls["n"] == 5:
-            signal.raise_signal(signal.SIGTERM)
-        return real(run, net, batch, b)
-
-    monkeypatch.setattr(loop, "_step", step)
+    # The fifth step is a kill (SIGTERM, as a batch system sends).
+    ctrl_c_at_step(5, lambda: signal.raise_signal(signal.SIGTERM))
     path = _toml(tmp_path / "c.toml", config)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     assert main(["train", "--config", str(path), "--quiet"]) == 130
@@ -540,7 +531,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, monkeypatch, capsys):
         f"batch 4 of {per_epoch}: run the same command with --resume to continue\n"
     )
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # given back
-    monkeypatch.setattr(loop, "_step", real)
+    ctrl_c_at_step(None)
     assert main(["train", "--config", str(path), "--quiet", "--resume"]) == 0
     a, b = _state(tmp_path / "run" / "last.pt"), _state(tmp_path / "reference" / "last.pt")
     for k in a:
