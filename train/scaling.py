@@ -531,13 +531,19 @@ def _parent(f: dict) -> tuple[str, int] | None:
     return name, int(epoch)
 
 
+def _parent_row(f: dict, rows: list[dict]) -> dict | None:
+    """The row of a row's parent checkpoint among ``rows`` (None without a parent, or unscored)."""
+    parent = _parent(f)
+    return next((r for r in rows if (r["run"], r["epoch"]) == parent), None) if parent else None
+
+
 def _epochs_before(f: dict, rows: list[dict]) -> int:
     """The epochs behind a row's starting weights: its parent's, and theirs if the parent is a
     fine-tuning run too (0 for a run from fresh weights)."""
     parent = _parent(f)
     if parent is None:
         return 0
-    row = next((r for r in rows if (r["run"], r["epoch"]) == parent), None)
+    row = _parent_row(f, rows)
     return parent[1] + (_epochs_before(row, rows) if row is not None else 0)
 
 
@@ -551,8 +557,7 @@ def _epoch(f: dict, rows: list[dict]) -> str:
 def _seconds_by_hardware(f: dict, rows: list[dict]) -> dict[str, float]:
     """A row's training seconds by where they ran (``""`` for the CPU, ``" on H100"`` for a GPU):
     a fine-tuning run's own, and its parents' where they trained."""
-    parent = _parent(f)
-    row = next((r for r in rows if (r["run"], r["epoch"]) == parent), None) if parent else None
+    row = _parent_row(f, rows)
     out = _seconds_by_hardware(row, rows) if row is not None else {}
     own = f["train_seconds"] - (row["train_seconds"] if row is not None else 0.0)
     where = _where(f["hardware"])
@@ -624,9 +629,9 @@ def draw(rows: list[dict], path: Path) -> None:
     runs = list(dict.fromkeys(r["run"] for r in rows))
     for name in runs:
         mine = [r for r in rows if r["run"] == name]
-        parent = _parent(mine[0])
-        if parent:  # a fine-tuning run's line starts at its parent's point
-            mine = [r for r in rows if (r["run"], r["epoch"]) == parent] + mine
+        start = _parent_row(mine[0], rows)
+        if start is not None:  # a fine-tuning run's line starts at its parent's point
+            mine = [start, *mine]
         x = [r["examples"] for r in mine]
         arch, size = name.split("-")[0], name.split("-")[1]
         style = {
