@@ -160,6 +160,9 @@ class TrainSection(_Section):
     in_memory: bool = False
     #: Weight of cells the engine proves safe or mined (probability 0 or 1), against 1 for the others.
     certain_weight: float = 1.0
+    #: Weight of a squared penalty on proven cells' logits beyond P = 0.01 (safe) or 0.99 (mine)
+    #: (0: none; see :func:`nnsweeper.training.scoring.bce_loss`).
+    certain_margin: float = 0.0
     #: Show each training state under a symmetry of its board drawn per epoch (grid models only).
     augment: bool = False
     #: Write TensorBoard logs into output.dir/tensorboard (needs the tensorboard package).
@@ -187,6 +190,7 @@ class TrainSection(_Section):
         self._number("min_lr", 0, 1)
         self._number("grad_clip")
         self._number("certain_weight", above_low=True)
+        self._number("certain_margin")
         self._bool("in_memory")
         self._bool("augment")
         self._bool("tensorboard")
@@ -408,8 +412,8 @@ def load_value_config(config, overrides=()) -> TrainingConfig:
     ``[model] arch`` defaults to ``"value-gnn"``, and the older ``"gnn"`` and ``"cnn"`` of
     ``nnsweeper train-value`` configs name ``"value-gnn"`` and ``"value-cnn"``; their
     ``[train] n_jobs`` (processes that analyse the positions) is ``num_workers``. The
-    probability target's ``[train]`` keys ``target``, ``certain_weight``, ``augment``,
-    ``pool``, ``cache_shards`` and ``in_memory`` are not read.
+    probability target's ``[train]`` keys ``target``, ``certain_weight``, ``certain_margin``,
+    ``augment``, ``pool``, ``cache_shards`` and ``in_memory`` are not read.
 
     Raises
     ------

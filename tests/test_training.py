@@ -1,5 +1,6 @@
 """Training: configs, a short run lowers the loss, resume after a kill, DDP, bad input."""
 
+import math
 import os
 import shutil
 import signal
@@ -85,6 +86,7 @@ def test_config_defaults_and_overrides(tmp_path):
         ("train.lr=0", "train.lr must be a number"),
         ("train.target=guess", "train.target must be one of exact, truth"),
         ("train.certain_weight=0", "train.certain_weight must be a number in [0, inf] above 0; got 0"),
+        ("train.certain_margin=-1", "train.certain_margin must be a number in [0, inf]; got -1"),
         ("train.in_memory=1", "train.in_memory must be true or false; got 1"),
         ("train.speed=3", "unknown key(s) ['speed'] in [train]"),
         ("model.channels=-4", "[model]"),
@@ -183,6 +185,33 @@ def test_certain_weight_in_the_loss():
     assert float(_loss(out, "exact")) == pytest.approx(float((bce * w1).sum() / w1.sum()), rel=1e-6)
     truth = -(out["mine"] * torch.log(q) + (1 - out["mine"]) * torch.log(1 - q))
     assert float(_loss(out, "truth", 4.0)) == pytest.approx(float((truth * w).sum() / w.sum()), rel=1e-6)
+
+
+def test_certain_margin_penalises_only_proven_cells_outside_the_band():
+    from nnsweeper.training.scoring import bce_loss as _loss
+
+    edge = math.log(0.01 / 0.99)  # logit(0.01) = -4.595
+    # A proven-safe cell at logit -2 (P 0.12, wrong by 2.595), one at -6 (inside the band), a proven
+    # mine at logit 3 (P 0.95, wrong by 1.595), an uncertain cell far out (never penalised).
+    logit = torch.tensor([-2.0, -6.0, 3.0, 8.0])
+    out = {"logit": logit, "prob": torch.tensor([0.0, 0.0, 1.0, 0.5]),
+           "mine": torch.tensor([0.0, 0.0, 1.0, 1.0]), "weight": torch.tensor([1.0, 1.0, 2.0, 1.0])}
+    plain = float(_loss(out, "exact"))
+    penalty = torch.tensor([(-2.0 - edge) ** 2, 0.0, (-edge - 3.0) ** 2, 0.0])
+    assert (-2.0 - edge) ** 2 == pytest.approx(6.7346, abs=1e-4)
+    w = out["weight"]
+    assert float(_loss(out, "exact", certain_margin=0.5)) == pytest.approx(
+        plain + float((0.5 * penalty * w).sum() / w.sum()), rel=1e-6)
+    # With the weight of proven cells as well: both count it.
+    cw = torch.tensor([3.0, 3.0, 6.0, 1.0])
+    q = torch.sigmoid(logit)
+    bce = -(out["prob"] * torch.log(q) + (1 - out["prob"]) * torch.log(1 - q))
+    assert float(_loss(out, "exact", 3.0, 0.5)) == pytest.approx(
+        float(((bce + 0.5 * penalty) * cw).sum() / cw.sum()), rel=1e-5)
+    # Every proven cell inside the band: no penalty at all.
+    inside = dict(out, logit=torch.tensor([-5.0, -6.0, 5.0, 8.0]))
+    assert float(_loss(inside, "exact", certain_margin=9.0)) == pytest.approx(float(_loss(inside, "exact")),
+                                                                           rel=1e-7)
 
 
 def test_missing_config_file(tmp_path):

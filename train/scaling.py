@@ -156,6 +156,15 @@ RUNS = (
     Run("gnn-m-same", "train/gnn_broad.toml", {}, 1, {"lr": 2e-4}, parent=("gnn-m-b256-2", 2)),
     Run("cnn-l-ft-3", "train/cnn_broad.toml", CNN_L, 2,
         {"batch_size": 128, "lr": 5e-4}, parent=("cnn-l-ft-2", 3)),
+    # gnn-m-more's weights, two epochs more of data/broad_more on the CPU: does the play gap go on
+    # closing with compute as it did from 10 to 15 epochs?
+    Run("gnn-m-more-2", "train/gnn_broad.toml", {}, 2, {"lr": 2e-4}, parent=("gnn-m-more", 1),
+        data="data/broad_more"),
+    # The same two epochs with a penalty on the proven cells predicted on the wrong side of 0.01 /
+    # 0.99 (train.certain_margin): a loss aimed at the proven-safe share without weighing every
+    # proven cell more (b256c10 bought 99.38% safe with a worst kind of 1.030).
+    Run("gnn-m-margin", "train/gnn_broad.toml", {}, 2, {"lr": 2e-4, "certain_margin": 1.0},
+        parent=("gnn-m-more", 1), data="data/broad_more"),
 )
 
 

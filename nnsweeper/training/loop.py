@@ -571,7 +571,7 @@ def _step(run: Run, net, batch, b: int) -> float:
     t, device = run.config.train, run.device
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
         out = net(to_device(batch, device))
-    loss = bce_loss(out, t.target, t.certain_weight)
+    loss = bce_loss(out, t.target, t.certain_weight, t.certain_margin)
     if not torch.isfinite(loss.detach()):
         raise TrainingError(
             f"the loss became {float(loss.detach())} at epoch {run.epoch + 1}, step {run.step + 1} "

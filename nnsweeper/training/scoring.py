@@ -9,6 +9,7 @@ model's training games.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 
@@ -17,8 +18,8 @@ import torch
 
 from nnsweeper.training_config import TrainingError
 
-__all__ = ["KIND_FIELDS", "READY_SHARE", "bce_loss", "evaluate_model", "is_value_model", "play_readiness",
-           "split_configurations", "to_device", "validate"]
+__all__ = ["KIND_FIELDS", "MARGIN_P", "READY_SHARE", "bce_loss", "evaluate_model", "is_value_model",
+           "play_readiness", "split_configurations", "to_device", "validate"]
 
 #: The share of proven-safe cells given P < 0.02 and of proven mines given P > 0.98 (frontier
 #: cells) below which a model's pure solver is told not to play alone (:func:`play_readiness`).
@@ -31,26 +32,42 @@ def to_device(batch, device: torch.device):
     return batch.to(device)
 
 
-def bce_loss(out: dict, target: str, certain_weight: float = 1.0) -> torch.Tensor:
+#: The band a proven cell's prediction should stay inside, for ``train.certain_margin``: P <= 0.01
+#: where the engine proves the cell safe, P >= 0.99 where it proves a mine (half the distance of the
+#: 0.02 / 0.98 thresholds the safe and mine shares count against).
+MARGIN_P = 0.01
+
+
+def bce_loss(out: dict, target: str, certain_weight: float = 1.0,
+             certain_margin: float = 0.0) -> torch.Tensor:
     """Weighted mean binary cross-entropy of the logits against the target.
 
     ``certain_weight`` multiplies the weight of rows whose exact probability is 0 or
-    1 (cells the engine proves safe or mined), which sharpens the model there. A value
-    network's outputs (a ``value`` per position) give the mean cross-entropy against
-    the value labels (the loss is least at the policy's chance to win).
+    1 (cells the engine proves safe or mined), which sharpens the model there.
+    ``certain_margin`` adds, for those rows, that many times the squared distance by
+    which the logit lies on the wrong side of the band of :data:`MARGIN_P` (above
+    logit(0.01) for a proven-safe cell, below logit(0.99) for a proven mine), with the
+    same weights: a penalty on the proven cells the model gets wrong only, where the
+    weight pushes every proven cell (and, where the model cannot tell them apart, the
+    uncertain cells like them) further out. A value network's outputs (a ``value`` per
+    position) give the mean cross-entropy against the value labels (the loss is least
+    at the policy's chance to win).
     """
     if "value" in out:
         return torch.nn.functional.binary_cross_entropy_with_logits(out["logit"].float(),
                                                                     out["value"].float())
     y = out["prob"] if target == "exact" else out["mine"]
     w = out["weight"]
+    p = out["prob"]
+    logit = out["logit"].float()
     if certain_weight != 1.0:
-        p = out["prob"]
         w = torch.where((p == 0) | (p == 1), w * certain_weight, w)
-    bce = torch.nn.functional.binary_cross_entropy_with_logits(
-        out["logit"].float(), y.float(), reduction="none"
-    )
-    return (bce * w).sum() / w.sum().clamp_min(1.0)
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, y.float(), reduction="none")
+    if certain_margin:
+        edge = math.log(MARGIN_P / (1 - MARGIN_P))  # logit(0.01); logit(0.99) is -edge
+        wrong = torch.where(p == 0, logit - edge, torch.where(p == 1, -edge - logit, torch.zeros_like(logit)))
+        loss = loss + certain_margin * torch.relu(wrong).square()
+    return (loss * w).sum() / w.sum().clamp_min(1.0)
 
 
 def _predict(model, loader, *, target: str, max_batches: int, device, symmetric: bool = False):
