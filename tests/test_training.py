@@ -701,6 +701,26 @@ def test_a_resumed_run_logs_each_step_once_with_the_values_of_one_never_stopped(
     assert steps == sorted(set(steps)) == list(range(1, len(steps) + 1))
 
 
+def test_the_tensorboard_line_comes_only_once_the_run_has_started(tmp_path, capsys):
+    pytest.importorskip("tensorboard")
+    from nnsweeper.cli import main
+
+    # A run that cannot start (no dataset there) says why on stderr and nothing about logs.
+    config = _config(tmp_path, CNN, epochs=1)
+    missing = _toml(tmp_path / "m.toml", dict(config, data={"path": str(tmp_path / "nowhere")}))
+    assert main(["train", "--config", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "nowhere" in err
+    assert not (tmp_path / "run").exists()
+    # A finished run resumed trains nothing: the one line that says so, no line about logs.
+    path = _toml(tmp_path / "c.toml", config)
+    assert main(["train", "--config", str(path), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{tmp_path / 'run'} already finished its 1 epoch") and out.count("\n") == 1
+
+
 def test_without_tensorboard_a_run_trains_and_says_why_it_logs_nothing(tmp_path, monkeypatch):
     import builtins
 

@@ -69,13 +69,16 @@ def _cmd_train(args, argv) -> int:
 
 
 def _train(config, args) -> int:
-    """Train a checked config as ``train`` and ``train-value`` do: where the logs go, then the files."""
-    from nnsweeper.training import TENSORBOARD, train
+    """Train a checked config as ``train`` and ``train-value`` do: where the logs go (once the run
+    has started), then the files."""
+    from nnsweeper.training import train
 
-    if not args.quiet and config.train.tensorboard:
-        print(f"TensorBoard logs go to {Path(config.output.dir, TENSORBOARD)}; watch them with: tensorboard "
-              f"--logdir {shlex.quote(config.output.dir)}", flush=True)
-    result = train(config, resume=args.resume, progress=not args.quiet, notify=note)
+    def started(board: Path | None) -> None:
+        if board is not None and not args.quiet:
+            print(f"TensorBoard logs go to {board}; watch them with: tensorboard "
+                  f"--logdir {shlex.quote(config.output.dir)}", flush=True)
+
+    result = train(config, resume=args.resume, progress=not args.quiet, notify=note, started=started)
     if result.already_finished:
         print(result.already_finished)
     elif not args.quiet and result.history:

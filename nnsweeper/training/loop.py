@@ -169,7 +169,8 @@ def _distributed() -> tuple[int, int, int]:
 
 
 def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: bool = True,
-          notify: Callable[[str], None] | None = None) -> TrainResult:
+          notify: Callable[[str], None] | None = None,
+          started: Callable[[Path | None], None] | None = None) -> TrainResult:
     """Train a model as ``config`` says (see :func:`load_config`); returns the run's files.
 
     A config whose ``[model] arch`` is a value architecture (:func:`is_value_config`)
@@ -191,6 +192,10 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
     notify : callable, optional
         Called with a one-line note when resuming changes the number of epochs (how
         the learning rate changes).
+    started : callable, optional
+        Called once the run is set up and about to train (its dataset, folder, model and
+        loaders checked), with the folder of its TensorBoard logs (None when it writes
+        none); not called for a run that has finished already.
 
     Raises
     ------
@@ -237,6 +242,8 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
                         notify(note)
         net = _distributed_net(model, device, world)
         board = run.board.open(run)
+        if started is not None and rank == 0:
+            started(board)
         model.train()
         while run.epoch < config.train.epochs:
             started, seen = time.perf_counter(), run.examples
