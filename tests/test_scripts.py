@@ -258,6 +258,10 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     monkeypatch.setattr(mod, "RUNS", (*mod.RUNS, tuned))
     assert mod.main(["train", "gnn-t-ft"]) == 0
     assert "train.init=" in capsys.readouterr().out
+    # A run whose files came back from another machine without resume.pt: finished, left alone.
+    (tmp_path / "runs" / "gnn-t-ft" / "resume.pt").unlink()
+    assert mod.main(["train"]) == 0
+    assert "== gnn-t-ft: " in (out := capsys.readouterr().out) and "without resume.pt (finished)" in out
     assert mod.main(["score", "--games", "30"]) == 0
     assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "scores" / "gnn-t").glob("*.json"))]

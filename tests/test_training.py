@@ -787,15 +787,33 @@ def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, ctrl_c_a
         json.dumps({**done.to_dict(), "output": {"dir": str(fresh)}}))
     (runs / "notes").mkdir()
     (runs / "notes" / "config.json").write_text('{"another": "program"}')
+    # Runs copied without their resume.pt: one finished, one whose config asks for an epoch more.
+    import shutil
+
+    shutil.copytree(tmp_path / "ref", runs / "moved-done")
+    shutil.copytree(tmp_path / "ref", runs / "moved-part")
+    for moved in ("moved-done", "moved-part"):
+        (runs / moved / "resume.pt").unlink()
+    recorded = json.loads((runs / "moved-part" / "config.json").read_text())
+    recorded["train"]["epochs"] = 3
+    (runs / "moved-part" / "config.json").write_text(json.dumps(recorded))
+    part = runs / "moved-part"
+    stuck = f"{part}: 2 of 3 epochs by its history.json, without resume.pt: it cannot be continued (a new " \
+            "run may start from its weights, train.init)"
 
     assert main(["resume", str(runs), "--status"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"{runs / 'a' / 'stopped'}: 0 of 2 epochs and 2 batches of the next",
         f"{runs / 'done'}: 1 of 1 epochs (finished)",
         f"{fresh}: 0 of 1 epochs",
+        f"{runs / 'moved-done'}: 2 of 2 epochs by its history.json, without resume.pt (finished)",
+        stuck,
     ]
     assert main(["resume", str(runs), "--quiet"]) == 0
-    assert all(s.finished for s in run_states(runs)) and len(run_states(runs)) == 3
+    assert f"nnsweeper: note: left alone: {stuck}" in capsys.readouterr().err
+    states = run_states(runs)
+    assert [s.run_dir for s in states if not s.finished] == [part] and len(states) == 5
+    assert not (part / "resume.pt").exists()
     a, b = _state(runs / "a" / "stopped" / "last.pt"), _state(tmp_path / "ref" / "last.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert _state(fresh / "last.pt").keys() == _state(runs / "done" / "last.pt").keys()

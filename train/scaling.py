@@ -245,12 +245,17 @@ def train_runs(runs: list[Run], *, epochs: int | None, device: str, workers: int
 
     torch.set_num_threads(threads)
     for run in runs:
-        resume = (run.run_dir / "resume.pt").exists()
+        state = next(iter(run_states(run.run_dir)), None) if run.run_dir.is_dir() else None
+        if state is not None and not state.saved and (state.finished or state.stuck):
+            # Trained elsewhere, its files copied here without resume.pt: nothing to go on from.
+            print(f"== {run.name}: {state}", flush=True)
+            continue
+        resume = state is not None and state.saved
         planned = epochs
         if minutes and epochs is None:
             planned, note = fit_epochs(run, minutes, device=device, workers=workers, threads=threads)
             if resume:  # a started run goes on for the epochs that fit, after those it has done
-                done = run_states(run.run_dir)[0].epoch
+                done = state.epoch
                 planned += done
                 note += f", after the {done} it has done"
             print(note, flush=True)

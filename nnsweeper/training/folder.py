@@ -20,13 +20,15 @@ from nnsweeper.training_config import SECTIONS, TrainingConfig, TrainingError
 
 from .board import TENSORBOARD
 
-__all__ = ["RESUME_FILE", "CONFIG_FILE", "RESUMABLE_CHANGES", "KEPT", "kept_checkpoint", "finished_note",
-           "prepare_run", "recorded_config"]
+__all__ = ["RESUME_FILE", "CONFIG_FILE", "HISTORY_FILE", "RESUMABLE_CHANGES", "KEPT", "kept_checkpoint",
+           "finished_note", "prepare_run", "recorded_config"]
 
 #: What a resume continues from: weights, optimiser, schedule, position (``nnsweeper train --resume``).
 RESUME_FILE = "resume.pt"
 #: The run's config, written before anything else.
 CONFIG_FILE = "config.json"
+#: Each epoch's line: loss, validation, compute.
+HISTORY_FILE = "history.json"
 #: Config keys that may differ when a run resumes (see :mod:`nnsweeper.training`).
 #: Where the run computes (device, threads, loader processes) may change too: a run
 #: started on a CPU can go on on a GPU.

@@ -37,7 +37,15 @@ from nnsweeper.training_config import (
 )
 
 from .board import TensorBoardLog
-from .folder import CONFIG_FILE, RESUME_FILE, finished_note, kept_checkpoint, prepare_run, recorded_config
+from .folder import (
+    CONFIG_FILE,
+    HISTORY_FILE,
+    RESUME_FILE,
+    finished_note,
+    kept_checkpoint,
+    prepare_run,
+    recorded_config,
+)
 from .scoring import bce_loss, is_value_model, split_configurations, to_device, validate
 
 if TYPE_CHECKING:
@@ -639,7 +647,7 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, speed: f
             save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
         if t.keep_every and run.epoch % t.keep_every == 0:
             save_checkpoint(kept_checkpoint(run.run_dir, run.epoch), run.model, extra=meta)
-        to_json(run.history, run.run_dir / "history.json", indent=1)
+        to_json(run.history, run.run_dir / HISTORY_FILE, indent=1)
         run.save_resume(run.epoch, 0)
     run.board.epoch(run.step, record)
     if progress:
