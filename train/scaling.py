@@ -635,11 +635,12 @@ def draw(rows: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
     from nnsweeper.fileio import atomic_path
     from nnsweeper.plots.palette import solver_color as color_of
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8), layout="constrained")
     runs = list(dict.fromkeys(r["run"] for r in rows))
     for name in runs:
         mine = [r for r in rows if r["run"] == name]
@@ -656,29 +657,44 @@ def draw(rows: list[dict], path: Path) -> None:
             "ls": ":" if mine[-1]["parent"] else "-",
             "label": f"{name} ({mine[0]['parameters'] / 1000:.0f}k)",
         }
-        axes[0].plot(x, [r["worst_kind_ratio"] for r in mine], **style)
-        axes[1].plot(x, [100 * r["safe_below"] for r in mine], **style)
+        # The distances to the limit on log scales: the power laws of projection_lines are lines here.
+        axes[0].plot(x, [r["worst_kind_ratio"] - 1 for r in mine], **style)
+        axes[1].plot(x, [100 * (1 - r["safe_below"]) for r in mine], **style)
         gap = [100 * r["gap"] for r in mine]
         low = [100 * (r["gap"] - r["gap_low"]) for r in mine]
         high = [100 * (r["gap_high"] - r["gap"]) for r in mine]
         axes[2].errorbar(x, gap, yerr=[low, high], capsize=2, **style)
     for arch, target in TARGETS.items():
-        axes[0].axhline(target, color=color_of(arch), ls="--", lw=1, label=f"{arch} target {target}")
-    axes[1].axhline(99.5, color="grey", ls="--", lw=1, label="target 99.5%")
+        axes[0].axhline(target - 1, color=color_of(arch), ls="--", lw=1, label=f"{arch} target {target}")
+    axes[1].axhline(100 * (1 - SHARE_TARGET), color="grey", ls="--", lw=1,
+                    label=f"target: {100 * SHARE_TARGET:g}% called safe")
     axes[2].axhline(0, color="grey", lw=1)
     axes[2].axhline(-1, color="grey", ls="--", lw=1, label="1 point below csp")
     titles = (
-        "worst kind: frontier log-loss / exact engine's",
-        "proven-safe cells given P < 0.02 (%, worst set)",
+        "worst kind: frontier log-loss / exact engine's, less 1",
+        "proven-safe cells given P >= 0.02 (%, worst set)",
         "pure solver minus csp, expert (points, 95% interval)",
     )
+    states = ticker.FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k")
     for ax, title in zip(axes, titles, strict=True):
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1, 2, 5)))
+        ax.xaxis.set_major_formatter(states)
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_xlabel("training states seen")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
-    axes[2].legend(fontsize=7)
+    for ax in axes[:2]:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1, 2, 5)))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+    # One legend for the three panels, beside them: the runs, then each panel's reference lines.
+    legend = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    fig.legend(legend.values(), legend.keys(), loc="outside right upper", fontsize=7)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
