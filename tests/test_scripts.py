@@ -197,6 +197,17 @@ def test_scaling_projects_where_a_curve_meets_its_target():
     assert line == ("| gnn-x | 4 | worst-kind ratio: slope -0.50, target at 2,500,000 states (3.1x its "
                     "last); proven safe < 0.02: slope -1.00, target at 800,000 states (1.0x its last) |")
     assert mod.projection_lines(rows[:2]) == []  # two checkpoints: no line drawn through them
+    # A chain: gnn-x's first two epochs go on in gnn-x-ft (from epoch 2), whose two epochs go on in
+    # gnn-x-ft-2 (from epoch 1). The fitted curve is the chain's: 2 + 1 + 1 checkpoints on one law.
+    law = {v: rows[i] for i, v in enumerate(x)}
+    chain = [dict(law[1e5], epoch=1), dict(law[2e5], epoch=2),
+             dict(law[4e5], run="gnn-x-ft", parent="gnn-x epoch 2", epoch=1),
+             {**law[4e5], "run": "gnn-x-ft", "parent": "gnn-x epoch 2", "epoch": 2, "examples": 6e5,
+              "worst_kind_ratio": 1.5, "safe_below": 0.5},  # not on the chain: ft-2 starts from epoch 1
+             dict(law[8e5], run="gnn-x-ft-2", parent="gnn-x-ft epoch 1", epoch=1)]
+    assert [(r["run"], r["epoch"]) for r in mod.lineage("gnn-x-ft-2", chain)] == [
+        ("gnn-x", 1), ("gnn-x", 2), ("gnn-x-ft", 1), ("gnn-x-ft-2", 1)]
+    assert mod.projection_lines(chain)[-1] == line.replace("| gnn-x |", "| gnn-x > gnn-x-ft > gnn-x-ft-2 |")
 
 
 def test_scaling_epochs_of_a_chain_of_fine_tunings_and_an_interrupted_training(monkeypatch, capsys):

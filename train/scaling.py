@@ -500,14 +500,32 @@ def project(examples, excess, target: float) -> tuple[float, float | None]:
     return float(slope), float(np.exp((np.log(target) - intercept) / slope))
 
 
+def lineage(name: str, rows: list[dict]) -> list[dict]:
+    """A run's checkpoints after those of the runs behind its starting weights (each up to the
+    epoch the next one started from), in order of training states: its whole training curve."""
+    mine = [r for r in rows if r["run"] == name]
+    start = _parent_row(mine[0], rows) if mine else None
+    if start is None:
+        return mine
+    before = lineage(start["run"], rows)
+    return [r for r in before if r["run"] != start["run"] or r["epoch"] <= start["epoch"]] + mine
+
+
 def projection_lines(rows: list[dict]) -> list[str]:
-    """Where each run's curve is heading: for every run of three or more checkpoints (fine-tuning
-    runs aside), the power laws of :func:`project` for the worst-kind ratio and the proven-safe
-    share, with the training states at which each would meet its target."""
+    """Where each curve is heading: for every run of three or more checkpoints from fresh weights,
+    and every chain of fine-tuning runs that no later run goes on from (its :func:`lineage`), the
+    power laws of :func:`project` for the worst-kind ratio and the proven-safe share, with the
+    training states at which each would meet its target."""
     lines = []
+    started_from = {p[0] for p in map(_parent, rows) if p is not None}
     for name in dict.fromkeys(r["run"] for r in rows):
         mine = [r for r in rows if r["run"] == name]
-        if len(mine) < 3 or mine[0]["parent"]:
+        chained = bool(mine[0]["parent"])
+        if chained:
+            if name in started_from:
+                continue  # a later run goes on from it: the longer chain is fitted
+            mine = lineage(name, rows)
+        if len(mine) < 3:
             continue
         target = TARGETS[name.split("-")[0]]
         x = [r["examples"] for r in mine]
@@ -520,7 +538,8 @@ def projection_lines(rows: list[dict]) -> list[str]:
             where = (f"{reach:,.0f} states ({reach / x[-1]:.1f}x its last)" if reach is not None
                      else "not falling")
             cells.append(f"{what}: slope {slope:+.2f}, target at {where}")
-        lines.append(f"| {name} | {len(mine)} | {'; '.join(cells)} |")
+        label = " > ".join(dict.fromkeys(r["run"] for r in mine)) if chained else name
+        lines.append(f"| {label} | {len(mine)} | {'; '.join(cells)} |")
     if not lines:
         return []
     return [
@@ -528,8 +547,9 @@ def projection_lines(rows: list[dict]) -> list[str]:
         "Where the curves head: a power law in the training states seen, fitted (least squares, "
         "log-log) to each run's checkpoints, for what each target bounds (the worst-kind ratio less 1; "
         "the share of proven-safe cells at P >= 0.02), and the states at which the fitted line meets "
-        "the target. A rough guide: the points scatter from epoch to epoch, and a run's curve bends "
-        "with its learning-rate schedule.",
+        "the target; for a chain of fine-tuning runs (a > b: b went on from a's weights), the whole "
+        "chain's checkpoints. A rough guide: the points scatter from epoch to epoch, and a run's curve "
+        "bends with its learning-rate schedule.",
         "",
         "| run | checkpoints | fitted |",
         "| --- | ---: | --- |",
