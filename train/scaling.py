@@ -165,6 +165,9 @@ RUNS = (
     # proven cell more (b256c10 bought 99.38% safe with a worst kind of 1.030).
     Run("gnn-m-margin", "train/gnn_broad.toml", {}, 2, {"lr": 2e-4, "certain_margin": 1.0},
         parent=("gnn-m-more", 1), data="data/broad_more"),
+    # cnn-m (the bundled CNN's size) had one H100 epoch: two more on the CPU, a warm restart at
+    # its config's learning rate, for the middle CNN's curve.
+    Run("cnn-m-ft", "train/cnn_broad.toml", {}, 2, parent=("cnn-m", 1)),
 )
 
 
