@@ -168,6 +168,7 @@ RUNS = (
     # cnn-m (the bundled CNN's size) had one H100 epoch: two more on the CPU, a warm restart at
     # its config's learning rate, for the middle CNN's curve.
     Run("cnn-m-ft", "train/cnn_broad.toml", {}, 2, parent=("cnn-m", 1)),
+    Run("cnn-m-ft-2", "train/cnn_broad.toml", {}, 4, {"lr": 1e-3}, parent=("cnn-m-ft", 2)),
 )
 
 
