@@ -254,11 +254,11 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
             started(board)
         model.train()
         while run.epoch < config.train.epochs:
-            started, seen = time.perf_counter(), run.examples
+            began, seen = time.perf_counter(), run.examples
             train_loss = _train_epoch(run, net, train_loader, progress=progress)
-            speed = (run.examples - seen) / max(time.perf_counter() - started, 1e-9)
+            speed = (run.examples - seen) / max(time.perf_counter() - began, 1e-9)
             if rank == 0:
-                _end_epoch(run, val_loader, train_loss, started, speed, progress=progress)
+                _end_epoch(run, val_loader, train_loss, began, speed, progress=progress)
             if world > 1:
                 torch.distributed.barrier()
     except KeyboardInterrupt as exc:
