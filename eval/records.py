@@ -2,8 +2,9 @@
 
 Each run is one ``nnsweeper eval`` (or ``compare``) command whose store,
 ``eval/results/NAME.games``, keeps every finished chunk of games. Running this script
-again (after a kill, another day, on another machine with the same nnsweeper) continues
-every unfinished run where it stopped and skips the finished ones (their tables are
+again (after a kill, another day, on another machine with the same nnsweeper code: a
+store refuses games that other code or other weights played) continues every unfinished
+run where it stopped and skips the finished ones (their tables are
 committed, their stores are not). The games are those of base seed :data:`SEED`, which
 no table before these used::
 

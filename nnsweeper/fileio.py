@@ -2,7 +2,10 @@
 
 A reader never sees a half-written file, and an interrupted write leaves the old
 file (if any) in place. ``os.replace`` is atomic when source and target are on the
-same file system, hence the temporary file in the target's own folder.
+same file system, hence the temporary file in the target's own folder. The file's
+bytes are flushed to the disk (``fsync``) before the rename and the folder after it,
+so that a power loss or a lost machine cannot leave a renamed file that is empty or
+cut short (a rename can reach the disk before the data it names).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock"]
+__all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock", "fsync_folder"]
 
 
 def _default_mode() -> int:
@@ -28,14 +31,50 @@ def _default_mode() -> int:
 _FILE_MODE = _default_mode()
 
 
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_folder(path: str | os.PathLike) -> None:
+    """Flush a folder's entries (a rename, a new file) to the disk; nothing where folders cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # Windows opens no folder; the rename is durable there on its own
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse to sync a folder; the file itself was synced
+        pass
+    finally:
+        os.close(fd)
+
+
+def _make_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each new entry flushed to the disk in its parent."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for new in reversed(missing):
+        new.mkdir(exist_ok=True)
+        fsync_folder(new.parent)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; move it onto ``path`` on success.
 
     The temporary name keeps ``path``'s suffix, so writers that infer the format
     from the extension (``numpy.savez``, ``Figure.savefig``) behave as for ``path``.
-    Parent folders are created. On an exception the temporary file is removed and
-    ``path`` is left untouched.
+    Parent folders are created. The file is flushed to the disk before it is renamed
+    and the folder after, so the write survives a power loss whole or not at all. On an
+    exception the temporary file is removed and ``path`` is left untouched.
 
     Parameters
     ----------
@@ -48,14 +87,16 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         Where to write the content.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(target.parent)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
         os.chmod(tmp_path, _FILE_MODE)
+        _fsync_file(tmp_path)
         os.replace(tmp_path, target)
+        fsync_folder(target.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp_path.unlink()

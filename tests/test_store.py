@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from nnsweeper.evaluation import evaluate, game_seeds, unpack_outcomes
 from nnsweeper.evaluation.games import Board, GameResults, play_games
+from nnsweeper.evaluation.identity import solver_identity
 from nnsweeper.evaluation.rows import median_of_chunks as _median
 from nnsweeper.evaluation.rows import pack_stream as _pack_stream
 from nnsweeper.evaluation.runner import SEED_BLOCK as _SEED_BLOCK
@@ -22,6 +23,12 @@ from nnsweeper.evaluation.runner import Seeds as _Seeds
 from nnsweeper.evaluation.store import GameStore, MemoryStore, StoreError
 from nnsweeper.evaluation.table import pack_outcomes
 from nnsweeper.solvers import get_solver
+
+
+def ident(description: str, code: str = "c" * 64, **weights) -> dict:
+    """A solver's identity as the harness makes it (solver_identity), with made-up digests."""
+    return {"description": description, "code": code, "weights": weights}
+
 
 # Figures that depend on the clock; everything else in a row is a function of the games.
 TIMES = ("mean_seconds", "median_seconds", "max_seconds", "setup_seconds")
@@ -107,7 +114,7 @@ def test_a_store_keeps_chunks_and_knows_what_is_missing(tmp_path, kind):
     board = Board("5x5", 5, 5, 3)
     with (GameStore(tmp_path / "s", base_seed=4, first_click="safe", version="x") if kind == "disk"
           else MemoryStore()) as store:
-        job = store.job("csp", "CSP()", board)
+        job = store.job("csp", ident("CSP()"), board)
         assert job.missing(10) == [(0, 10)] and job.done(10) == 0
         job.write(0, results([True, False, True]))
         job.write(6, results([False, True, True, True, False, False]))
@@ -123,25 +130,26 @@ def test_a_store_keeps_chunks_and_knows_what_is_missing(tmp_path, kind):
         # Times keep float32 precision, wherever the games are kept.
         assert parts[1].seconds[0] == float(np.float32(1 / 3))
         assert [p.setup_seconds for p in parts] == [1.5, 1.5, 1.5]
-        assert store.job("csp", "CSP()", board) is job
+        assert store.job("csp", ident("CSP()"), board) is job
 
 
 def test_a_store_refuses_other_games_and_a_second_writer(tmp_path):
     path = tmp_path / "s"
     with GameStore(path, base_seed=4, first_click="safe", version="1") as store:
-        store.job("csp", "CSP(start='corner')", Board("5x5", 5, 5, 3))
+        store.job("csp", ident("CSP(start='corner')"), Board("5x5", 5, 5, 3))
         with pytest.raises(StoreError, match="another process is writing game store"):
             GameStore(path, base_seed=4, first_click="safe", version="1")
     with pytest.raises(StoreError, match=r"its base_seed 4 \(this run: 5\)"):
         GameStore(path, base_seed=5, first_click="safe", version="1")
     with pytest.raises(StoreError, match=r"its first_click 'safe' \(this run: 'zero'\)"):
         GameStore(path, base_seed=4, first_click="zero", version="1")
-    with pytest.raises(StoreError, match=r"nnsweeper_version '1' \(this run: '2'\)"):
-        GameStore(path, base_seed=4, first_click="safe", version="2")
-    with GameStore(path, base_seed=4, first_click="safe", version="1") as store:
-        with pytest.raises(StoreError, match=r"another solver named 'csp' \(description \"CSP\(start='c"):
-            store.job("csp", "CSP(start='center')", Board("5x5", 5, 5, 3))
-        store.job("csp", "CSP(start='center')", Board("5x5", 5, 5, 4))  # another board: another job
+    with GameStore(path, base_seed=4, first_click="safe", version="2") as store:  # another version, same code
+        store.job("csp", ident("CSP(start='corner')"), Board("5x5", 5, 5, 3))
+        with pytest.raises(StoreError, match=r"holds games of 'csp' on 5x5 with 3 mines played by another "
+                                             r"experiment: its description \"CSP\(start='corner'\)\" \(this "
+                                             r"run's \"CSP\(start='center'\)\"\); remove '.*csp-5x5x3'"):
+            store.job("csp", ident("CSP(start='center')"), Board("5x5", 5, 5, 3))
+        store.job("csp", ident("CSP(start='center')"), Board("5x5", 5, 5, 4))  # another board: another job
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="is not empty and holds no game store"):
@@ -153,7 +161,7 @@ def test_a_store_refuses_other_games_and_a_second_writer(tmp_path):
 
 def test_a_damaged_chunk_is_named(tmp_path):
     with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
-        job = store.job("sp", "SP()", Board("5x5", 5, 5, 3))
+        job = store.job("sp", ident("SP()"), Board("5x5", 5, 5, 3))
         job.write(0, results([True, False]))
         chunk = next(job.folder.glob("*.npz"))
         chunk.write_bytes(chunk.read_bytes()[:40])
@@ -163,8 +171,8 @@ def test_a_damaged_chunk_is_named(tmp_path):
 
 def test_job_folders_are_safe_and_distinct(tmp_path):
     with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
-        a = store.job("../x", "A", Board("5x5", 5, 5, 3))
-        b = store.job("_/x", "B", Board("5x5", 5, 5, 3))
+        a = store.job("../x", ident("A"), Board("5x5", 5, 5, 3))
+        b = store.job("_/x", ident("B"), Board("5x5", 5, 5, 3))
         assert a.folder.parent == b.folder.parent == tmp_path / "s" and a.folder != b.folder
 
 
@@ -359,4 +367,206 @@ def test_a_run_that_fails_keeps_its_games_and_says_so(tmp_path):
     with GameStore(store, base_seed=0, first_click="safe", version=__import__("nnsweeper").__version__) as st:
         runs = st.runs()
         assert [r["status"] for r in runs] == ["failed"] and 0 < runs[0]["games"] < 200
-        assert st.job("b", "Breaks()", Board("5x5", 5, 5, 3)).done(200) == runs[0]["games"]
+        job = st.job("b", solver_identity(Breaks()), Board("5x5", 5, 5, 3))
+        assert job.done(200) == runs[0]["games"]
+
+
+# ------------------------------------------------- a store that cannot lie
+def _chunks(store, job_name):
+    return sorted((store / job_name).glob("0*.npz"))
+
+
+def _rerun_refused(match, *args, **kwargs):
+    with pytest.raises(StoreError, match=match):
+        evaluate(*args, **kwargs)
+
+
+def test_a_checkpoint_replaced_under_the_same_path_is_another_experiment(tmp_path):
+    import torch
+
+    from nnsweeper.models import MineModel, save_checkpoint
+
+    path = tmp_path / "m.pt"
+    models = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        models.append(MineModel.from_config({"arch": "cnn", "channels": 4, "blocks": 1}))
+    save_checkpoint(path, models[0])
+    store = tmp_path / "s"
+    args = dict(rows=5, cols=5, trials=30, store=store)
+    evaluate({"m": get_solver("hybrid-cnn", model=path)}, [4], **args)
+    save_checkpoint(path, models[1])  # another model saved over the same path
+    args["trials"] = 60
+    _rerun_refused(rf"checkpoint '{path}' held other bytes \(sha256 [0-9a-f]{{12}}, now [0-9a-f]{{12}}\); "
+                   r"remove '.*m-5x5x4' \(or run with --replace-changed\)",
+                   {"m": get_solver("hybrid-cnn", model=path)}, [4], **args)
+    # Asked to, the store plays that solver's games anew: the table of the new model alone.
+    fresh = evaluate({"m": get_solver("hybrid-cnn", model=path)}, [4], on_change="replace", **args)
+    same_rows(fresh.rows, evaluate({"m": get_solver("hybrid-cnn", model=path)}, [4], rows=5, cols=5,
+                                   trials=60).rows)
+    assert fresh.metadata["weights"]["m"][str(path)] == solver_identity(
+        get_solver("hybrid-cnn", model=path))["weights"][str(path)]
+
+
+def test_games_of_other_code_are_refused_at_the_job_and_at_every_chunk(tmp_path, monkeypatch):
+    from nnsweeper.evaluation import identity
+
+    store = tmp_path / "s"
+    solvers = {"sp": get_solver("single_point")}
+    evaluate(solvers, [3], rows=5, cols=5, trials=40, store=store)
+    monkeypatch.setattr(identity, "code_digest", lambda: "d" * 64)
+    _rerun_refused(r"other nnsweeper code played them \(playing code [0-9a-f]{12}, this run's dddddddddddd\)",
+                   solvers, [3], rows=5, cols=5, trials=80, store=store)
+    # Without the job's record the chunks still say which code played them.
+    (store / "sp-5x5x3" / "job.json").unlink()
+    chunk = _chunks(store, "sp-5x5x3")[0]
+    _rerun_refused(rf"chunk '{chunk}' holds games of another experiment: other nnsweeper code played "
+                   r"them .*; remove it and run again to play its games anew",
+                   solvers, [3], rows=5, cols=5, trials=80, store=store)
+    for old in _chunks(store, "sp-5x5x3"):
+        old.unlink()
+    fresh = evaluate(solvers, [3], rows=5, cols=5, trials=80, store=store)
+    same_rows(fresh.rows, evaluate(solvers, [3], rows=5, cols=5, trials=80).rows)
+
+
+@pytest.mark.parametrize("foreign", ["base_seed", "solver", "board", "range"])
+def test_a_foreign_chunk_is_refused(tmp_path, foreign):
+    solvers = {"sp": get_solver("single_point")}
+    home = tmp_path / "home"
+    evaluate(solvers, [3], rows=5, cols=5, trials=40, store=home)
+    target = _chunks(home, "sp-5x5x3")[0]
+    other = tmp_path / "other"
+    if foreign == "base_seed":
+        evaluate(solvers, [3], rows=5, cols=5, trials=40, base_seed=7, store=other)
+        source, said = _chunks(other, "sp-5x5x3")[0], r"its base_seed 7 \(this run's 0\)"
+    elif foreign == "solver":
+        evaluate({"sp": get_solver("csp")}, [3], rows=5, cols=5, trials=40, store=other)
+        source = _chunks(other, "sp-5x5x3")[0]
+        said = r"its description \"CSPSolver\(.*\)\" \(this run's \"Single"
+    elif foreign == "board":
+        evaluate(solvers, [4], rows=5, cols=5, trials=40, store=other)
+        source, said = _chunks(other, "sp-5x5x4")[0], r"its mines 4 \(this run's 3\)"
+    else:  # the right games under another range's name
+        evaluate(solvers, [3], rows=5, cols=5, trials=80, store=other)
+        source, said = _chunks(other, "sp-5x5x3")[-1], r"its games \[\d+, 80\] \(this run's \[0, 40\]\)"
+        target = target.with_name(f"{0:012d}-{40:012d}.npz")
+        for old in _chunks(home, "sp-5x5x3"):
+            old.unlink()
+    target.write_bytes(source.read_bytes())
+    _rerun_refused(rf"chunk '{target}' holds games of another experiment: .*{said}", solvers, [3],
+                   rows=5, cols=5, trials=40, store=home)
+
+
+def test_damaged_files_are_named_with_a_way_out_that_keeps_the_games(tmp_path):
+    solvers = {"sp": get_solver("single_point")}
+    store = tmp_path / "s"
+    plain = evaluate(solvers, [3], rows=5, cols=5, trials=60)
+    evaluate(solvers, [3], rows=5, cols=5, trials=60, store=store)
+    # runs.json, store.json and job.json: removing the damaged file is the way out; no game is lost.
+    ways_out = {"runs.json": "it only lists the past runs, every game is kept",
+                "store.json": "every game is kept",
+                "sp-5x5x3/job.json": "its chunks are kept and checked one by one"}
+    for name, way_out in ways_out.items():
+        (store / name).write_text('{"runs": [')
+        _rerun_refused(rf"'{store / name}' is damaged \(.*\); remove it and run the same command again: "
+                       rf"{way_out}", solvers, [3], rows=5, cols=5, trials=60, store=store)
+        (store / name).unlink()
+        same_rows(evaluate(solvers, [3], rows=5, cols=5, trials=60, store=store).rows, plain.rows)
+    # A chunk emptied by a power loss before its bytes reached the disk: named, then played anew.
+    chunk = _chunks(store, "sp-5x5x3")[0]
+    chunk.write_bytes(b"")
+    _rerun_refused(rf"chunk '{chunk}' is damaged \(EOFError: .*\); remove it and run again to play its "
+                   r"games anew",
+                   solvers, [3], rows=5, cols=5, trials=60, store=store)
+    chunk.unlink()
+    same_rows(evaluate(solvers, [3], rows=5, cols=5, trials=60, store=store).rows, plain.rows)
+
+
+def test_leftover_temporary_files_do_not_block_a_store(tmp_path):
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / ".store.json.k2j4h.json").write_text("{")  # a killed first write of store.json
+    solvers = {"sp": get_solver("single_point")}
+    table = evaluate(solvers, [3], rows=5, cols=5, trials=30, store=store)
+    same_rows(table.rows, evaluate(solvers, [3], rows=5, cols=5, trials=30).rows)
+    assert not list(store.glob(".*"))
+
+
+def test_an_older_store_format_is_refused(tmp_path):
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "store.json").write_text(json.dumps({"format": 1, "base_seed": 0, "first_click": "safe",
+                                                  "nnsweeper_version": "0.1.0"}))
+    _rerun_refused(r"has format 1, not 2 \(before format 2 its chunks recorded no experiment",
+                   {"sp": get_solver("single_point")}, [3], rows=5, cols=5, trials=30, store=store)
+
+
+def test_the_code_digest_follows_the_code_that_plays(tmp_path, monkeypatch):
+    import shutil
+
+    from nnsweeper.evaluation import identity
+
+    modules = identity.playing_modules()
+    for name in ("nnsweeper.solvers.csp", "nnsweeper.solvers.search", "nnsweeper.engine.probability",
+                 "nnsweeper.game", "nnsweeper.evaluation.games", "nnsweeper.models.gnn",
+                 "nnsweeper.features"):
+        assert name in modules
+    for name in modules:  # no command line, plot, training or data generation
+        assert not name.startswith(("nnsweeper.cli", "nnsweeper.plots", "nnsweeper.training",
+                                    "nnsweeper.datasets", "nnsweeper.evaluation.table"))
+    copy = tmp_path / "nnsweeper"
+    shutil.copytree(identity._ROOT, copy, ignore=shutil.ignore_patterns("*.pt", "__pycache__"))
+
+    def digest():
+        identity.playing_modules.cache_clear()
+        identity.code_digest.cache_clear()
+        return identity.code_digest()
+
+    monkeypatch.setattr(identity, "_ROOT", copy)
+    try:
+        before = digest()
+        with open(copy / "cli" / "evaluation.py", "a") as fh:
+            fh.write("\n# a comment\n")
+        (copy / "plots" / "new.py").write_text("x = 1\n")
+        assert digest() == before  # not code that plays
+        sp = copy / "solvers" / "single_point.py"
+        sp.write_bytes(sp.read_bytes().replace(b"\n", b"\r\n"))
+        assert digest() == before  # other line endings, same code
+        sp.write_bytes(sp.read_bytes() + b"\r\nx = 1\r\n")
+        assert digest() != before
+    finally:
+        monkeypatch.undo()
+        identity.playing_modules.cache_clear()
+        identity.code_digest.cache_clear()
+
+
+def test_chunks_played_by_other_code_or_weights_are_not_kept(tmp_path, monkeypatch):
+    from nnsweeper.evaluation import runner
+
+    digests = iter(["a" * 64] + ["b" * 64] * 100)  # this process's, then a worker's
+    monkeypatch.setattr(runner, "code_digest", lambda: next(digests))
+    store = tmp_path / "s"
+    with pytest.raises(StoreError, match=r"a worker plays other nnsweeper code \(playing code bbbbbbbbbbbb, this "
+                                         r"run's aaaaaaaaaaaa\); its games of 'sp' were not kept"):
+        evaluate({"sp": get_solver("single_point")}, [3], rows=5, cols=5, trials=40, store=store)
+    assert not _chunks(store, "sp-5x5x3")
+    monkeypatch.undo()
+
+    class Replaced:
+        """A solver whose checkpoint is replaced after its first chunk."""
+
+        def __init__(self):
+            self.asked = 0
+
+        def weights(self):
+            self.asked += 1
+            # Asked by the harness, by the run, then after every chunk: replaced after the first.
+            return {"m.pt": "1" * 64 if self.asked <= 3 else "2" * 64}
+
+        def __call__(self, env, rng):
+            return env.seed % 2 == 0
+
+    with pytest.raises(StoreError, match=r"a worker played 'r' with other weights than this run's .*was a "
+                                         r"checkpoint replaced during the run\?"):
+        evaluate({"r": Replaced()}, [3], rows=5, cols=5, trials=40, store=store)
+    assert len(_chunks(store, "r-5x5x3")) == 1  # the chunk played before the change, and no other

@@ -41,9 +41,10 @@ from nnsweeper.parallel import check_n_jobs
 from nnsweeper.seeds import check_seed_overlap
 
 from .games import Board
+from .identity import describe, solver_identity
 from .rows import summarise
 from .runner import SEED_HIGH, Job, Seeds, run
-from .store import GameStore, MemoryStore
+from .store import ON_CHANGE, GameStore, MemoryStore
 from .table import EvalTable
 
 __all__ = [
@@ -244,19 +245,16 @@ def _resolve_solvers(solvers) -> dict[str, Callable]:
     return out
 
 
-def _describe(fn) -> str:
-    if hasattr(fn, "__qualname__") and hasattr(fn, "__module__"):
-        return f"{fn.__module__}.{fn.__qualname__}"
-    return repr(fn)
-
-
-def _open_store(store, base_seed: int, first_click: str):
+def _open_store(store, base_seed: int, first_click: str, on_change: str = "refuse"):
     """The run's game store: a :class:`GameStore` at ``store``, or a :class:`MemoryStore` for None."""
+    if on_change not in ON_CHANGE:
+        raise ValueError(f"on_change must be one of {', '.join(ON_CHANGE)}; got {on_change!r}")
     if store is None:
         return MemoryStore()
     if not isinstance(store, str | os.PathLike):
         raise ValueError(f"store must be a folder path or None; got {store!r}")
-    return GameStore(store, base_seed=base_seed, first_click=first_click, version=__version__)
+    return GameStore(store, base_seed=base_seed, first_click=first_click, version=__version__,
+                     on_change=on_change)
 
 
 def _check_training_seeds(named: Mapping[str, Callable], datasets, base_seed: int, trials: int) -> list[str]:
@@ -346,7 +344,7 @@ def eval_solver_over_mines(
     _check_starts([solver_fn], boards)
     base_seed = _check_int("base_seed", base_seed, 0)
     store = MemoryStore()
-    jobs = [Job("solver", solver_fn, False, b, store.job("solver", _describe(solver_fn), b)) for b in boards]
+    jobs = [Job("solver", solver_fn, False, b, store.job("solver", {}, b)) for b in boards]
     wins: dict[int, int] = {}
 
     def count(j: int) -> None:  # keep a finished mine count's wins, not its games
@@ -371,6 +369,7 @@ def evaluate(
     progress=False,
     datasets=None,
     store=None,
+    on_change="refuse",
 ) -> EvalTable:
     """Play every solver on every board on the same game seeds and tabulate the results.
 
@@ -416,9 +415,17 @@ def evaluate(
         store already holds some of its games plays only the others, so running the
         same evaluation again after an interruption (Ctrl-C, a kill, a lost machine)
         continues it and returns the table an uninterrupted run returns (times aside).
-        The store is keyed by solver name and options, board, ``base_seed`` and
-        ``first_click``, not by ``trials``: a run with more games reuses it. Without a
-        store, games are kept in memory until the table is made.
+        The store is keyed by the experiment (solver name and options, the digest of
+        the code that plays, the digest of every checkpoint's bytes, board,
+        ``base_seed`` and ``first_click``; see :mod:`~nnsweeper.evaluation.store`),
+        not by ``trials``: a run with more games reuses it. Every chunk of games
+        records its experiment and is checked when read, so a table never mixes two
+        experiments. Without a store, games are kept in memory until the table is made.
+    on_change : {"refuse", "replace"}, default "refuse"
+        What a ``store`` does with a solver's games that another experiment played
+        (another description, other code, a checkpoint with other bytes): refuse with
+        a :class:`~nnsweeper.evaluation.StoreError` naming the difference, or remove
+        them and play them anew.
 
     Returns
     -------
@@ -440,10 +447,11 @@ def evaluate(
     base_seed = _check_int("base_seed", base_seed, 0)
     checked = _check_training_seeds(named, datasets, base_seed, trials)
     keys = [(name, b) for name in named for b in configs]
-    with _open_store(store, base_seed, first_click) as kept:
+    identities = {name: solver_identity(fn) for name, fn in named.items()}
+    with _open_store(store, base_seed, first_click, on_change) as kept:
         # Solvers with play() report a GameRecord (guesses); others only win or lose.
         jobs = [Job(name, named[name], callable(getattr(named[name], "play", None)), b,
-                     kept.job(name, _describe(named[name]), b)) for name, b in keys]
+                     kept.job(name, identities[name], b)) for name, b in keys]
         rows: dict[int, dict] = {}
 
         def finish(j: int) -> None:
@@ -468,7 +476,10 @@ def evaluate(
         "nnsweeper_version": __version__,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "arguments": arguments,
-        "solvers": {name: _describe(fn) for name, fn in named.items()},
+        "solvers": {name: describe(fn) for name, fn in named.items()},
+        # What the games were played by: the playing code's digest and each solver's checkpoints.
+        "code": identities[next(iter(identities))]["code"],
+        "weights": {name: ident["weights"] for name, ident in identities.items() if ident["weights"]},
     }
     if runs:  # where the games were played: every run that wrote to the store
         metadata["runs"] = runs

@@ -23,6 +23,7 @@ from nnsweeper._version import __version__
 from nnsweeper.parallel import effective_jobs, imap, machine
 
 from .games import Board, SolverSetup, batched, play_games, play_lockstep
+from .identity import code_digest
 from .stats import wilson_interval
 
 __all__ = ["BATCH_GAMES", "CHUNK_GAMES", "SEED_BLOCK", "SEED_HIGH", "Job", "Seeds", "Tally", "chunks",
@@ -130,15 +131,44 @@ def chunks(jobs: list[Job], gaps: list[list[tuple[int, int]]],
             yield batch
 
 
+def played_by(solver) -> tuple[str, dict]:
+    """What plays where this runs: the digest of the playing code, and of the solver's weights.
+
+    A worker reports it with every chunk, so that a worker with other code installed
+    (a cluster's), or one that loaded a checkpoint replaced since the run began, cannot
+    slip its games into the store (:func:`run` refuses them).
+    """
+    weights = getattr(solver, "weights", None)
+    return code_digest(), (weights() if callable(weights) else {})
+
+
 def play_chunk(tag, solver, segments, first_click: str, record: bool) -> tuple:
     """The games of one chunk (``segments``: (Board, seeds) pairs of one solver), one result each.
 
-    Returns ``(tag, results)``: results come back in any order, and ``tag`` says whose they are.
+    Returns ``(tag, results, played_by(solver))``: results come back in any order, ``tag``
+    says whose they are, and the last item what played them (checked by :func:`run`).
     """
     if len(segments) == 1 and not (record and batched(solver)):
         board, seeds = segments[0]
-        return tag, [play_games(solver, board, first_click, seeds, record)]
-    return tag, play_lockstep(solver, segments, first_click)
+        results = [play_games(solver, board, first_click, seeds, record)]
+    else:
+        results = play_lockstep(solver, segments, first_click)
+    return tag, results, played_by(solver)
+
+
+def _check_played_by(job: Job, expected: tuple[str, dict], got: tuple[str, dict]) -> None:
+    """Refuse a chunk that other code or other weights played than this run's (a worker's report)."""
+    if got == expected:
+        return
+    from .store import StoreError
+
+    if got[0] != expected[0]:
+        raise StoreError(f"a worker plays other nnsweeper code (playing code {got[0][:12]}, this run's "
+                         f"{expected[0][:12]}); its games of {job.name!r} were not kept: install the same "
+                         f"nnsweeper everywhere the games are played")
+    raise StoreError(f"a worker played {job.name!r} with other weights than this run's ({got[1]}, this "
+                     f"run's {expected[1]}); its games were not kept: was a checkpoint replaced during the "
+                     f"run? Every process must see the same checkpoint files")
 
 
 class Tally:
@@ -190,6 +220,7 @@ def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: 
         return
 
     seeds = Seeds(base_seed)
+    expected = [played_by(job.solver) for job in jobs]  # what this process would play with
 
     def calls():
         for segments in chunks(jobs, gaps, workers):
@@ -218,7 +249,8 @@ def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: 
                        worker_setup=setup or None)
         shown = 0.0
         try:
-            for segments, parts in results:
+            for segments, parts, by in results:
+                _check_played_by(jobs[segments[0][0]], expected[segments[0][0]], by)
                 for (j, a, b), part in zip(segments, parts, strict=True):
                     jobs[j].games.write(a, part)
                     tally.add(jobs[j].name, int(part.won.sum()), b - a)

@@ -9,19 +9,31 @@ with the number of games. The table is summarised from the store at the end.
 :class:`GameStore` keeps the chunks on disk, one folder per job::
 
     OUT.games/
-        store.json                      format, base seed, first-click rule, version
+        store.json                      format, base seed, first-click rule
         runs.json                       each run: games played, wall time, workers, machine
         LOCK                            held by the run writing the store
         csp-30x16x99/
-            job.json                    solver name, its description, the board
-            000000000000-000000001000.npz   games [0, 1000): every figure of every game
+            job.json                    the job's experiment (below)
+            000000000000-000000001000.npz   games [0, 1000): every figure of every game,
+                                            and the experiment that played them
 
-Each chunk is written under a temporary name and renamed, so a killed run leaves
-only whole chunks, and running the same evaluation again plays only the games no
-chunk holds. A job's games depend on the solver, the board, the first-click rule and
-the base seed only, not on ``trials``: the first ``k`` seeds of a stream never change,
-so a store also serves a later run with more games. :class:`MemoryStore` has the
-same interface and keeps the chunks in memory (library calls without a folder).
+A job's games depend on its *experiment*: the solver's name and description, the
+digest of the code that plays (:func:`~nnsweeper.evaluation.identity.code_digest`),
+the digest of the bytes of every checkpoint it plays with, the board, the
+first-click rule and the base seed; not on ``trials``: the first ``k`` seeds of a
+stream never change, so a store also serves a later run with more games. Every chunk
+records its experiment and its range of games, and every read checks them against
+the run's, so a store never mixes two experiments: a rerun with another checkpoint
+under the same path, other code, or a chunk copied in from another store is refused
+with one line that names the difference and the way out (or, with
+``on_change="replace"``, the job's old games are removed and played anew).
+
+Each file is written under a temporary name, flushed to the disk and renamed (the
+folder flushed too), so a killed run or a lost machine leaves only whole chunks, and
+running the same evaluation again plays only the games no chunk holds. A damaged file
+is refused with one line naming it and the way out that keeps every good game.
+:class:`MemoryStore` has the same interface and keeps the chunks in memory (library
+calls without a folder).
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -41,10 +54,14 @@ from nnsweeper.fileio import atomic_path, exclusive_lock, write_text_atomic
 
 from .games import Board, GameResults
 
-__all__ = ["GameStore", "MemoryStore", "StoreError", "STORE_FORMAT"]
+__all__ = ["GameStore", "MemoryStore", "StoreError", "STORE_FORMAT", "ON_CHANGE"]
 
 #: Version of the folder layout and chunk files; a store of another format is refused.
-STORE_FORMAT = 1
+#: 2: every chunk records its experiment (format 1 chunks recorded nothing).
+STORE_FORMAT = 2
+#: What :class:`GameStore` does with a job whose recorded experiment differs from the run's:
+#: refuse (one line naming the difference), or remove its games and play them anew.
+ON_CHANGE = ("refuse", "replace")
 _STORE_FILE = "store.json"
 _JOB_FILE = "job.json"
 _RUNS_FILE = "runs.json"
@@ -56,8 +73,41 @@ _CHUNK = re.compile(r"^(\d{12})-(\d{12})\.npz$")
 _DISK_DTYPES = {"seconds": np.float32, "guesses": np.float32}
 
 
+#: What reading a damaged chunk raises (a zero-length file: EOFError; cut short: BadZipFile, zlib.error).
+_DAMAGE = (OSError, EOFError, ValueError, KeyError, zlib.error, zipfile.BadZipFile)
+
+
 class StoreError(NnsweeperError):
-    """A game store that this evaluation cannot use (another run's, damaged, or locked)."""
+    """A game store that this evaluation cannot use (another experiment's, damaged, or locked)."""
+
+
+def _short(value) -> str:
+    """A digest cut to 12 characters for a message; anything else as its repr."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value):
+        return value[:12]
+    return "none" if value is None else repr(value)
+
+
+def _differences(old: dict, new: dict) -> str:
+    """What differs between two experiments (a job's or a chunk's record), in words."""
+    said = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if key == "code":
+            said.append(f"other nnsweeper code played them (playing code {_short(a)}, this run's "
+                        f"{_short(b)})")
+        elif key == "weights" and isinstance(a, dict) and isinstance(b, dict):
+            for name in sorted(set(a) | set(b)):
+                if a.get(name) != b.get(name):
+                    said.append(f"checkpoint {name!r} held other bytes (sha256 {_short(a.get(name))}, "
+                                f"now {_short(b.get(name))})")
+        elif key == "source":
+            said.append(f"the solver's source differed (sha256 {_short(a)}, now {_short(b)})")
+        else:
+            said.append(f"its {key} {a!r} (this run's {b!r})")
+    return "; ".join(said)
 
 
 def _check_chunk(a: int, part: GameResults) -> tuple[int, int]:
@@ -190,8 +240,12 @@ class MemoryStore:
     def __init__(self):
         self._jobs: dict[tuple, _MemoryJob] = {}
 
-    def job(self, name: str, description: str, board: Board) -> _MemoryJob:
-        """The chunks of solver ``name`` on ``board`` (created empty the first time)."""
+    def job(self, name: str, identity: dict, board: Board) -> _MemoryJob:
+        """The chunks of solver ``name`` on ``board`` (created empty the first time).
+
+        ``identity`` (:func:`~nnsweeper.evaluation.identity.solver_identity`) is not
+        needed here: a store in memory holds the games of one run only.
+        """
         key = (name, board.rows, board.cols, board.mines)
         if key not in self._jobs:
             self._jobs[key] = _MemoryJob(name, board)
@@ -215,9 +269,13 @@ class MemoryStore:
 
 
 class _DiskJob(_Job):
-    def __init__(self, name: str, board: Board, folder: Path):
+    """The chunks of one job in its folder; ``record`` is the experiment every chunk must carry."""
+
+    def __init__(self, name: str, board: Board, folder: Path, record: dict):
         super().__init__(name, board)
         self.folder = folder
+        self.record = record
+        self._checked: set[tuple[int, int]] = set()  # chunks whose record was read and found right
 
     def chunks(self) -> list[tuple[int, int]]:
         out = []
@@ -229,37 +287,68 @@ class _DiskJob(_Job):
                     out.append((a, b))
         return sorted(out)
 
+    def _path(self, a: int, b: int) -> Path:
+        return self.folder / f"{a:012d}-{b:012d}.npz"
+
     def write(self, a: int, part: GameResults) -> None:
         a, b = _check_chunk(a, part)
         if b == a:
             return
         arrays = {name: getattr(part, name).astype(_DISK_DTYPES.get(name, dtype), copy=False)
                   for name, dtype in GameResults.FIELDS}
-        with atomic_path(self.folder / f"{a:012d}-{b:012d}.npz") as tmp:
-            np.savez_compressed(tmp, setup_seconds=np.float64(part.setup_seconds), **arrays)
+        record = json.dumps({**self.record, "games": [a, b]}, sort_keys=True)
+        with atomic_path(self._path(a, b)) as tmp:
+            np.savez_compressed(tmp, setup_seconds=np.float64(part.setup_seconds), record=np.array(record),
+                                **arrays)
+        self._checked.add((a, b))
+
+    def _check_record(self, z, a: int, b: int) -> None:
+        """Refuse a chunk whose recorded experiment or range of games is not this job's."""
+        if (a, b) in self._checked:
+            return
+        path = self._path(a, b)
+        if "record" not in z.files:
+            raise StoreError(f"chunk {os.fspath(path)!r} records no experiment (it was not written by "
+                             f"this store); remove it and run again to play its games anew")
+        try:
+            record = json.loads(str(z["record"][()]))
+        except (ValueError, TypeError) as e:
+            raise StoreError(f"chunk {os.fspath(path)!r} is damaged (its record: {e}); remove it and run "
+                             f"again to play its games anew") from None
+        expected = {**self.record, "games": [a, b]}
+        if record != expected:
+            raise StoreError(f"chunk {os.fspath(path)!r} holds games of another experiment: "
+                             f"{_differences(record if isinstance(record, dict) else {}, expected)}; "
+                             f"remove it and run again to play its games anew")
+        self._checked.add((a, b))
 
     def _load_won(self, a: int, b: int) -> np.ndarray:
         try:
-            path = self.folder / f"{a:012d}-{b:012d}.npz"
-            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+            with open(self._path(a, b), "rb") as fh, np.load(fh, allow_pickle=False) as z:
+                self._check_record(z, a, b)
                 won = z["won"]
-        except (OSError, ValueError, KeyError, zlib.error, zipfile.BadZipFile):
+        except StoreError:
+            raise
+        except _DAMAGE:
             return self._load(a, b).won  # raises StoreError naming the damage
         if won.shape != (b - a,) or won.dtype != np.bool_:
             return self._load(a, b).won
         return won
 
     def _load(self, a: int, b: int) -> GameResults:
-        path = self.folder / f"{a:012d}-{b:012d}.npz"
+        path = self._path(a, b)
         try:
             # The file is opened here so that it is closed even when numpy finds it cut short.
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+                self._check_record(z, a, b)
                 arrays = {name: z[name].astype(dtype, copy=False) for name, dtype in GameResults.FIELDS}
                 setup = float(z["setup_seconds"])
             part = GameResults(**arrays, setup_seconds=setup)
-        except (OSError, ValueError, KeyError, zlib.error, zipfile.BadZipFile) as e:
-            raise StoreError(f"chunk {os.fspath(path)!r} is damaged ({e}); remove it and run again "
-                             f"to play its games anew") from None
+        except StoreError:
+            raise
+        except _DAMAGE as e:
+            raise StoreError(f"chunk {os.fspath(path)!r} is damaged ({type(e).__name__}: {e}); remove it "
+                             f"and run again to play its games anew") from None
         if len(part) != b - a:
             raise StoreError(f"chunk {os.fspath(path)!r} holds {len(part)} games, not {b - a}; remove "
                              f"it and run again to play its games anew")
@@ -274,6 +363,11 @@ def _job_folder_name(name: str, board: Board) -> str:
     return f"{safe[:80]}-{board.rows}x{board.cols}x{board.mines}"
 
 
+def _is_leftover(name: str) -> bool:
+    """Whether a file name is a temporary file of :func:`~nnsweeper.fileio.atomic_path` (``.NAME.X.EXT``)."""
+    return name.startswith(".") and name.count(".") >= 2
+
+
 class GameStore:
     """The finished games of an evaluation, on disk, in chunks that a rerun resumes.
 
@@ -281,85 +375,125 @@ class GameStore:
     ----------
     path : str or os.PathLike
         The store's folder (created if new). An existing store must have been made
-        for the same ``base_seed`` and ``first_click`` by the same version of nnsweeper.
+        for the same ``base_seed`` and ``first_click``.
     base_seed : int
         The seed of the games' seeds.
     first_click : str
         The games' first-click rule.
     version : str
-        The nnsweeper version playing the games.
+        The nnsweeper version playing the games (recorded with each job).
+    on_change : {"refuse", "replace"}, default "refuse"
+        What to do with a job whose games another experiment played (another
+        description, code or checkpoint bytes; :meth:`job`): refuse with one line
+        naming the difference, or remove those games and play them anew.
 
     Raises
     ------
     StoreError
         ``path`` is a file, a folder that holds something else, a store of other
-        games, or a store another process is writing (the lock is released when that
-        process ends, however it ends).
+        games, a damaged store, or a store another process is writing (the lock is
+        released when that process ends, however it ends).
 
     Notes
     -----
     Use it as a context manager (or call :meth:`close`) to release the lock.
     """
 
-    def __init__(self, path, *, base_seed: int, first_click: str, version: str):
+    def __init__(self, path, *, base_seed: int, first_click: str, version: str, on_change: str = "refuse"):
         self.path = Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"game store {os.fspath(self.path)!r} exists and is not a folder")
-        meta = {"format": STORE_FORMAT, "base_seed": int(base_seed), "first_click": first_click,
-                "nnsweeper_version": version}
+        if on_change not in ON_CHANGE:
+            raise ValueError(f"on_change must be one of {', '.join(ON_CHANGE)}; got {on_change!r}")
+        self.on_change = on_change
+        self.version = version
+        self.meta = {"format": STORE_FORMAT, "base_seed": int(base_seed), "first_click": first_click}
         self._lock = exclusive_lock(self.path / _LOCK_FILE, what=f"game store {os.fspath(self.path)!r}",
                                     error=StoreError)
         self._lock.__enter__()
         try:
-            self._open(meta)
+            self._open()
         except BaseException:
             self.close()
             raise
         self._jobs: dict[tuple, _DiskJob] = {}
 
-    def _open(self, meta: dict) -> None:
+    def _open(self) -> None:
+        self._remove_leftovers()
         file = self.path / _STORE_FILE
-        if not file.exists():
-            others = [p.name for p in self.path.iterdir() if p.name != _LOCK_FILE]
-            if others:
-                raise StoreError(f"folder {os.fspath(self.path)!r} is not empty and holds no game store "
-                                 f"(found {others[0]!r}); choose another output")
-            write_text_atomic(file, json.dumps(meta, indent=1) + "\n")
+        if file.exists():
+            old = _read_json(file, way_out="remove it and run the same command again: every game is "
+                                           "kept (each chunk records its experiment)")
+            if old.get("format") != STORE_FORMAT:
+                raise StoreError(
+                    f"game store {os.fspath(self.path)!r} has format {old.get('format')!r}, not "
+                    f"{STORE_FORMAT} (before format 2 its chunks recorded no experiment, so they cannot be "
+                    f"checked); choose another output, or remove the folder to play its games anew")
+            diff = sorted(k for k in self.meta if old.get(k) != self.meta[k])
+            if diff:
+                said = ", ".join(f"{k} {old.get(k)!r} (this run: {self.meta[k]!r})" for k in diff)
+                raise StoreError(f"game store {os.fspath(self.path)!r} holds other games: its {said}; "
+                                 f"choose another output, or remove the folder to start over")
             return
-        old = _read_json(file)
-        diff = sorted(k for k in meta if old.get(k) != meta[k])
-        if diff:
-            said = ", ".join(f"{k} {old.get(k)!r} (this run: {meta[k]!r})" for k in diff)
-            raise StoreError(f"game store {os.fspath(self.path)!r} holds other games: its {said}; "
-                             f"choose another output, or remove the folder to start over")
-        for tmp in self.path.glob("*/.*.npz"):  # left by a killed run (atomic_path's names)
-            tmp.unlink(missing_ok=True)
+        # No store.json: a new folder, or a store whose store.json was removed (its jobs
+        # are kept: every chunk records its experiment and is checked on reading).
+        for entry in self.path.iterdir():
+            if entry.name in (_LOCK_FILE, _RUNS_FILE):
+                continue
+            if not (entry.is_dir() and (entry / _JOB_FILE).exists()):
+                raise StoreError(f"folder {os.fspath(self.path)!r} is not empty and holds no game store "
+                                 f"(found {entry.name!r}); choose another output")
+        write_text_atomic(file, json.dumps(self.meta, indent=1) + "\n")
 
-    def job(self, name: str, description: str, board: Board) -> _DiskJob:
-        """The chunks of solver ``name`` (described by ``description``) on ``board``.
+    def _remove_leftovers(self) -> None:
+        """Remove the temporary files a killed run left (atomic_path's ``.NAME.XXXX.SUFFIX``)."""
+        if not self.path.is_dir():
+            return
+        for entry in self.path.iterdir():
+            folder = entry if entry.is_dir() else None
+            if folder is None:
+                if _is_leftover(entry.name):
+                    entry.unlink(missing_ok=True)
+                continue
+            for inner in folder.iterdir():
+                if _is_leftover(inner.name) and inner.is_file():
+                    inner.unlink(missing_ok=True)
 
-        Raises :class:`StoreError` when the store holds games of a solver of that name
-        described otherwise (other options or another model).
+    def job(self, name: str, identity: dict, board: Board) -> _DiskJob:
+        """The chunks of solver ``name`` on ``board``, played by the experiment ``identity``.
+
+        ``identity`` is :func:`~nnsweeper.evaluation.identity.solver_identity` of the
+        solver (its description, the code digest, the digests of its checkpoints).
+        When the store holds games of a solver of that name on that board played by
+        another experiment, :class:`StoreError` names the difference, or (with
+        ``on_change="replace"``) those games are removed to be played anew.
         """
         key = (name, board.rows, board.cols, board.mines)
-        if key in self._jobs:
+        record = {"solver": name, **identity, "rows": board.rows, "cols": board.cols, "mines": board.mines,
+                  "base_seed": self.meta["base_seed"], "first_click": self.meta["first_click"],
+                  "format": STORE_FORMAT}
+        if key in self._jobs and self._jobs[key].record == record:
             return self._jobs[key]
         folder = self.path / _job_folder_name(name, board)
-        meta = {"solver": name, "description": description, "rows": board.rows, "cols": board.cols,
-                "mines": board.mines}
         file = folder / _JOB_FILE
         if file.exists():
-            old = _read_json(file)
-            if old != meta:
-                diff = sorted(k for k in meta if old.get(k) != meta[k])
-                said = "; ".join(f"{k} {old.get(k)!r}, this run's {meta[k]!r}" for k in diff)
-                raise StoreError(f"game store {os.fspath(self.path)!r} holds games of another solver "
-                                 f"named {name!r} ({said}); choose another output, or remove "
-                                 f"{os.fspath(folder)!r} to play them anew")
-        else:
+            old = _read_json(file, way_out="remove it and run the same command again: its chunks are kept "
+                                           "and checked one by one (each records its experiment)")
+            old = {k: v for k, v in old.items() if k != "nnsweeper_version"}
+            if old != record:
+                if self.on_change == "replace":
+                    shutil.rmtree(folder)
+                else:
+                    raise StoreError(
+                        f"game store {os.fspath(self.path)!r} holds games of {name!r} on {board.rows}x"
+                        f"{board.cols} with {board.mines} mines played by another experiment: "
+                        f"{_differences(old, record)}; remove {os.fspath(folder)!r} (or run with "
+                        f"--replace-changed) to play them anew, or choose another output")
+        if not file.exists():
             folder.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(file, json.dumps(meta, indent=1) + "\n")
-        job = self._jobs[key] = _DiskJob(name, board, folder)
+            account = {**record, "nnsweeper_version": self.version}
+            write_text_atomic(file, json.dumps(account, indent=1) + "\n")
+        job = self._jobs[key] = _DiskJob(name, board, folder, record)
         return job
 
     def runs(self) -> list[dict]:
@@ -367,7 +501,8 @@ class GameStore:
         file = self.path / _RUNS_FILE
         if not file.exists():
             return []
-        runs = _read_json(file).get("runs", [])
+        runs = _read_json(file, way_out="remove it and run the same command again: it only lists the "
+                                        "past runs, every game is kept").get("runs", [])
         return runs if isinstance(runs, list) else []
 
     def log_run(self, entry: dict) -> None:
@@ -388,13 +523,12 @@ class GameStore:
         self.close()
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path, *, way_out: str) -> dict:
+    """A JSON object from ``path``, or :class:`StoreError` naming the file and ``way_out``."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise StoreError(f"{os.fspath(path)!r} is damaged ({e}); remove the folder to start over") from None
+        raise StoreError(f"{os.fspath(path)!r} is damaged ({e}); {way_out}") from None
     if not isinstance(data, dict):
-        raise StoreError(f"{os.fspath(path)!r} is damaged (not a JSON object); remove the folder to "
-                         f"start over")
+        raise StoreError(f"{os.fspath(path)!r} is damaged (not a JSON object); {way_out}")
     return data
-

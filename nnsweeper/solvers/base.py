@@ -233,6 +233,15 @@ class Solver:
     def options(self) -> dict:
         return {"start": self.start}
 
+    def weights(self) -> dict[str, str]:
+        """The digest of every checkpoint this solver plays with, by the name its options give it.
+
+        None for a solver of logic alone; a solver with a model says which bytes it
+        plays (:func:`nnsweeper.evaluation.identity.model_weights`), so that a game
+        store never mixes the games of two checkpoints saved under one path.
+        """
+        return {}
+
     def play(self, env, rng, *, on_decision=None) -> GameRecord:
         """Reset ``env``, play one game with randomness from ``rng``, return its record.
 

@@ -226,6 +226,11 @@ class NeuralSolver(Solver):
             "pool_interior": self.pool_interior,
         }
 
+    def weights(self) -> dict[str, str]:
+        from nnsweeper.models.digest import model_weights
+
+        return model_weights(self.model_source)
+
     def __getstate__(self) -> dict:
         # A model loaded from a name or path is loaded again where the solver lands.
         state = self.__dict__.copy()

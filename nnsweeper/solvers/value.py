@@ -80,6 +80,11 @@ class ValueSolver(SearchSolver):
         opts.pop("depth", None)
         return {**opts, "model": str(self.model), "decimals": self.decimals, "trust": self.trust}
 
+    def weights(self) -> dict[str, str]:
+        from nnsweeper.models.digest import model_weights
+
+        return model_weights(self.model)
+
     def __getstate__(self):
         state = super().__getstate__()
         state["_net"] = None  # loaded again where it plays
