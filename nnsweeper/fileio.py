@@ -13,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock", "fsync_folder"]
+__all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock", "fsync_folder",
+           "leftover_of"]
 
 
 def _default_mode() -> int:
@@ -29,6 +31,23 @@ def _default_mode() -> int:
 
 
 _FILE_MODE = _default_mode()
+
+
+#: The temporary name :func:`atomic_path` gives a write of NAME: "." + NAME + "." + the random
+#: letters, digits and "_" of ``tempfile.mkstemp`` + NAME's suffix.
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}(?P<suffix>\.[^.]*)?")
+
+
+def leftover_of(name: str) -> str | None:
+    """The file whose interrupted :func:`atomic_path` write left a temporary file named ``name``, or None.
+
+    ``leftover_of(".resume.pt.k2j4h_x9.pt") == "resume.pt"``. A killed process leaves
+    such files; they are never a finished file and may be removed.
+    """
+    m = _TEMPORARY.fullmatch(name)
+    if m is None or os.path.splitext(m["name"])[1] != (m["suffix"] or ""):
+        return None
+    return m["name"]
 
 
 def _fsync_file(path: Path) -> None:

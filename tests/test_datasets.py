@@ -364,6 +364,12 @@ def test_folder_with_a_different_dataset_is_refused(small, tmp_path):
     with pytest.raises(DatasetError, match="not empty and holds no nnsweeper dataset"):
         generate(foreign, ["5x5:3:2"])
     assert (foreign / "notes.txt").read_text() == "mine"
+    # What a run killed in its first write leaves (atomic_path's temporary file) is no dataset in the way.
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    (killed / "..generate.json.ab12cd_9.json").write_text('{"nnsweeper_')
+    generate(killed, ["5x5:3:2"])
+    assert not list(killed.glob("..generate.json.*"))
 
 
 @pytest.mark.parametrize("damage", ["truncate", "edit"])

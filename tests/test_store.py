@@ -398,7 +398,7 @@ def test_a_checkpoint_replaced_under_the_same_path_is_another_experiment(tmp_pat
     save_checkpoint(path, models[1])  # another model saved over the same path
     args["trials"] = 60
     _rerun_refused(rf"checkpoint '{path}' held other bytes \(sha256 [0-9a-f]{{12}}, now [0-9a-f]{{12}}\); "
-                   r"remove '.*m-5x5x4' \(or run with --replace-changed\)",
+                   r"remove '.*m-5x5x4' \(or run with --replace-changed; in Python, on_change='replace'\)",
                    {"m": get_solver("hybrid-cnn", model=path)}, [4], **args)
     # Asked to, the store plays that solver's games anew: the table of the new model alone.
     fresh = evaluate({"m": get_solver("hybrid-cnn", model=path)}, [4], on_change="replace", **args)
@@ -485,7 +485,7 @@ def test_damaged_files_are_named_with_a_way_out_that_keeps_the_games(tmp_path):
 def test_leftover_temporary_files_do_not_block_a_store(tmp_path):
     store = tmp_path / "s"
     store.mkdir()
-    (store / ".store.json.k2j4h.json").write_text("{")  # a killed first write of store.json
+    (store / ".store.json.k2j4h_x9.json").write_text("{")  # a killed first write of store.json
     solvers = {"sp": get_solver("single_point")}
     table = evaluate(solvers, [3], rows=5, cols=5, trials=30, store=store)
     same_rows(table.rows, evaluate(solvers, [3], rows=5, cols=5, trials=30).rows)

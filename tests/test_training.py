@@ -2,6 +2,7 @@
 
 import math
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -822,6 +823,210 @@ def test_resume_continues_every_unfinished_run_under_a_folder(tmp_path, ctrl_c_a
     assert "is not a folder of training runs" in capsys.readouterr().err
 
 
+# ------------------------------------------------------------ damaged run folders
+@pytest.fixture(scope="module")
+def two_stopped_runs(tmp_path_factory):
+    """A folder of two runs, ``good`` and ``bad`` (the same CNN run), each stopped in its second
+    of two epochs: what resume.pt holds is the end of epoch 1, next to last.pt and best.pt."""
+    import nnsweeper.training.loop as loop
+    from nnsweeper.training import TrainingInterrupted
+
+    root = tmp_path_factory.mktemp("damaged")
+    config = _config(root, CNN, epochs=2, tensorboard=False)
+    config["output"]["dir"] = str(root / "runs" / "good")
+    real = loop._step
+
+    def step(run, net, batch, b):
+        if run.epoch >= 1:
+            raise KeyboardInterrupt
+        return real(run, net, batch, b)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loop, "_step", step)
+        with pytest.raises(TrainingInterrupted):
+            train(check_config(config), progress=False)
+    shutil.copytree(root / "runs" / "good", root / "runs" / "bad")
+    return root / "runs"
+
+
+def _damaged_resume_line(run: Path, why: str) -> tuple[str, str]:
+    """The start and end of the message of ``run``'s damaged resume.pt, around its ``why``."""
+    return (f"{str(run / 'resume.pt')!r} is damaged ({why}",
+            "): the run cannot be continued; its checkpoints last.pt and best.pt are intact: a new run can "
+            f"start from their weights, with train.init={run / 'last.pt'} and another output.dir; remove "
+            "resume.pt to have nnsweeper resume leave the run as its history.json says it stands")
+
+
+def _save_state_without(path: Path, key: str, **changed):
+    state = {k: v for k, v in _state(path).items() if k != key}
+    torch.save({**state, **changed}, path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), "torch.load cannot read it: "),
+        (lambda p: p.write_bytes(b""), "it is empty"),
+        (lambda p: p.write_bytes(random.Random(0).randbytes(4000)), "torch.load cannot read it: "),
+        (lambda p: _save_state_without(p, "epoch"), "it lacks epoch"),
+        (lambda p: _save_state_without(p, "", batch="7"), "its batch is not a count"),
+        (lambda p: _save_state_without(p, "", history=5), "its history is not the JSON of the epochs' lines"),
+        (lambda p: torch.save([1, 2], p), "it holds a list, not a resume state"),
+    ],
+    ids=["truncated", "empty", "random-bytes", "missing-key", "wrong-type", "history-not-json", "a-list"],
+)
+def test_a_damaged_resume_state_skips_its_run_and_the_others_go_on(two_stopped_runs, tmp_path, capsys,
+                                                                    damage, why):
+    from nnsweeper.cli import main
+    from nnsweeper.models import load_checkpoint
+    from nnsweeper.training import run_states
+
+    runs = tmp_path / "runs"
+    shutil.copytree(two_stopped_runs, runs)
+    bad, good = runs / "bad", runs / "good"
+    damage(bad / "resume.pt")
+    kept = {p.name: p.read_bytes() for p in bad.iterdir()}
+    head, tail = _damaged_resume_line(bad, why)
+
+    # --status lists every run, the damaged one as such, and says so by its exit code.
+    assert main(["resume", str(runs), "--status"]) == 2
+    out, err = capsys.readouterr()
+    assert err == ""
+    listed, other = out.splitlines()
+    assert listed.startswith(f"{bad}: damaged: {head}") and listed.endswith(tail)
+    assert other == f"{good}: 1 of 2 epochs"
+
+    # resume skips it with one line that names it, continues the other, and exits with 2.
+    assert main(["resume", str(runs), "--quiet"]) == 2
+    out, err = capsys.readouterr()
+    skipped = [line for line in err.splitlines() if not line.startswith("nnsweeper: note: continuing ")]
+    assert len(skipped) == 1 and out == ""
+    assert skipped[0].startswith(f"nnsweeper: note: skipped {bad}: {head}") and skipped[0].endswith(tail)
+    states = {s.run_dir: s for s in run_states(runs)}
+    assert states[good].finished and states[good].epoch == 2
+    assert [h["epoch"] for h in __import__("json").loads((good / "history.json").read_text())] == [1, 2]
+    assert states[bad].damaged and not states[bad].finished
+    assert {p.name: p.read_bytes() for p in bad.iterdir()} == kept  # nothing of it touched
+
+    # Given alone: the error in one line, no traceback.
+    assert main(["resume", str(bad), "--quiet"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"nnsweeper: error: {head}") and err.endswith(tail + "\n")
+    with pytest.raises(TrainingError, match="is damaged"):  # and train --resume says the same
+        same = {**_config(tmp_path, CNN, epochs=2, tensorboard=False), "output": {"dir": str(bad)}}
+        train(check_config(same), resume=True, progress=False)
+
+    # The advice holds: its checkpoints load, and without resume.pt the run is left as it stands.
+    assert load_checkpoint(bad / "last.pt").checkpoint_meta["extra"]["epoch"] == 1
+    (bad / "resume.pt").unlink()
+    assert main(["resume", str(runs), "--quiet"]) == 0
+    assert capsys.readouterr().err == (
+        f"nnsweeper: note: left alone: {bad}: 1 of 2 epochs by its history.json, without resume.pt: it "
+        "cannot be continued (a new run may start from its weights, train.init)\n")
+
+
+def test_damaged_history_config_and_weights_of_a_run(two_stopped_runs, tmp_path, capsys):
+    import json
+
+    from nnsweeper.cli import main
+    from nnsweeper.training import resume_runs
+
+    runs = tmp_path / "runs"
+    shutil.copytree(two_stopped_runs, runs)
+    bad, good = runs / "bad", runs / "good"
+    shutil.copytree(good, runs / "weights")
+    shutil.copytree(good, runs / "config")
+    # Without resume.pt, a damaged history.json leaves where the run stands unknown.
+    (bad / "resume.pt").unlink()
+    (bad / "history.json").write_text('[{"epoch": 1, "val_')
+    history = (f"{str(bad / 'history.json')!r} is damaged (not JSON: JSONDecodeError): the run cannot be "
+               f"continued; its checkpoints last.pt and best.pt are intact: a new run can start from their "
+               f"weights, with train.init={bad / 'last.pt'} and another output.dir")
+    # A resume.pt whose weights do not fit the run's model.
+    _save_state_without(runs / "weights" / "resume.pt", "", model={"stem.weight": torch.zeros(3)})
+    # A damaged config.json next to an intact resume.pt, which records the config too.
+    (runs / "config" / "config.json").write_text("")
+    # Another program's config.json, alone in its folder: not a run.
+    (runs / "notes").mkdir()
+    (runs / "notes" / "config.json").write_text("{")
+
+    assert main(["resume", str(runs), "--status"]) == 2
+    assert capsys.readouterr().out.splitlines() == [
+        f"{bad}: damaged: {history}",
+        f"{runs / 'config'}: 1 of 2 epochs; its config.json is damaged (it is empty): nnsweeper resume "
+        "writes it again from the config its resume.pt records",
+        f"{good}: 1 of 2 epochs",
+        f"{runs / 'weights'}: 1 of 2 epochs",
+    ]
+    results = resume_runs(runs, progress=False, notify=lambda line: None)
+    assert sorted(r.run_dir for r in results) == [runs / "config", good]
+    assert [(path, why.split(" (")[0]) for path, why in results.skipped] == [
+        (bad, f"{str(bad / 'history.json')!r} is damaged"),
+        (runs / "weights", f"{str(runs / 'weights' / 'resume.pt')!r} is damaged"),
+    ]
+    assert "(it does not fit the run's model: RuntimeError)" in results.skipped[1][1]
+    assert results.skipped[0][1] == history
+    recorded = json.loads((runs / "config" / "config.json").read_text())
+    assert recorded["train"]["epochs"] == 2 and recorded["output"]["dir"] == str(runs / "config")
+    assert main(["resume", str(runs), "--status"]) == 2
+    assert capsys.readouterr().out.splitlines()[1:3] == [f"{runs / 'config'}: 2 of 2 epochs (finished)",
+                                                         f"{good}: 2 of 2 epochs (finished)"]
+    assert main(["resume", str(bad), "--status"]) == 2  # a damaged run given alone is listed as such
+    assert capsys.readouterr().out == f"{bad}: damaged: {history}\n"
+
+
+def test_leftovers_of_a_killed_write_do_not_make_a_folder_not_empty(tmp_path, capsys, ctrl_c_at_step):
+    from nnsweeper.cli import main
+
+    # A run killed while it wrote a file (kill -9) leaves the temporary copy of atomic_path.
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".best.pt.k2_9xq0a.pt").write_bytes(b"half a checkpoint")
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN, epochs=1, tensorboard=False))
+    assert main(["train", "--config", str(path), "--quiet"]) == 0
+    assert not (run / ".best.pt.k2_9xq0a.pt").exists() and (run / "best.pt").exists()
+    # Anything else still makes the folder one not to train into.
+    for other in ("notes.txt", ".best.pt.old"):
+        shutil.rmtree(run)
+        run.mkdir()
+        (run / other).write_text("mine")
+        capsys.readouterr()
+        assert main(["train", "--config", str(path), "--quiet"]) == 2
+        assert "is not empty; use --resume" in capsys.readouterr().err
+
+    # A run stopped within its first epoch, whose resume.pt is all it saved (and a leftover of its
+    # next write): once the damaged file is removed, as the message says, resume starts it again.
+    shutil.rmtree(run)
+    config = _config(tmp_path, CNN, epochs=1, tensorboard=False, save_every=2)
+    from nnsweeper.training import TrainingInterrupted
+
+    ctrl_c_at_step(3)
+    with pytest.raises(TrainingInterrupted, match="resume.pt holds epoch 1 up to batch 2"):
+        train(check_config(config), progress=False)
+    ctrl_c_at_step(None)
+    (run / "resume.pt").write_bytes((run / "resume.pt").read_bytes()[:100])
+    (run / ".resume.pt.a8c3_f1z.pt").write_bytes(b"")
+    assert main(["resume", str(run), "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"nnsweeper: error: {str(run / 'resume.pt')!r} is damaged (torch.load cannot read it: "
+        f"{type(_load_error(run / 'resume.pt')).__name__}): the run cannot be continued, and nothing else of "
+        f"it is saved yet: remove resume.pt and nnsweeper resume {run} starts it again\n")
+    (run / "resume.pt").unlink()
+    assert main(["resume", str(run), "--quiet"]) == 0
+    assert [h["epoch"] for h in __import__("json").loads((run / "history.json").read_text())] == [1]
+    assert sorted(p.name for p in run.iterdir()) == ["best.json", "best.pt", "config.json", "history.json",
+                                                     "last.json", "last.pt", "resume.pt"]
+
+
+def _load_error(path: Path) -> Exception:
+    try:
+        torch.load(path, weights_only=True)
+    except Exception as exc:
+        return exc
+    raise AssertionError(f"{path} loads")
+
+
 def test_keep_every_keeps_the_weights_of_those_epochs(tmp_path):
     config = check_config(_config(tmp_path, GNN, epochs=3, keep_every=2, tensorboard=False))
     result = train(config, progress=False)
@@ -842,9 +1047,18 @@ def test_play_readiness_says_when_a_pure_solver_should_not_play_alone():
     assert play_readiness(result(0.999, 0.996), "gnn") == (
         "ready to play alone (proven-safe frontier cells given P < 0.02: 99.9%, proven mines given P > 0.98: "
         "99.6%; at least 99.5% each)")
-    line = play_readiness(result(0.994, 1.0), "gnn")
+    line = play_readiness({**result(0.994, 1.0), "model": {"name": "gnn"}}, "gnn")  # the bundled gnn
     assert line.startswith("not ready to play alone (proven-safe frontier cells given P < 0.02: 99.4%,")
-    assert "play it as hybrid-gnn" in line
+    assert "; play it as hybrid-gnn (logic first), or train it longer" in line
+    # A checkpoint: hybrid-gnn would play the bundled weights; --model NAME=ARCH:PATH plays it as hybrid-NAME.
+    line = play_readiness({**result(0.994, 1.0), "model": {"name": "runs/my gnn/best.pt"}}, "gnn")
+    assert ("; play it with logic first: nnsweeper eval --model mygnn=gnn:'runs/my gnn/best.pt' "
+            "--solvers csp,hybrid-mygnn (a checkpoint given as --model NAME=gnn:PATH plays as hybrid-NAME; "
+            "hybrid-gnn plays the bundled gnn), or train") in line
+    assert "play it as hybrid-gnn" not in line
+    line = play_readiness(result(0.994, 1.0), "cnn")  # no model named: both ways
+    assert ("as hybrid-cnn for the bundled cnn, as hybrid-NAME for a checkpoint given to nnsweeper eval "
+            "as --model NAME=cnn:PATH") in line
     assert play_readiness(result(None, 0.9), "cnn").startswith(
         "not ready to play alone (proven mines given P > 0.98: 90.0%; below 99.5%)")
     assert play_readiness(result(None, None), "cnn") == (

@@ -118,7 +118,11 @@ def add_resume(sub):
         description="Continue every training run under FOLDER (default runs) that has not done all its "
         "epochs, one after the other, each with the config it recorded (config.json) from where its "
         "resume.pt stands: the way to run a long training in parts. A run stopped before its first save "
-        "starts again; finished runs are skipped. --status lists the runs and where they stand.",
+        "starts again; finished runs are skipped. --status lists the runs and where they stand. A run "
+        "whose resume.pt is damaged (or, without one, its history.json or config.json) is skipped with a "
+        "note that says what of it is left and how to go on, and --status lists it as damaged; the others "
+        "go on, and the exit code is 2. A damaged config.json is written again from the config resume.pt "
+        "records.",
         epilog="example: nnsweeper resume runs --status",
     )
     rs.add_argument("folder", nargs="?", default="runs",
@@ -138,11 +142,14 @@ def _cmd_resume(args, argv) -> int:
             print(state)
         if not states:
             print(f"no training runs under {args.folder}")
-        return 0
+        return 2 if any(state.damaged for state in states) else 0
+    # A damaged run (or one train refuses) is skipped with a note; the others go on, and the exit code
+    # says that one was skipped. A run given alone raises its error instead.
     results = resume_runs(args.folder, progress=not args.quiet, notify=note)
     if not args.quiet:
-        print(f"continued {len(results)} run(s)" + "".join(f"; wrote {r.last}" for r in results))
-    return 0
+        print(f"continued {len(results)} run(s)" + "".join(f"; wrote {r.last}" for r in results)
+              + (f"; skipped {len(results.skipped)}" if results.skipped else ""))
+    return 2 if results.skipped else 0
 
 
 # -------------------------------------------------------------- evaluate-model

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
-from nnsweeper.fileio import exclusive_lock, write_text_atomic
+from nnsweeper.fileio import exclusive_lock, leftover_of, write_text_atomic
 from nnsweeper.game import FIRST_CLICK_CODES, FIRST_CLICK_RULES, PRESETS, Rules, parse_mine_counts
 from nnsweeper.parallel import imap
 from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
@@ -385,9 +385,13 @@ def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
                 f"this is {version}, whose shards may differ: remove the folder to start over"
             )
         return None
-    if out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()):
+    if out.exists() and any(p.name != LOCK_NAME and leftover_of(p.name) is None for p in out.iterdir()):
         raise DatasetError(f"output folder {os.fspath(out)!r} is not empty and holds no nnsweeper dataset; "
                            f"choose a new folder")
+    if out.exists():  # what a killed first write left (atomic_path's temporary files)
+        for p in out.iterdir():
+            if leftover_of(p.name) is not None and p.is_file():
+                p.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(plan_path, json.dumps({"nnsweeper_version": version, "arguments": arguments}, indent=1))
     return None

@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import NnsweeperError
-from nnsweeper.fileio import atomic_path, exclusive_lock, write_text_atomic
+from nnsweeper.fileio import atomic_path, exclusive_lock, leftover_of, write_text_atomic
 
 from .games import Board, GameResults
 
@@ -363,11 +363,6 @@ def _job_folder_name(name: str, board: Board) -> str:
     return f"{safe[:80]}-{board.rows}x{board.cols}x{board.mines}"
 
 
-def _is_leftover(name: str) -> bool:
-    """Whether a file name is a temporary file of :func:`~nnsweeper.fileio.atomic_path` (``.NAME.X.EXT``)."""
-    return name.startswith(".") and name.count(".") >= 2
-
-
 class GameStore:
     """The finished games of an evaluation, on disk, in chunks that a rerun resumes.
 
@@ -452,11 +447,11 @@ class GameStore:
         for entry in self.path.iterdir():
             folder = entry if entry.is_dir() else None
             if folder is None:
-                if _is_leftover(entry.name):
+                if leftover_of(entry.name):
                     entry.unlink(missing_ok=True)
                 continue
             for inner in folder.iterdir():
-                if _is_leftover(inner.name) and inner.is_file():
+                if leftover_of(inner.name) and inner.is_file():
                     inner.unlink(missing_ok=True)
 
     def job(self, name: str, identity: dict, board: Board) -> _DiskJob:
@@ -488,7 +483,8 @@ class GameStore:
                         f"game store {os.fspath(self.path)!r} holds games of {name!r} on {board.rows}x"
                         f"{board.cols} with {board.mines} mines played by another experiment: "
                         f"{_differences(old, record)}; remove {os.fspath(folder)!r} (or run with "
-                        f"--replace-changed) to play them anew, or choose another output")
+                        f"--replace-changed; in Python, on_change='replace') to play them anew, or choose "
+                        f"another output")
         if not file.exists():
             folder.mkdir(parents=True, exist_ok=True)
             account = {**record, "nnsweeper_version": self.version}

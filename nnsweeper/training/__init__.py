@@ -19,6 +19,10 @@ after a kill replays the same batches in the same order, so on the CPU it ends w
 the same weights as a run that was never stopped. Every file is written atomically,
 and Ctrl-C waits while the files of an epoch's end are written, so they always agree;
 the interruption (:class:`TrainingInterrupted`) says what ``resume.pt`` holds.
+A ``resume.pt`` that cannot be read (truncated, empty, another file, keys missing) is
+refused with a :class:`TrainingError` that names it and what of the run is left (its
+checkpoints, if intact, for a new run's ``train.init``); :func:`resume_runs` skips such a
+run with a note and goes on with the others.
 
 A run resumes with the config it started with, except for ``train.epochs`` (to train a
 finished run longer, or stop it sooner), ``output.dir`` (a moved run folder) and
@@ -68,13 +72,13 @@ from nnsweeper.training_config import (
 
 from .board import TENSORBOARD
 from .loop import TrainingInterrupted, TrainResult, train, train_value
-from .resume import RunState, resume_runs, run_states
+from .resume import ResumedRuns, RunState, resume_runs, run_states
 from .scoring import KIND_FIELDS, READY_SHARE, evaluate_model, play_readiness, validate
 
 __all__ = [
     "TrainingError", "TrainResult", "TrainingConfig", "DataSection", "TrainSection", "OutputSection",
     "SECTIONS", "load_config", "apply_overrides", "check_config", "config_help", "train", "validate",
     "evaluate_model", "KIND_FIELDS", "TrainingInterrupted", "train_value", "load_value_config",
-    "is_value_config", "RunState", "run_states", "resume_runs", "TENSORBOARD", "play_readiness",
-    "READY_SHARE",
+    "is_value_config", "RunState", "ResumedRuns", "run_states", "resume_runs", "TENSORBOARD",
+    "play_readiness", "READY_SHARE",
 ]

@@ -41,6 +41,7 @@ from .folder import (
     CONFIG_FILE,
     HISTORY_FILE,
     RESUME_FILE,
+    damaged_file,
     finished_note,
     kept_checkpoint,
     prepare_run,
@@ -240,7 +241,11 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
                          extra=_checkpoint_extra(config, root, manifest, digest, initial),
                          configurations={c["key"]: c for c in manifest.get("configurations", ())})
         if state is not None:
-            run.restore(state)
+            try:
+                run.restore(state)
+            except (KeyError, TypeError, ValueError, RuntimeError) as exc:  # weights that do not fit
+                why = f"it does not fit the run's model: {type(exc).__name__}"
+                raise TrainingError(damaged_file(run_dir / RESUME_FILE, why)) from None
             before = recorded_config(state)["train"]["epochs"]
             if before != config.train.epochs:
                 note = run.change_epochs(before)
