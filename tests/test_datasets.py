@@ -624,3 +624,31 @@ def test_a_killed_writer_releases_the_folder(tmp_path):
     assert (out / LOCK_NAME).exists()  # left behind by the killed process
     m = generate(out, ["5x5:3:2"])
     assert load_manifest(out) == json.loads(json.dumps(m))
+
+
+def test_a_partial_dataset_of_other_code_is_refused(tmp_path, monkeypatch):
+    import importlib
+
+    gen = importlib.import_module("nnsweeper.datasets.generate")  # the module, not the function
+
+    out = tmp_path / "d"
+    original, made = gen._make_shard, []
+
+    def stop_after_one(*task):
+        if made:
+            raise KeyboardInterrupt
+        made.append(task)
+        return original(*task)
+
+    monkeypatch.setattr(gen, "_make_shard", stop_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        generate(out, ["5x5:3:6"], shard_games=2, n_jobs=1)
+    monkeypatch.undo()
+    plan_file = out / ".generate.json"
+    plan = json.loads(plan_file.read_text())
+    assert plan["code"] == gen.generating_code()
+    plan["code"] = "0" * 64  # as a run of other code would have written it
+    plan_file.write_text(json.dumps(plan))
+    with pytest.raises(DatasetError, match=r"made by other nnsweeper code \(generating code 000000000000, "
+                                           r"this run's [0-9a-f]{12}\), whose shards may differ"):
+        generate(out, ["5x5:3:6"], shard_games=2, n_jobs=1)

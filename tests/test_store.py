@@ -504,6 +504,7 @@ def test_an_older_store_format_is_refused(tmp_path):
 def test_the_code_digest_follows_the_code_that_plays(tmp_path, monkeypatch):
     import shutil
 
+    from nnsweeper import sourcecode
     from nnsweeper.evaluation import identity
 
     modules = identity.playing_modules()
@@ -513,31 +514,28 @@ def test_the_code_digest_follows_the_code_that_plays(tmp_path, monkeypatch):
         assert name in modules
     for name in modules:  # no command line, plot, training or data generation
         assert not name.startswith(("nnsweeper.cli", "nnsweeper.plots", "nnsweeper.training",
-                                    "nnsweeper.datasets", "nnsweeper.evaluation.table"))
+                                    "nnsweeper.datasets", "nnsweeper.evaluation.table", "nnsweeper.parallel"))
     copy = tmp_path / "nnsweeper"
-    shutil.copytree(identity._ROOT, copy, ignore=shutil.ignore_patterns("*.pt", "__pycache__"))
-
-    def digest():
-        identity.playing_modules.cache_clear()
-        identity.code_digest.cache_clear()
-        return identity.code_digest()
-
-    monkeypatch.setattr(identity, "_ROOT", copy)
+    shutil.copytree(sourcecode._ROOT, copy, ignore=shutil.ignore_patterns("*.pt", "__pycache__"))
+    monkeypatch.setattr(sourcecode, "_ROOT", copy)
     try:
-        before = digest()
+        sourcecode.clear_cache()
+        before = identity.code_digest()
         with open(copy / "cli" / "evaluation.py", "a") as fh:
             fh.write("\n# a comment\n")
         (copy / "plots" / "new.py").write_text("x = 1\n")
-        assert digest() == before  # not code that plays
+        sourcecode.clear_cache()
+        assert identity.code_digest() == before  # not code that plays
         sp = copy / "solvers" / "single_point.py"
         sp.write_bytes(sp.read_bytes().replace(b"\n", b"\r\n"))
-        assert digest() == before  # other line endings, same code
+        sourcecode.clear_cache()
+        assert identity.code_digest() == before  # other line endings, same code
         sp.write_bytes(sp.read_bytes() + b"\r\nx = 1\r\n")
-        assert digest() != before
+        sourcecode.clear_cache()
+        assert identity.code_digest() != before
     finally:
         monkeypatch.undo()
-        identity.playing_modules.cache_clear()
-        identity.code_digest.cache_clear()
+        sourcecode.clear_cache()
 
 
 def test_chunks_played_by_other_code_or_weights_are_not_kept(tmp_path, monkeypatch):

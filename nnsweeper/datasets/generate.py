@@ -357,6 +357,17 @@ def _arguments(parts, fractions, seed, record, epsilon, start, shard_games) -> d
     }
 
 
+def generating_code() -> str:
+    """SHA-256 of the source that makes a dataset's shards (:func:`~nnsweeper.sourcecode.source_digest`).
+
+    A partial dataset records it, and a run that continues one refuses shards that
+    other code made (the package version stays the same across many changes).
+    """
+    from nnsweeper.sourcecode import source_digest
+
+    return source_digest(("nnsweeper.datasets.generate",))
+
+
 def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
     """Check that ``out`` is new, a run of these arguments, or their finished dataset.
 
@@ -379,10 +390,14 @@ def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
             ) from None
         if plan.get("arguments") != arguments:
             raise DatasetError(_different(out, plan.get("arguments", {}), arguments))
-        if plan.get("nnsweeper_version") != version:
+        code = generating_code()
+        if plan.get("code") != code:
+            made_by = plan.get("code")
+            made_by = made_by[:12] if isinstance(made_by, str) else "not recorded"
             raise DatasetError(
-                f"{os.fspath(out)!r} holds a partial dataset from nnsweeper {plan.get('nnsweeper_version')}; "
-                f"this is {version}, whose shards may differ: remove the folder to start over"
+                f"{os.fspath(out)!r} holds a partial dataset made by other nnsweeper code (generating code "
+                f"{made_by}, this run's {code[:12]}), whose shards may differ: remove the folder to start "
+                f"over, or generate into another folder"
             )
         return None
     if out.exists() and any(p.name != LOCK_NAME and leftover_of(p.name) is None for p in out.iterdir()):
@@ -393,7 +408,8 @@ def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
             if leftover_of(p.name) is not None and p.is_file():
                 p.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(plan_path, json.dumps({"nnsweeper_version": version, "arguments": arguments}, indent=1))
+    write_text_atomic(plan_path, json.dumps({"nnsweeper_version": version, "code": generating_code(),
+                                             "arguments": arguments}, indent=1))
     return None
 
 
