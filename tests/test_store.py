@@ -544,8 +544,8 @@ def test_chunks_played_by_other_code_or_weights_are_not_kept(tmp_path, monkeypat
     digests = iter(["a" * 64] + ["b" * 64] * 100)  # this process's, then a worker's
     monkeypatch.setattr(runner, "code_digest", lambda: next(digests))
     store = tmp_path / "s"
-    with pytest.raises(StoreError, match=r"a worker plays other nnsweeper code \(playing code bbbbbbbbbbbb, this "
-                                         r"run's aaaaaaaaaaaa\); its games of 'sp' were not kept"):
+    with pytest.raises(StoreError, match=r"a worker plays other nnsweeper code \(playing code bbbbbbbbbbbb, "
+                                         r"this run's aaaaaaaaaaaa\); its games of 'sp' were not kept"):
         evaluate({"sp": get_solver("single_point")}, [3], rows=5, cols=5, trials=40, store=store)
     assert not _chunks(store, "sp-5x5x3")
     monkeypatch.undo()
