@@ -23,10 +23,12 @@ workers as Ctrl-C does.
 
 Worker processes never outlive the process that started them: a loky worker watches
 its parent and exits within about :data:`PARENT_POLL_SECONDS` of its death (a
-``SIGKILL`` included), even in the middle of a task, and when the consumer of
-:func:`imap` stops early (an exception, Ctrl-C, the generator closed) the workers are
-killed rather than left to finish their tasks. On Dask, tasks are futures: a worker
-lost mid-run costs only the tasks it held, which the scheduler runs again elsewhere.
+``SIGKILL`` included), even in the middle of a task or while it still starts, and
+when the consumer of :func:`imap` stops early (an exception, Ctrl-C, the generator
+closed) the workers are killed rather than left to finish their tasks. On Dask, tasks
+are futures: a worker lost mid-run costs only the tasks it held, which the scheduler
+runs again elsewhere; with every worker lost, :func:`imap` says so and waits a while
+for one to come back.
 """
 
 from __future__ import annotations
@@ -67,8 +69,13 @@ PARENT_POLL_SECONDS = 0.5
 #: that the tasks are read lazily and a lost worker held only a few.
 DASK_TASKS_PER_THREAD = 2
 
-#: Seconds :func:`imap` waits for a first worker when the Dask cluster has none.
+#: Seconds :func:`imap` waits for a first worker when the Dask cluster has none, and
+#: for one to come back when the cluster loses all its workers while tasks are pending.
 _DASK_WORKER_WAIT_SECONDS = 60
+
+#: Seconds without a Dask result after which :func:`imap` asks the scheduler whether
+#: the cluster still has a worker (and from then on as often, while none comes).
+_DASK_LOST_CHECK_SECONDS = 1.0
 
 #: Seconds between :func:`imap`'s readings of the Dask cluster's size while it runs
 #: (a cluster that grows, such as SLURM jobs starting one by one, gets more tasks).
@@ -246,8 +253,11 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
     ``dask.distributed.as_completed``. A worker lost mid-run costs only its tasks: the
     scheduler runs them again on another worker (a task that kills
     ``distributed.scheduler.allowed-failures`` + 1 workers, 4 by default, fails with
-    ``KilledWorker``). Each Dask worker process gets single-threaded numerics
-    (``OMP_NUM_THREADS=1`` unless set, as :func:`single_threaded_workers` does).
+    ``KilledWorker``). A cluster that loses all its workers while tasks are pending
+    keeps them until workers come back: a :class:`RuntimeWarning` names the scheduler
+    and says so, and after :data:`_DASK_WORKER_WAIT_SECONDS` with none,
+    :class:`TimeoutError` ends the run. Each Dask worker process gets single-threaded
+    numerics (``OMP_NUM_THREADS=1`` unless set, as :func:`single_threaded_workers` does).
     """
     n_jobs = check_n_jobs(n_jobs, allow_none=True)
     if n_jobs == 1:
@@ -281,24 +291,31 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
 class _LokyWorkerStart:
     """The initializer of :func:`imap`'s loky workers: the parent watchdog, then ``setup``.
 
-    Two are equal when their set-ups are (None included), which is what lets loky
-    keep its workers from one call to the next.
+    Made in the process that starts the workers, it records that process's id
+    (``parent``): a worker reads its own parent only once its imports are done,
+    when an early death of the parent would already have re-parented it (to init
+    or a subreaper), so the parent to watch must come from the parent itself.
+
+    Two are equal when their set-ups are (None included) and they were made in the
+    same process, which is what lets loky keep its workers from one call to the next.
     """
 
     def __init__(self, setup: Callable[[], None] | None):
         self.setup = setup
+        self.parent = os.getpid()
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, _LokyWorkerStart) and self.setup == other.setup
+        return (isinstance(other, _LokyWorkerStart) and self.parent == other.parent
+                and self.setup == other.setup)
 
     def __hash__(self) -> int:
         return hash(_LokyWorkerStart)  # set-ups need not be hashable
 
     def __repr__(self) -> str:
-        return f"_LokyWorkerStart({self.setup!r})"
+        return f"_LokyWorkerStart({self.setup!r}, parent={self.parent})"
 
     def __call__(self) -> None:
-        _exit_with_parent()
+        _exit_with_parent(self.parent)
         if self.setup is not None:
             self.setup()
 
@@ -307,21 +324,31 @@ class _LokyWorkerStart:
 _WATCHING_PARENT = False
 
 
-def _exit_with_parent(poll: float = PARENT_POLL_SECONDS) -> None:
-    """End this process (``os._exit``) soon after its parent dies, whatever it is doing.
+def _exit_with_parent(parent: int, poll: float = PARENT_POLL_SECONDS) -> None:
+    """End this process (``os._exit``) soon after its parent ``parent`` dies, whatever it is doing.
 
-    A daemon thread checks every ``poll`` seconds whether ``os.getppid()`` is still
-    the parent found now: an orphan is re-parented (to init or a subreaper), so it
-    changes. Polling, not ``prctl(PR_SET_PDEATHSIG)``: that signal fires when the
-    *thread* that started the process ends, and loky starts workers from whichever
-    thread calls :func:`imap` (which may be short-lived) and replacements from its
-    manager thread, so live workers of a live parent would be killed. POSIX only (on
-    Windows the parent id never changes); started once per process.
+    ``parent`` is the process id of the parent as the parent gave it (its
+    ``os.getpid()``), not this process's ``os.getppid()`` now: the parent may have
+    died already while this process started (importing takes seconds on a busy
+    machine), and an orphan is re-parented to init or a subreaper, whose id it would
+    then watch for ever. If ``os.getppid()`` is not ``parent`` now, the parent is
+    gone and this process exits at once; otherwise a daemon thread checks every
+    ``poll`` seconds that it still is. Polling, not ``prctl(PR_SET_PDEATHSIG)``: that
+    signal fires when the *thread* that started the process ends, and loky starts
+    workers from whichever thread calls :func:`imap` (which may be short-lived) and
+    replacements from its manager thread, so live workers of a live parent would be
+    killed. POSIX only (on Windows the parent id never changes); started once per
+    process.
+
+    With the workers gone, loky's and multiprocessing's resource trackers (started
+    by the parent, reading a pipe that the parent and its workers hold open) see the
+    end of their pipe and exit too.
     """
     global _WATCHING_PARENT
     if _WATCHING_PARENT or os.name != "posix":
         return
-    parent = os.getppid()
+    if os.getppid() != parent:
+        os._exit(1)  # orphaned before it could watch: the parent that wanted its results is gone
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -395,10 +422,48 @@ def _dask_imap(client, fn: Callable, tasks: Iterable, *, ordered: bool,
             submitted += 1
             finished.add(future)
 
+    def next_finished():
+        """``next(finished)``, saying so when the cluster loses every worker meanwhile.
+
+        While no result comes, the scheduler is asked every :data:`_DASK_LOST_CHECK_SECONDS`
+        how many worker threads it has. With none, a warning says that the run waits for
+        workers to come back, and after :data:`_DASK_WORKER_WAIT_SECONDS` of none a
+        TimeoutError ends it (its pending futures are cancelled on the way out).
+        """
+        wake = getattr(finished, "thread_condition", None)  # notified as each future arrives
+        checked = time.monotonic()
+        lost_since = None
+        while not finished.has_ready():
+            if wake is None:
+                time.sleep(0.01)
+            else:
+                with wake:
+                    wake.wait(timeout=0.1)
+            if finished.has_ready() or time.monotonic() - checked < _DASK_LOST_CHECK_SECONDS:
+                continue
+            checked = time.monotonic()
+            if sum(client.nthreads().values()):
+                lost_since = None  # long tasks, or workers back
+                continue
+            address = client.scheduler.address
+            if lost_since is None:
+                lost_since = checked
+                warnings.warn(
+                    f"the Dask cluster at {address} has lost all its workers with {len(pending)} "
+                    f"task(s) pending; waiting up to {_DASK_WORKER_WAIT_SECONDS} s for workers to "
+                    f"come back (dask worker {address})", RuntimeWarning, stacklevel=4)
+            elif checked - lost_since >= _DASK_WORKER_WAIT_SECONDS:
+                raise TimeoutError(
+                    f"the Dask cluster at {address} lost all its workers and none came back within "
+                    f"{_DASK_WORKER_WAIT_SECONDS} s, with {len(pending)} task(s) pending; start workers "
+                    f"(dask worker {address}) or scale the cluster, then run again"
+                )
+        return next(finished)
+
     try:
         submit()
         while pending:
-            future = next(finished)
+            future = next_finished()
             number = pending.pop(future)
             try:
                 result = future.result()  # a task's exception is raised here
@@ -478,7 +543,7 @@ def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
     scheduler : str, optional
         For ``"dask"``: the address of a running scheduler (``tcp://host:8786``).
         Without one, a local Dask cluster (one single-threaded worker process per
-        CPU) is started for the duration.
+        CPU, on free ports of 127.0.0.1, without a dashboard) is started for the duration.
     """
     if name is None:
         if scheduler is not None:
@@ -500,7 +565,12 @@ def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
                     "backend 'dask' needs dask.distributed: pip install 'dask[distributed]'"
                 ) from None
             if scheduler is None:
-                cluster = stack.enter_context(LocalCluster(processes=True, threads_per_worker=1))
+                # No fixed port: the scheduler on a free one and, since nobody could find
+                # it there, no dashboard; the scheduler's HTTP routes (which would take 8787
+                # without an address) on a free port of the loopback interface.
+                cluster = stack.enter_context(LocalCluster(
+                    processes=True, threads_per_worker=1, scheduler_port=0,
+                    dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False}))
                 client = stack.enter_context(Client(cluster))
             else:
                 client = stack.enter_context(Client(scheduler))

@@ -125,6 +125,94 @@ def test_workers_end_with_their_parent_in_the_middle_of_a_task(tmp_path, how):
                 child.kill()
 
 
+#: A command that runs ``imap`` on 2 loky workers whose start takes argv[1] seconds (their
+#: set-up is slow to unpickle, as a worker's imports are on a busy machine), so that a kill
+#: of the command soon after its start finds them still starting.
+_SLOW_START_SCRIPT = """
+import sys, time
+from nnsweeper.parallel import imap
+
+class SlowToUnpickle:
+    def __init__(self, seconds):
+        self.seconds = seconds
+    def __setstate__(self, state):
+        time.sleep(state["seconds"])
+        self.__dict__.update(state)
+    def __call__(self):
+        pass
+    def __eq__(self, other):
+        return isinstance(other, SlowToUnpickle)
+    def __hash__(self):
+        return 0
+
+def wait(k):
+    time.sleep(60)
+    return k
+
+if __name__ == "__main__":
+    for _ in imap(wait, [(k,) for k in range(4)], 2, worker_setup=SlowToUnpickle(float(sys.argv[1]))):
+        pass
+"""
+
+
+def _in_session(sid, psutil) -> list:
+    """The live processes of session ``sid`` (psutil), zombies excluded."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if os.getsid(p.pid) == sid and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except (OSError, psutil.Error):  # gone meanwhile
+            pass
+    return found
+
+
+def test_workers_killed_with_their_parent_while_starting_end_with_the_resource_trackers(tmp_path):
+    # The command is killed 1 s after its start, while its workers still start (their set-up
+    # takes 3 s to unpickle): they are orphans before they run a line of nnsweeper, and must
+    # still find out, from the parent's id that the parent gave them, and exit. Then loky's
+    # and multiprocessing's resource trackers, whose pipe the workers held, exit too.
+    # Every process of the run is in the command's session (loky does not start new ones).
+    psutil = pytest.importorskip("psutil")
+    stderr = tmp_path / "stderr"
+    with open(stderr, "wb") as err:  # a file: orphans holding a pipe would keep it open
+        run = subprocess.Popen([sys.executable, "-c", _SLOW_START_SCRIPT, "3"], start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        started = time.monotonic()
+        while len(_loky_workers(psutil.Process(run.pid))) < 2:  # 1 s, or once the workers exist
+            assert run.poll() is None, stderr.read_text(errors="replace")
+            assert time.monotonic() < started + 30, "the workers were not started within 30 s"
+            time.sleep(0.05)
+        time.sleep(max(0.0, started + 1.0 - time.monotonic()))
+        run.kill()
+        run.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while alive := _in_session(run.pid, psutil):
+            assert time.monotonic() < deadline, (
+                f"{len(alive)} processes of the run alive 10 s after SIGKILL: "
+                + "; ".join(f"{p.pid} {' '.join(p.cmdline())[-70:]}" for p in alive))
+            time.sleep(0.1)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for p in _in_session(run.pid, psutil):  # no leftovers, should the test fail
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+
+
+def test_the_loky_initializer_names_the_parent_that_made_it():
+    # Equal set-ups made in the same process: equal initializers (loky keeps its workers).
+    first, second = parallel._LokyWorkerStart(WorkerSetUp()), parallel._LokyWorkerStart(WorkerSetUp())
+    assert first.parent == second.parent == os.getpid()
+    assert first == second and hash(first) == hash(second)
+    assert parallel._LokyWorkerStart(None) == parallel._LokyWorkerStart(None) != first
+    other = parallel._LokyWorkerStart(WorkerSetUp())
+    other.parent += 1  # as if made in another process
+    assert other != first
+
+
 @pytest.mark.parametrize("stop", ["close", "task error"])
 def test_workers_are_killed_when_the_consumer_stops(stop):
     psutil = pytest.importorskip("psutil")
@@ -247,3 +335,57 @@ def test_dask_without_workers_says_so(monkeypatch):
           distributed.Client(cluster), joblib.parallel_config(backend="dask")):
         with pytest.raises(TimeoutError, match=r"has no worker after 0.5 s; start workers \(dask worker \w+://"):
             next(imap(square, [(1,)], None))
+
+
+def _no_port_cluster(distributed, workers: int):
+    """A LocalCluster of ``workers`` single-threaded in-process workers, on no fixed port.
+
+    The scheduler on a free port and its HTTP routes too: without an address they take 8787
+    if they can, and fail the test (a warning, an error here) when another cluster holds it.
+    """
+    return distributed.LocalCluster(n_workers=workers, processes=False, threads_per_worker=1,
+                                    scheduler_port=0, dashboard_address="127.0.0.1:0")
+
+
+@pytest.mark.parametrize("back", [False, True], ids=["none come back", "one comes back"])
+def test_dask_losing_every_worker_says_so_and_waits_for_one(monkeypatch, back):
+    # Every worker lost while tasks are pending: a warning naming the scheduler says that the
+    # run waits for workers; one that comes back within _DASK_WORKER_WAIT_SECONDS takes the
+    # tasks, and without one the run ends with a TimeoutError that says what to do.
+    import threading
+
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(parallel, "_DASK_LOST_CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(parallel, "_DASK_WORKER_WAIT_SECONDS", 30 if back else 1)
+    tasks = [(k, 0.1) for k in range(6)]
+    with (_no_port_cluster(distributed, 1) as cluster, distributed.Client(cluster) as client,
+          joblib.parallel_config(backend="dask")):
+        address = client.scheduler.address
+        results = imap(square, tasks, None, ordered=False)
+        got = [next(results)]
+        cluster.scale(0)
+        deadline = time.monotonic() + 10
+        while client.nthreads():
+            assert time.monotonic() < deadline, "the worker was not closed within 10 s"
+            time.sleep(0.02)
+        restart = threading.Timer(1.0, cluster.scale, (1,)) if back else None  # a worker again in 1 s
+        if restart is not None:
+            restart.start()
+        try:
+            with pytest.warns(RuntimeWarning, match=rf"the Dask cluster at {address} has lost all its "
+                              rf"workers with \d+ task\(s\) pending; waiting up to {30 if back else 1} s "
+                              rf"for workers to come back \(dask worker {address}\)"):
+                if back:
+                    got += list(results)
+                else:
+                    with pytest.raises(TimeoutError, match=rf"the Dask cluster at {address} lost all its "
+                                       r"workers and none came back within 1 s, with \d+ task\(s\) pending; "
+                                       rf"start workers \(dask worker {address}\) or scale the cluster"):
+                        next(results)
+        finally:
+            if restart is not None:
+                restart.cancel()
+                restart.join()
+            results.close()
+    if back:
+        assert sorted(got) == [square(k) for k, _ in tasks]
