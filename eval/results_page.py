@@ -47,8 +47,10 @@ class Published:
 
 #: Published marks, as their authors give them (rules: the first-click rule and where the first click goes).
 PUBLISHED = (
-    Published("DavidNHill, JSMinesweeper", "expert", "safe", "corner", 41.132, (41.102, 41.162),
-              "10,000,000", "41.132% ± 0.03"),
+    Published("DavidNHill's Java solver (DavidNHill/Minesweeper)", "expert", "safe", "corner", 41.132,
+              (41.102, 41.162), "10,000,000",
+              "41.132% ± 0.03, settings SMALL_ANALYSIS, as stated in JSMinesweeper's issue 38; not "
+              "JSMinesweeper, whose README calls itself slightly weaker"),
     Published("Tu et al., PSEQ-D256", "beginner", "safe", "corner", 91.695, None, "100,000,000"),
     Published("Tu et al., PSEQ-D256", "intermediate", "safe", "corner", 78.230, None, "100,000,000"),
     Published("Tu et al., PSEQ-D256", "expert", "safe", "corner", 40.043, None, "100,000,000"),
@@ -75,13 +77,36 @@ def _start(table) -> str:
 
 
 def _runs(table) -> str:
+    """Where and how long the table's runs played, each machine and worker count with its games.
+
+    The recorded command is the last run's (each run records its own); where an earlier
+    run had another number of workers than its ``--jobs``, that is said too.
+    """
     runs = table.metadata.get("runs") or []
     if not runs:
         return "where the games were played is not recorded"
     wall = sum(r["wall_seconds"] for r in runs)
-    places = sorted({f"{r['workers']} workers on {r['cpus']} cores ({r['machine']})" for r in runs})
-    return (f"{len(runs)} run{'s' * (len(runs) > 1)}, {wall / 3600:.2f} h wall time in all, on "
-            + "; ".join(places))
+    places: dict[str, list] = {}
+    for r in runs:
+        where = f"{r['workers']} workers on {r['cpus']} cores ({r['machine']})"
+        place = places.setdefault(where, [0, 0, 0.0])
+        place[0] += 1
+        place[1] += r["games"]
+        place[2] += r["wall_seconds"]
+    text = f"{len(runs)} run{'s' * (len(runs) > 1)}, {wall / 3600:.2f} h wall time in all"
+    if len(places) == 1:
+        text += f", on {next(iter(places))}"
+    else:  # each machine with the games it played
+        text += "; " + "; ".join(
+            f"{n} run{'s' * (n > 1)} on {where}: {games:,} games in {seconds / 3600:.2f} h"
+            for where, (n, games, seconds) in places.items())
+    jobs = (table.metadata.get("arguments") or {}).get("n_jobs")
+    other = sorted({r["workers"] for r in runs if r["workers"] != jobs})
+    if len(runs) > 1 and isinstance(jobs, int) and jobs > 0 and other:
+        text += (f"; the command, with its --jobs {jobs}, is the last run's: the runs on "
+                 f"{' or '.join(map(str, other))} workers were started with another --jobs, which the "
+                 "results do not depend on")
+    return text
 
 
 def _gap_cell(s) -> str:
@@ -124,7 +149,8 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
                        f"{_pct(low)} to {_pct(high)} | " + " | ".join(gaps) + " |")
             if single:  # the README's headline holds the classic boards
                 heads.append({"solver": s.solver, "board": where, "rule": rule, "start": start,
-                              "games": s.games, "rate": s.win_rate, "low": low, "high": high})
+                              "games": s.games, "rate": s.win_rate, "low": low, "high": high,
+                              "base_seed": table.metadata.get("arguments", {}).get("base_seed")})
         out.append("")
         out.append(f"Verdict: {b.verdict()}")
         out.append("")
@@ -133,11 +159,18 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
         if peers and len(b.configurations) == 1:
             ours = b.solvers[0]
             low, high = wilson_interval(ours.wins, ours.games)
-            out.append(f"Published for the same rules, against our best ({ours.solver}, "
-                       f"{_pct(ours.win_rate)}, {_pct(low)} to {_pct(high)}):")
+            level = [s.solver for s in b.against_best if s.gap_high >= 0]
+            figure = f"{ours.solver}, {_pct(ours.win_rate)}, {_pct(low)} to {_pct(high)}"
+            if level:  # the verdict does not rank it first: it is the most wins, not "our best"
+                out.append(f"Published for the same rules, against the solver with the most wins here "
+                           f"({figure}), which these games cannot tell apart from {' and '.join(level)} "
+                           "(see the verdict):")
+            else:
+                out.append(f"Published for the same rules, against our best ({figure}):")
             out.append("")
             out.append("| solver | win rate | as published | games | ours minus theirs, points |")
             out.append("| --- | ---: | --- | ---: | --- |")
+            standings = []
             for p in peers:
                 theirs = p.win_rate / 100
                 t_low, t_high = (p.interval[0] / 100, p.interval[1] / 100) if p.interval else (theirs, theirs)
@@ -145,6 +178,9 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
                 standing = ("above" if d_low > 0 else "below" if d_high < 0 else "not distinguishable")
                 out.append(f"| {p.who} | {p.win_rate:.3f}% | {p.note or '—'} | {p.games} | "
                            f"{_pp(ours.win_rate - theirs)} ({_pp(d_low)} to {_pp(d_high)}): {standing} |")
+                standings.append({"who": p.who, "theirs": p.win_rate, "standing": standing})
+            if heads and heads[-len(b.solvers)]["solver"] == ours.solver:
+                heads[-len(b.solvers)]["peers"] = standings
             out.append("")
         out.append(f"Made by `{table.metadata.get('command', '')}` ({_runs(table)}).")
         out.append("")
@@ -163,8 +199,9 @@ def page() -> tuple[str, list[dict]]:
         "each solver's gap to `csp` and to `search` on those same games (Newcombe's paired interval).",
         "A solver is ranked above another only where the paired interval of their gap excludes 0;",
         "otherwise the verdict says they are not distinguishable. Beside each board, the win rates",
-        "other solvers' authors published for the same rules, and the difference from our best",
-        "(its interval combines ours with theirs, or with their point figure where they give none).",
+        "other solvers' authors published for the same rules, and the difference from the solver",
+        "with the most wins there (our best where the verdict ranks it first; its interval combines",
+        "ours with theirs, or with their point figure where they give none).",
         "",
         "Every table is in `eval/results/` (`NAME.json` holds every game's outcome) and was made by",
         "`python eval/records.py`, which continues unfinished runs; this page is made by",
@@ -218,17 +255,82 @@ def scaling_section() -> list[str]:
             table.read_text(encoding="utf-8").rstrip("\n"), ""]
 
 
+#: What each solver of the headline is, in a few words (docs/solvers.md has the whole of it).
+SOLVER_NOTES = {
+    "csp": "exact logic, then the cell of lowest exact P(mine)",
+    "search": "csp's certain moves, then guesses scored by a look-ahead and an exact endgame search",
+    "value-gnn": "search with a value network (a GNN's estimate of search's chance to win from the "
+                 "position after each candidate guess) scoring its look-ahead guesses",
+    "hybrid-gnn": "csp's certain moves, the bundled GNN's safest cell for each guess",
+    "gnn": "the bundled GNN's probabilities alone",
+}
+
+
+def _where(h: dict) -> str:
+    return f"{h['board']}, {h['rule']} first click at {h['start']}"
+
+
 def readme_block(heads: list[dict]) -> str:
-    """The README's headline: each board's best solvers of the finished records, from the same tables."""
+    """The README's headline: the records' rows grouped by games, and how they stand against the peers."""
     if not heads:
         return "The record runs are under way: see [docs/results.md](docs/results.md)."
-    out = ["| board, rule | solver | games | win rate (95% interval) |", "| --- | --- | ---: | --- |"]
+    out = []
+    groups: dict[int, list[dict]] = {}
     for h in heads:
-        rule = f"{h['rule']} first click at {h['start']}"
-        out.append(f"| {h['board']}, {rule} | {h['solver']} | {h['games']:,} | "
-                   f"{_pct(h['rate'])} ({_pct(h['low'])} to {_pct(h['high'])}) |")
-    return "\n".join(out) + "\n\nPaired gaps, verdicts and the published marks of other solvers: " \
+        groups.setdefault(h["games"], []).append(h)
+    for games in sorted(groups, reverse=True):
+        rows = groups[games]
+        boards = list(dict.fromkeys(_where(h) for h in rows))
+        caption = f"**{games:,} games per solver and board**"
+        seen = {(_where(r), r["base_seed"]) for r in rows}
+        larger = [g for g in groups
+                  if g > games and any((_where(h), h["base_seed"]) in seen for h in groups[g])]
+        if larger:  # the first k games of a base seed do not depend on how many are played
+            caption += (f" ({' and '.join(b.split(',')[0] for b in boards)}: the first {games:,} of the "
+                        f"{max(larger):,} games above)")
+        caption += ", every solver of a board on the same games:"
+        out += [caption, "", "| board, rule | solver | win rate (95% interval) |", "| --- | --- | --- |"]
+        for h in rows:
+            out.append(f"| {_where(h)} | {h['solver']} | "
+                       f"{_pct(h['rate'])} ({_pct(h['low'])} to {_pct(h['high'])}) |")
+        out.append("")
+    named = [n for n in SOLVER_NOTES if any(h["solver"] == n for h in heads)]
+    out += ["The solvers: " + "; ".join(f"`{n}`, {SOLVER_NOTES[n]}" for n in named) + ".", ""]
+    peers = _peer_line(heads)
+    if peers:
+        out += [peers, ""]
+    return "\n".join(out) + "\nPaired gaps, verdicts and the published marks of other solvers: " \
         "[docs/results.md](docs/results.md)."
+
+
+def _peer_line(heads: list[dict]) -> str:
+    """How the solver with the most wins stands against every published mark, on each board's largest run."""
+    largest: dict[str, dict] = {}
+    for h in heads:
+        if "peers" in h and h["games"] > largest.get(_where(h), {"games": -1})["games"]:
+            largest[_where(h)] = h
+    if not largest:
+        return ""
+    parts: dict[str, dict[str, list[str]]] = {"above": {}, "below": {}, "not distinguishable": {}}
+    for h in largest.values():
+        board = h["board"].split(" ")[0]
+        if (h["rule"], h["start"]) != ("safe", "corner"):
+            board += f" with a {h['rule']} first click at {h['start']}"
+        for p in h["peers"]:
+            org, _, name = p["who"].rpartition(", ")  # "Tu et al., PSEQ-D256": PSEQ-D256 (Tu et al.)
+            parts[p["standing"]].setdefault(f"{name} ({org})" if org else name, []).append(
+                f"on {board} ({h['solver']} {_pct(h['rate'])} against {p['theirs']:.3f}%)")
+    games = sorted({h["games"] for h in largest.values()})
+    count = " and ".join(f"{g:,}" for g in games)
+
+    def joined(items: list[str], last: str = " and ") -> str:
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + last + items[-1]
+
+    said = [f"{'not distinguishable from' if k == 'not distinguishable' else k} "
+            + joined([f"{who} {joined(where)}" for who, where in by.items()])
+            for k, by in parts.items() if by]
+    return (f"Against every published mark (our solver with the most wins on each board's {count} games; "
+            "above or below where the 95% interval of the difference excludes 0): " + "; ".join(said) + ".")
 
 
 def write(readme: Path = README) -> list[Path]:

@@ -103,6 +103,20 @@ def test_plot_redraws_a_saved_table(tmp_path, capsys):
     assert (tmp_path / "old.png").exists()
 
 
+@pytest.mark.parametrize("board", [["--board", "5x6:2,5"], ["--board", "5x6:2", "--board", "6x5:3"],
+                                   ["--preset", "beginner"]])
+def test_plot_draws_the_axis_eval_drew(board, tmp_path, capsys):
+    # eval draws a mines axis for one board size given as --board (9x9:5-25/5), and the boards
+    # side by side for presets or several sizes; plot of its table draws the same figure.
+    prefix = tmp_path / "run"
+    assert main(["eval", "--solvers", "single_point,csp", *board, "--trials", "3",
+                 "--out", str(prefix), "--quiet"]) == 0
+    again = tmp_path / "again.png"
+    assert main(["plot", str(prefix.with_suffix(".json")), "--out", str(again)]) == 0
+    capsys.readouterr()
+    assert again.read_bytes() == prefix.with_suffix(".png").read_bytes()
+
+
 def png_size_of(data: bytes):
     from PIL import Image
 
@@ -357,7 +371,55 @@ def test_compare_defaults(capsys):
     assert args.solvers is None  # the default list, then the solvers of each named --model
     assert args.default_solvers == ["single_point", "csp", "search", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn"]
     assert args.default_mines == list(range(5, 31)) and args.mines is None
-    assert args.out == "compare" and args.model == [] and args.jobs == -1
+    assert args.out is None and args.model == [] and args.jobs == -1
+    from nnsweeper.cli.evaluation import compare_out
+
+    assert compare_out(args) == "compare"  # the main job: compare.csv, .json, .png and .games
+
+
+@pytest.mark.parametrize(("options", "name"), [
+    ([], "compare"),
+    (["--board", "10x10:5-30"], "compare"),  # the main job's boards, written another way
+    (["--rows", "10", "--cols", "10", "--mines", "5-30"], "compare"),
+    (["--board", "9x9:10"], "compare-9x9"),
+    (["--rows", "9", "--cols", "9"], "compare-9x9"),
+    (["--mines", "10,20"], "compare-10x10"),
+    (["--preset", "classic"], "compare-classic"),
+    (["--board", "classic"], "compare-classic"),
+    (["--board", "expert"], "compare-expert"),
+    (["--preset", "beginner"], "compare-beginner"),
+    (["--board", "12x12:20-30/5", "--board", "expert"], "compare-12x12-expert"),
+    (["--board", "9x9:10", "--out", "compare"], "compare"),  # an --out given is kept
+])
+def test_compare_names_its_output_by_the_boards_it_plays(options, name):
+    from nnsweeper.cli import build_parser
+    from nnsweeper.cli.evaluation import compare_out
+
+    args = build_parser().parse_args(["compare", *options])
+    assert (args.out or compare_out(args)) == name
+
+
+def test_compare_on_other_boards_leaves_the_main_jobs_files_alone(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    # What `make compare` wrote before: its table and its store of games.
+    (tmp_path / "compare.json").write_text("the main job's table")
+    (tmp_path / "compare.games").mkdir()
+    (tmp_path / "compare.games" / "store.json").write_text("{}")
+    assert main(["compare", "--solvers", "single_point,csp", "--board", "5x5:3", "--trials", "2",
+                 "--jobs", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "continuing from the games recorded" not in err
+    assert "wrote compare-5x5.csv, compare-5x5.json, compare-5x5.png" in out
+    assert "every game is kept in compare-5x5.games" in out
+    assert (tmp_path / "compare.json").read_text() == "the main job's table"
+    assert sorted(p.name for p in (tmp_path / "compare.games").iterdir()) == ["store.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "compare-5x5.csv", "compare-5x5.games", "compare-5x5.json", "compare-5x5.png", "compare.games",
+        "compare.json"]
+    # The same command again continues from its own store.
+    assert main(["compare", "--solvers", "single_point,csp", "--board", "5x5:3", "--trials", "2",
+                 "--jobs", "1"]) == 0
+    assert "continuing from the games recorded in compare-5x5.games" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

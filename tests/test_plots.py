@@ -654,6 +654,13 @@ def test_evaluation_axis_and_title_read_the_table():
     sweep = EvalTable.from_json(results / "sweep_10x10.json")
     classic = EvalTable.from_json(results / "compare_classic.json")
     assert evaluation_axis(sweep) == "mines" and evaluation_axis(classic) == "board"
+    # Played with --board 10x10:5-30/5 (the boards in its metadata, not --mines): one size,
+    # no preset, so a mines axis, as eval drew it; several sizes side by side are boards.
+    searched = EvalTable.from_json(results / "search_sweep_10x10.json")
+    assert "boards" in searched.metadata["arguments"]
+    assert evaluation_axis(searched) == "mines"
+    mixed = EvalTable([*sweep, *(dict(r, board="9x9", rows=9, cols=9) for r in sweep)])
+    assert evaluation_axis(mixed) == "board"
     assert evaluation_title(sweep, "mines") == "10x10, safe first click, 1000 games per point"
     assert evaluation_title(classic, "board") == ("beginner, intermediate, expert, safe first click, "
                                                   "2000 games per point")

@@ -165,6 +165,9 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     assert rows["| csp"].startswith(f"| csp | 60 | {csp['wins']} | {100 * csp['win_rate']:.2f}% | ")
     assert rows["| csp"].split(" | ")[5] == "reference" and rows["| search"].endswith("| reference |")
     assert "Verdict: " in text and "Tu et al., PSEQ-D256 | 91.695%" in text
+    # 60 games cannot tell csp from search: the peers are set against the most wins, not "our best".
+    assert "not distinguishable at the top" in text and "against our best" not in text
+    assert "Published for the same rules, against the solver with the most wins here (" in text
     assert "Made by `nnsweeper eval ...` (1 run, " in text and " workers on " in text
     assert "- `todo`: 0 of 1,000 games recorded" in text
     assert sorted(h["solver"] for h in heads) == ["csp", "search"] and {h["games"] for h in heads} == {60}
@@ -181,6 +184,53 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     block = readme.read_text().split(page.BEGIN)[1].split(page.END)[0]
     assert "old" not in block and "| beginner 9x9/10, safe first click at corner | " in block
     assert readme.read_text().endswith("\n\nrest\n")
+
+
+def test_results_page_says_how_the_runs_ran_and_groups_the_headline(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    _, page = _records_and_page(monkeypatch, tmp_path)
+
+    def run(workers, games, seconds, machine="AMD EPYC"):
+        return {"workers": workers, "cpus": workers, "machine": machine, "games": games,
+                "wall_seconds": seconds}
+
+    # Runs on two machines: each with its games and time, and the command's --jobs is the last run's.
+    table = SimpleNamespace(metadata={"arguments": {"n_jobs": 2},
+                                      "runs": [run(16, 1_410_000, 180, "Xeon"), run(2, 590_000, 540)]})
+    assert page._runs(table) == (
+        "2 runs, 0.20 h wall time in all; 1 run on 16 workers on 16 cores (Xeon): 1,410,000 games in 0.05 h; "
+        "1 run on 2 workers on 2 cores (AMD EPYC): 590,000 games in 0.15 h; the command, with its --jobs 2, "
+        "is the last run's: the runs on 16 workers were started with another --jobs, which the results do "
+        "not depend on")
+    one = SimpleNamespace(metadata={"arguments": {"n_jobs": 2},
+                                    "runs": [run(2, 10, 3600), run(2, 10, 3600)]})
+    assert page._runs(one) == "2 runs, 2.00 h wall time in all, on 2 workers on 2 cores (AMD EPYC)"
+
+    def head(solver, games, rate, board="expert 16x30/99", rule="safe", start="corner", peers=None):
+        h = {"solver": solver, "board": board, "rule": rule, "start": start, "games": games, "rate": rate,
+             "low": rate - 0.001, "high": rate + 0.001, "base_seed": 2026}
+        return h if peers is None else {**h, "peers": peers}
+
+    heads = [head("search", 1_000_000, 0.4071, peers=[
+                 {"who": "DavidNHill, JSMinesweeper", "theirs": 41.132, "standing": "below"},
+                 {"who": "minesolve", "theirs": 40.8, "standing": "not distinguishable"}]),
+             head("csp", 1_000_000, 0.378),
+             head("value-gnn", 100_000, 0.407, peers=[
+                 {"who": "DavidNHill, JSMinesweeper", "theirs": 41.132, "standing": "below"}]),
+             head("search", 100_000, 0.4069)]
+    block = page.readme_block(heads)
+    # One table per number of games, the larger first, each row once.
+    first, second = block.index("**1,000,000 games per solver and board**"), block.index("**100,000 games")
+    assert first < second and block.count("| expert 16x30/99, safe first click at corner | search |") == 2
+    assert "(expert 16x30/99: the first 100,000 of the 1,000,000 games above)" in block
+    assert "`value-gnn`, search with a value network" in block
+    # Against the peers: the largest run's figures only, each peer by its standing.
+    assert ("Against every published mark (our solver with the most wins on each board's 1,000,000 games; "
+            "above or below where the 95% interval of the difference excludes 0): below JSMinesweeper "
+            "(DavidNHill) on expert (search 40.71% against 41.132%); not distinguishable from minesolve on "
+            "expert (search 40.71% against 40.800%).") in block
+    assert "value-gnn 40.70% against" not in block
 
 
 def test_scaling_projects_where_a_curve_meets_its_target():

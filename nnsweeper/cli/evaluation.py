@@ -30,6 +30,8 @@ _DEFAULT_MINES = (5, 10, 15, 20, 25, 30)
 _DEFAULT_SIZE = 10
 _PRESET_CHOICES = ("classic", "beginner", "intermediate", "expert")
 _COMPARE_TRIALS = 200
+#: ``compare``'s ``--out`` for the main job's boards (10x10, 5 to 30 mines); others: :func:`compare_out`.
+_COMPARE_OUT = "compare"
 #: Beside OUT.csv, OUT.json and OUT.png, the folder of every finished game (a resumable game store).
 _STORE_SUFFIX = ".games"
 #: ``eval``'s ``--out`` when none is given: nnsweeper-eval.csv, .json, .png and .games in the current
@@ -69,7 +71,7 @@ def _cmd_eval(args, argv) -> int:
     common = dict(
         trials=args.trials, base_seed=args.base_seed, first_click=args.first_click,
         n_jobs=None if cluster else args.jobs, progress=not args.quiet, datasets=args.dataset or None,
-        store=store,
+        store=store, on_change="replace" if args.replace_changed else "refuse",
     )
     played, x = _board_arguments(args)
     if not args.quiet and (store / "store.json").exists():
@@ -111,19 +113,57 @@ def add_compare(sub):
         "--jobs 2 --out eval/results/compare_classic",
     )
     _add_play_options(co, solvers=compared, mines=tuple(range(5, 31)), trials=_COMPARE_TRIALS,
-                      out="compare", jobs=-1)
+                      out=None, jobs=-1)
     co.set_defaults(handler=_cmd_compare)
     return co
 
 
 def _cmd_compare(args, argv) -> int:
     # eval with other defaults (set by add_compare): the same games, table, figure and store.
+    if args.out is None:
+        args.out = compare_out(args)
     return _cmd_eval(args, argv)
 
 
+def compare_out(args) -> str:
+    """``compare``'s ``--out`` when none is given: ``compare`` for the main job's boards, else named by them.
+
+    The main job (10x10 boards with 5 to 30 mines) writes compare.csv, .json, .png and
+    .games; other boards get a name of their own (``compare-9x9``, ``compare-classic``,
+    ``compare-expert``, ``compare-10x10`` for other mine counts on 10x10), so that they
+    never overwrite the main job's table and figure nor add their games to its store.
+    """
+    from nnsweeper.game import PRESETS
+
+    try:
+        played, _ = _board_arguments(args)
+    except ValueError:  # reported where eval reads the boards, after the solvers' names
+        return _COMPARE_OUT
+    if "boards" in played:
+        boards = [(b, *PRESETS[b]) if isinstance(b, str) else (f"{b[0]}x{b[1]}", *b)
+                  for b in played["boards"]]
+    else:
+        size = f"{played['rows']}x{played['cols']}"
+        boards = [(size, played["rows"], played["cols"], m) for m in played["mines_list"]]
+    main_job = [(f"{_DEFAULT_SIZE}x{_DEFAULT_SIZE}", _DEFAULT_SIZE, _DEFAULT_SIZE, m)
+                for m in args.default_mines]
+    if sorted(set(boards)) == sorted(main_job):
+        return _COMPARE_OUT
+    names = list(dict.fromkeys(name for name, *_ in boards))
+    classic = list(PRESETS)
+    if all(n in names for n in classic):  # the three presets together: "classic", as --preset names them
+        at = names.index(classic[0])
+        names = [*names[:at], "classic", *(n for n in names[at:] if n not in classic)]
+    return "-".join([_COMPARE_OUT, *names])
+
+
 # ------------------------------------------------ the options of eval and compare
-def _add_play_options(p, *, solvers, mines, trials: int, out: str, jobs: int = 1) -> None:
-    """The options of ``eval`` and ``compare`` (which differ in their defaults)."""
+def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: int = 1) -> None:
+    """The options of ``eval`` and ``compare`` (which differ in their defaults).
+
+    ``out`` None: ``--out`` defaults to None, and the handler names the output by the
+    boards played (``compare``: :func:`compare_out`).
+    """
     from nnsweeper.evaluation import MAX_TRIALS
     from nnsweeper.game import FIRST_CLICK_RULES, MAX_COLS, MAX_ROWS, PRESETS
 
@@ -183,10 +223,16 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str, jobs: int = 1
     add_backend_options(p)
     # A default, so that the first mistake reported is one in the options that matter
     # (a solver's name), not a missing --out.
+    if out is None:
+        shown = (f"{_COMPARE_OUT} for the main job's {_DEFAULT_SIZE}x{_DEFAULT_SIZE} boards with "
+                 f"{mines[0]} to {mines[-1]} mines, else named by the boards played: {_COMPARE_OUT}-9x9, "
+                 f"{_COMPARE_OUT}-classic, ...")
+    else:
+        shown = out
     p.add_argument(
         "--out", default=out, metavar="PREFIX",
         help="output path prefix: eval/results/NAME writes eval/results/NAME.csv, .json "
-        f"and .png (folders are created) (default: {out}, in the current folder)",
+        f"and .png (folders are created) (default: {shown}, in the current folder)",
     )
     p.add_argument(
         "--model", type=_model_choice, action="append", default=[], metavar="NAME=[ARCH:]PATH",
@@ -200,6 +246,13 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str, jobs: int = 1
         help="a dataset the solvers learned from (its folder or manifest.json); the "
         "evaluation refuses to play any of its game seeds (repeatable; models' own "
         "training seeds are always checked)",
+    )
+    p.add_argument(
+        "--replace-changed", action="store_true",
+        help="OUT.games keeps every finished game with the experiment that played it (solver and "
+        "options, a digest of the code that plays, the bytes of every checkpoint); a rerun whose "
+        "experiment differs for a solver is refused, naming the difference. With this option that "
+        "solver's recorded games are removed and played anew (the other solvers' are kept)",
     )
     p.add_argument("--table", action="store_true",
                    help="print the whole table (every solver and configuration) after the summary")

@@ -423,11 +423,13 @@ def _board_label(name: str, rows: int, cols: int, mines: int) -> str:
 
 
 def evaluation_axis(table) -> str:
-    """The x axis ``nnsweeper eval`` uses for a table: ``"board"`` for presets or several
-    board sizes side by side, else ``"mines"``."""
-    arguments = table.metadata.get("arguments")
-    if isinstance(arguments, dict) and "boards" in arguments:
-        return "board"
+    """The x axis ``nnsweeper eval`` uses for a table, read from its rows.
+
+    ``"board"`` (the boards side by side) when a row is a named board (a preset such as
+    ``expert``) or the rows hold several board sizes; ``"mines"`` when every row is one
+    ``ROWSxCOLS`` size, however the boards were asked for (``--rows/--cols/--mines`` or
+    ``--board 9x9:5-25/5`` alike), as ``eval`` chooses it when it plays them.
+    """
     sizes = {(r["rows"], r["cols"]) for r in table}
     named = any(r["board"] != f"{r['rows']}x{r['cols']}" for r in table)
     return "board" if named or len(sizes) > 1 else "mines"

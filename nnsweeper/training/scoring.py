@@ -293,8 +293,11 @@ def play_readiness(result: dict, arch: str) -> str:
     engine proves safe a P of a few percent, it opens another, and loses games that
     logic wins. Below :data:`READY_SHARE` of proven-safe cells given P < 0.02 or of
     proven mines given P > 0.98 (frontier cells), the line says to play the model
-    as ``hybrid-ARCH`` (logic first, the model for guesses) or to train it longer
-    (``train.epochs=N --resume``: a finished run goes on with more epochs).
+    through its hybrid solver (logic first, the model for guesses) or to train it longer
+    (``train.epochs=N --resume``: a finished run goes on with more epochs). The hybrid
+    solver of a bundled model (``result["model"]["name"]`` the architecture's name) is
+    ``hybrid-ARCH``; a checkpoint is played with ``nnsweeper eval --model
+    NAME=ARCH:PATH`` as ``hybrid-NAME`` (``hybrid-ARCH`` plays the bundled weights).
     """
     f = result["frontier"]
     safe, mine = f["safe_below_threshold"], f["mine_above_threshold"]
@@ -302,8 +305,20 @@ def play_readiness(result: dict, arch: str) -> str:
     parts = [f"{what} {share:.1%}" for what, share in named if share is not None]
     shares = ", ".join(parts) or "no proven frontier cells to judge by"
     if any(v is not None and v < READY_SHARE for v in (safe, mine)):
+        model = result.get("model")
+        name = model.get("name") if isinstance(model, dict) else None
+        if name == arch:  # the bundled weights
+            play = f"play it as hybrid-{arch} (logic first)"
+        elif name:  # a checkpoint: hybrid-ARCH would play the bundled weights, not these
+            import shlex
+
+            play = (f"play it with logic first: nnsweeper eval --model my{arch}={arch}:"
+                    f"{shlex.quote(os.fspath(name))} --solvers csp,hybrid-my{arch} (a checkpoint given as "
+                    f"--model NAME={arch}:PATH plays as hybrid-NAME; hybrid-{arch} plays the bundled {arch})")
+        else:
+            play = (f"play it with logic first: as hybrid-{arch} for the bundled {arch}, as hybrid-NAME for "
+                    f"a checkpoint given to nnsweeper eval as --model NAME={arch}:PATH")
         return (f"not ready to play alone ({shares}; below {READY_SHARE:.1%}): its pure solver will "
-                f"guess where logic is certain and lose games that csp wins; play it as hybrid-{arch} (logic "
-                f"first), or train it longer (its nnsweeper train command again with train.epochs=N "
-                f"--resume)")
+                f"guess where logic is certain and lose games that csp wins; {play}, or train it longer "
+                f"(its nnsweeper train command again with train.epochs=N --resume)")
     return f"ready to play alone ({shares}; at least {READY_SHARE:.1%} each)"
