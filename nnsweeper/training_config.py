@@ -52,6 +52,8 @@ class TrainingError(NnsweeperError):
 
 #: What a model can learn: the exact probabilities or the truth (the mines).
 _TARGETS = ("exact", "truth")
+#: The kinds of train.decision_loss (nnsweeper.training.objectives.DECISION_LOSSES).
+_DECISION_LOSSES = ("risk", "listwise")
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,18 @@ class TrainSection(_Section):
     #: Weight of a squared penalty on proven cells' logits beyond P = 0.01 (safe) or 0.99 (mine)
     #: (0: none; see :func:`nnsweeper.training.scoring.bce_loss`).
     certain_margin: float = 0.0
+    #: Weight of the decision term (0: none): per position, the exact risk of a soft choice over the
+    #: model's probabilities, or its cross-entropy toward the lowest-risk cells
+    #: (:mod:`nnsweeper.training.objectives`).
+    decision_weight: float = 0.0
+    #: The decision term: "risk" (exact risk of the soft choice less the least) or "listwise"
+    #: (cross-entropy toward the exact lowest-risk set).
+    decision_loss: str = "risk"
+    #: Temperature of the soft choice, in probability units.
+    decision_temperature: float = 0.02
+    #: Weight of a squared penalty on the logits of unproven cells beyond P = 0.01 / 0.99 (widened to
+    #: their exact probability) (0: none).
+    calibration_margin: float = 0.0
     #: Show each training state under a symmetry of its board drawn per epoch (grid models only).
     augment: bool = False
     #: Write TensorBoard logs into output.dir/tensorboard (needs the tensorboard package).
@@ -191,6 +205,10 @@ class TrainSection(_Section):
         self._number("grad_clip")
         self._number("certain_weight", above_low=True)
         self._number("certain_margin")
+        self._number("decision_weight")
+        self._number("decision_temperature", 0, 1, above_low=True)
+        self._number("calibration_margin")
+        self._choice("decision_loss", _DECISION_LOSSES)
         self._bool("in_memory")
         self._bool("augment")
         self._bool("tensorboard")
@@ -413,6 +431,7 @@ def load_value_config(config, overrides=()) -> TrainingConfig:
     ``nnsweeper train-value`` configs name ``"value-gnn"`` and ``"value-cnn"``; their
     ``[train] n_jobs`` (processes that analyse the positions) is ``num_workers``. The
     probability target's ``[train]`` keys ``target``, ``certain_weight``, ``certain_margin``,
+    ``decision_weight``, ``decision_loss``, ``decision_temperature``, ``calibration_margin``,
     ``augment``, ``pool``, ``cache_shards`` and ``in_memory`` are not read.
 
     Raises

@@ -221,8 +221,11 @@ def test_missing_config_file(tmp_path):
 
 
 # ------------------------------------------------------------------ training
-@pytest.mark.parametrize(("model", "options"), [(CNN, {}), (GNN, {}), (CNN, {"augment": True})],
-                         ids=["cnn", "gnn", "cnn-augment"])
+@pytest.mark.parametrize(("model", "options"), [
+    (CNN, {}), (GNN, {}), (CNN, {"augment": True}),
+    (CNN, {"decision_weight": 1.0, "calibration_margin": 0.5}),
+    (GNN, {"decision_weight": 1.0, "decision_loss": "listwise", "decision_temperature": 0.05}),
+], ids=["cnn", "gnn", "cnn-augment", "cnn-risk-calibration", "gnn-listwise"])
 def test_two_epochs_lower_the_loss(tmp_path, model, options):
     config = check_config(_config(tmp_path, model, epochs=2, **options))
     from nnsweeper.training.loop import _loader
@@ -669,6 +672,10 @@ def test_tensorboard_logs_every_step_and_each_epochs_validation_by_kind(tmp_path
         assert (at, pytest.approx(h["val_loss"], rel=1e-6)) in logged["val/loss"]
         ratio = dict(logged["val/frontier_log_loss_ratio"])[at]
         assert ratio == pytest.approx(h["val_frontier_log_loss_ratio"], rel=1e-6)
+        # The decisions on the guess positions of the validation split (nnsweeper.decisions).
+        assert h["val_decision_positions"] > 0
+        pick = dict(logged["val/decision_lowest_risk"])[at]
+        assert pick == pytest.approx(h["val_decision_lowest_risk"], rel=1e-6) and 0 <= pick <= 1
         assert dict(logged["epoch/examples"])[at] == h["examples"]
     # The fixture's validation split has two policies and two boards: figures by each.
     assert history[-1]["examples"] == 2 * (116 + 55 + 47)

@@ -161,8 +161,11 @@ def add_evaluate_model(sub):
         "engine's (and their ratio), mean absolute error against the exact probabilities, ROC AUC, "
         "Brier score, calibration error, and how often engine-proven safe cells get P < 0.02 and "
         "proven mines P > 0.98; frontier "
-        "and interior cells apart, overall and per configuration. Writes OUT.json and a reliability "
-        "diagram OUT.png.",
+        "and interior cells apart, overall and per configuration. Then its decisions on the positions "
+        "with no proven-safe cell: how often its safest cell (interior pooled) is a lowest-risk cell, "
+        "the regret (exact risk of its pick minus the least), how often an unproven cell is rated "
+        "below 0.002 or above 0.995, and its error and bias on the five safest cells, by phase of the "
+        "game. Writes OUT.json and a reliability diagram OUT.png.",
         epilog="example: nnsweeper evaluate-model --model gnn --data data/mixed --out eval/results/gnn_test",
     )
     em.add_argument("--model", required=True, metavar="NAME|PATH",
@@ -186,6 +189,7 @@ def add_evaluate_model(sub):
 
 
 def _cmd_evaluate_model(args, argv) -> int:
+    from nnsweeper.decisions import format_decisions
     from nnsweeper.metrics import format_metrics, to_json
     from nnsweeper.models import load_model
     from nnsweeper.plots import agg_figure, plot_reliability, save_figure
@@ -213,6 +217,7 @@ def _cmd_evaluate_model(args, argv) -> int:
     print(f"{args.model} on the {args.split} split of {args.data} ({held}), each figure beside the exact "
           f"engine's:")
     print(format_metrics(result))
+    print(format_decisions(result["decision"]))
     print(f"{args.model}: {play_readiness(result, model.arch)}")
     if not args.quiet:
         print(f"wrote {out.with_name(out.name + '.json')} and {out.with_name(out.name + '.png')}")

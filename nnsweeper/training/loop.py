@@ -47,6 +47,7 @@ from .folder import (
     prepare_run,
     recorded_config,
 )
+from .objectives import calibration_penalty, decision_loss
 from .scoring import bce_loss, is_value_model, split_configurations, to_device, validate
 
 if TYPE_CHECKING:
@@ -592,6 +593,11 @@ def _step(run: Run, net, batch, b: int) -> float:
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
         out = net(to_device(batch, device))
     loss = bce_loss(out, t.target, t.certain_weight, t.certain_margin)
+    if "value" not in out:  # a value network's positions have no cells to choose among
+        if t.decision_weight:
+            loss = loss + t.decision_weight * decision_loss(out, t.decision_loss, t.decision_temperature)
+        if t.calibration_margin:
+            loss = loss + t.calibration_margin * calibration_penalty(out)
     if not torch.isfinite(loss.detach()):
         raise TrainingError(
             f"the loss became {float(loss.detach())} at epoch {run.epoch + 1}, step {run.step + 1} "
@@ -662,6 +668,10 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, speed: f
         else:
             more = (f"frontier log-loss ratio {record['val_frontier_log_loss_ratio']:.3f}, "
                     f"frontier MAE {record['val_frontier_mae']:.4f}")
+            if record.get("val_decision_positions"):
+                more += (f"; on {record['val_decision_positions']:,} guess positions lowest-risk pick "
+                         f"{record['val_decision_lowest_risk']:.1%}, mean regret "
+                         f"{record['val_decision_regret_mean']:.4f}")
         tqdm.write(f"epoch {run.epoch}: train loss {train_loss:.4f}, val loss {val['loss']:.4f}, {more}")
 
 
@@ -670,6 +680,11 @@ def _val_record(model, val: dict) -> dict:
     if is_value_model(model):
         return {"val_mse": val["mse"], "val_mse_mean": val["mse_mean"], "val_brier": val["brier"]}
     record = {**_frontier_figures(val, "val_"), "val_interior_mae": val["interior"]["mae_exact"]}
+    if "decision" in val:  # on the positions with no proven-safe cell (nnsweeper.decisions)
+        d = val["decision"]
+        record.update({f"val_decision_{k}": d[k] for k in ("positions", "lowest_risk", "regret_mean",
+                                                            "regret_p90", "overconfident", "safest5_mae",
+                                                            "safest5_bias")})
     if "kinds" in val:
         record["val_kinds"] = {kind: {label: _frontier_figures(figures) for label, figures in labels.items()}
                                for kind, labels in val["kinds"].items()}

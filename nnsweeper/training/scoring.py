@@ -70,8 +70,13 @@ def bce_loss(out: dict, target: str, certain_weight: float = 1.0,
     return (loss * w).sum() / w.sum().clamp_min(1.0)
 
 
-def _predict(model, loader, *, target: str, max_batches: int, device, symmetric: bool = False):
-    """Every prediction row of ``model`` over ``loader`` and the mean loss (eval mode, no grad)."""
+def _predict(model, loader, *, target: str, max_batches: int, device, symmetric: bool = False,
+             decisions=None):
+    """Every prediction row of ``model`` over ``loader`` and the mean loss (eval mode, no grad).
+
+    ``decisions``: a :class:`~nnsweeper.decisions.DecisionAccumulator` that each batch's
+    positions are added to as well.
+    """
     from nnsweeper.metrics import PredictionAccumulator
 
     acc = PredictionAccumulator()
@@ -87,8 +92,10 @@ def _predict(model, loader, *, target: str, max_batches: int, device, symmetric:
             w = float(out["weight"].sum())
             total += float(bce_loss(out, target)) * w
             weight += w
-            acc.add(torch.sigmoid(out["logit"].float()), out["prob"], out["mine"], weight=out["weight"],
-                    frontier=out["frontier"])
+            p = torch.sigmoid(out["logit"].float())
+            acc.add(p, out["prob"], out["mine"], weight=out["weight"], frontier=out["frontier"])
+            if decisions is not None:
+                decisions.add(p, out["prob"], out["weight"], out["frontier"], out["graph"])
     model.train(was_training)
     return acc.to_set(), total / max(weight, 1.0)
 
@@ -114,20 +121,25 @@ def validate(model, loader, *, target: str = "exact", max_batches: int = 0, devi
         result = value_metrics(model, loader.positions, loader.batch_size)
         model.train(was_training)
         return {**result, "loss": result["bce"]}
+    from nnsweeper.decisions import DecisionAccumulator, decision_metrics
+
     device = device or model.device
+    decisions = DecisionAccumulator()
     if not isinstance(loader, Mapping):
-        preds, loss = _predict(model, loader, target=target, max_batches=max_batches, device=device)
-        return {**evaluate_predictions(preds), "loss": loss}
+        preds, loss = _predict(model, loader, target=target, max_batches=max_batches, device=device,
+                               decisions=decisions)
+        return {**evaluate_predictions(preds), "loss": loss, "decision": decision_metrics(decisions)}
     share = -(-max_batches // len(loader)) if max_batches else 0
-    preds, keys, loss = _predict_by_key(model, loader, target=target, max_batches=share, device=device)
-    result = {**evaluate_predictions(preds, by=keys), "loss": loss}
+    preds, keys, loss = _predict_by_key(model, loader, target=target, max_batches=share, device=device,
+                                        decisions=decisions)
+    result = {**evaluate_predictions(preds, by=keys), "loss": loss, "decision": decision_metrics(decisions)}
     if configurations is not None:
         result.update(_kinds(preds, keys, configurations))
     return result
 
 
 def _predict_by_key(model, loaders: Mapping, *, target: str, max_batches: int, device,
-                    symmetric: bool = False, progress: bool = False):
+                    symmetric: bool = False, progress: bool = False, decisions=None):
     """:func:`_predict` over each loader of ``{key: loader}``: every row, its key, the mean loss."""
     from tqdm.auto import tqdm
 
@@ -136,7 +148,7 @@ def _predict_by_key(model, loaders: Mapping, *, target: str, max_batches: int, d
     sets, total, weight = [], 0.0, 0.0
     for key in tqdm(list(loaders), disable=not progress, desc="configurations", unit="config"):
         s, loss = _predict(model, loaders[key], target=target, max_batches=max_batches, device=device,
-                           symmetric=symmetric)
+                           symmetric=symmetric, decisions=decisions)
         w = float(s.weight.sum()) if len(s) else 0.0
         sets.append(s)
         total += loss * w
@@ -241,9 +253,14 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
         notify(note)
     loaders = {key: make_loader(model, root, split, batch_size=batch_size, shuffle=False, configs=[key])
                for key in keys}
+    from nnsweeper.decisions import DecisionAccumulator, decision_metrics
+
+    decisions = DecisionAccumulator()
     preds, row_keys, _ = _predict_by_key(model, loaders, target="exact", max_batches=max_batches,
-                                         device=model.device, symmetric=symmetric, progress=progress)
+                                         device=model.device, symmetric=symmetric, progress=progress,
+                                         decisions=decisions)
     result = evaluate_predictions(preds, by=row_keys)
+    result["decision"] = decision_metrics(decisions)
     result.update(_kinds(preds, row_keys, {c["key"]: c for c in manifest["configurations"]}))
     result["held_out"] = held_out
     if note:
