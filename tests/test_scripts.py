@@ -357,3 +357,35 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     assert mod.main(["status"]) == 0
     assert "gnn-t: " in (out := capsys.readouterr().out)
     assert "2 of 2 epochs (finished); 2 checkpoint(s) scored" in out.splitlines()[0]
+
+
+def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tmp_path, monkeypatch):
+    from nnsweeper.training_config import apply_overrides, check_config, load_config
+
+    mod = _module("train/decisions.py")
+    for run in mod.RUNS:
+        raw = apply_overrides(load_config(ROOT / run.config), run.overrides())
+        config = check_config(raw)
+        assert config.data.path == "data/guess_train" and config.train.init == "gnn"
+        assert config.output.dir == f"runs/decisions/{run.name}" and config.train.tensorboard is False
+        for key, value in run.train.items():
+            assert getattr(config.train, key) == value
+    # Equal compute within the comparison: the same data, start, epochs, batch and learning rate.
+    assert len({(r.data, r.train["init"], r.train["epochs"], r.train["lr"]) for r in mod.RUNS}) == 1
+
+    def row(name, lowest, gap):
+        d = {"positions": 10, "lowest_risk": lowest, "regret_mean": 0.01, "regret_p90": 0.03,
+             "overconfident": 0.002, "safest5_mae": 0.02, "safest5_bias": 0.01}
+        side = {"gap": gap, "gap_low": gap - 0.01, "gap_high": gap + 0.01}
+        return {"name": name, "decision": d, "frontier_log_loss_ratio": 1.02, "train_seconds": 390.0,
+                "examples": 146798, "play": {"pure": side, "hybrid": side}}
+
+    monkeypatch.setattr(mod, "SCORES", tmp_path)
+    for r in (row("gnn-guess-risk", 0.9, -0.004), row("gnn", 0.8, -0.02)):
+        (tmp_path / f"{r['name']}.json").write_text(json.dumps(r))
+    text = mod.table()
+    lines = [line for line in text.splitlines() if line.startswith("| gnn")]
+    assert lines[0].startswith("| gnn | as shipped | — | 80.00% | 0.0100 |")
+    assert lines[1].startswith("| gnn-guess-risk | + 0.1 x exact risk of the soft choice (T 0.02) | "
+                               "6.5 min CPU, 146,798 states | 90.00% |")
+    assert lines[1].endswith("| -0.40 (-1.40 to +0.60) | -0.40 (-1.40 to +0.60) |")

@@ -1,0 +1,258 @@
+"""What buys better decisions at equal compute: loss, data, size, hardware.
+
+Each run of :data:`RUNS` fine-tunes or trains a network with the one training loop and
+one change against its baseline (the decision objectives of
+:mod:`nnsweeper.training.objectives`, guess-position data, ...), the compute held equal
+within a comparison (same starting weights, data, epochs, batch size and learning
+rate). Every run's last checkpoint, and the bundled ``gnn`` and ``cnn`` as they ship,
+are scored on what decides games:
+
+- the decision figures (:mod:`nnsweeper.decisions`) and the frontier log-loss ratio on
+  ``data/guess_test``: positions where a behaviour policy had to guess, on seeds no
+  training set uses (expert and other dense boards; csp, search, explore and reveal);
+- paired play on the *selection* games: 2,000 expert games, first click in the corner,
+  base seed :data:`SELECT_SEED` (kept apart from the record's 2026, on which the shipped
+  weights are finally evaluated), the pure and the hybrid solver against ``csp``.
+
+A checkpoint is chosen by that play, not by its log-loss. Every step continues where
+it stopped::
+
+    python train/decisions.py data            # data/guess_train and data/guess_test
+    python train/decisions.py train NAME      # train one run (continues an unfinished one)
+    python train/decisions.py score           # score what is not scored yet (and the bundled models)
+    python train/decisions.py table           # eval/results/decisions.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS_DIR = ROOT / "runs" / "decisions"
+SCORES = ROOT / "eval" / "results" / "decisions"
+#: Base seed of the selection games (expert, corner start): not the record's (2026).
+SELECT_SEED = 4242
+SELECT_GAMES = 2000
+
+_PARTS = ("expert:{big}:csp expert:{big}:search expert:{big}:explore expert:{big}:reveal "
+          "16x16:40:{small}:csp 16x16:40:{small}:search 16x16:40:{small}:reveal 16x20:70:{small}:csp "
+          "16x20:70:{small}:search 12x12:40:{small}:csp 12x12:40:{small}:reveal 10x10:25:{small}:csp "
+          "10x10:25:{small}:search")
+#: The guess-position datasets: where play is lost (expert and other dense boards), from four
+#: behaviour policies, only the states where the policy guessed; training and test on other seeds.
+DATA = {
+    "data/guess_train": f"nnsweeper generate data/guess_train {_PARTS.format(big=6000, small=2000)} "
+                        "--record guess --splits 0.9,0.1,0 --seed 12 --jobs 2",
+    "data/guess_test": f"nnsweeper generate data/guess_test {_PARTS.format(big=1500, small=500)} "
+                       "--record guess --splits 0,0,1 --seed 11 --jobs 2",
+}
+TEST = "data/guess_test"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run: its config file, its changes to ``[train]``, and what it is compared with."""
+
+    name: str
+    config: str
+    train: dict = field(default_factory=dict)
+    data: str = "data/guess_train"
+    note: str = ""
+
+    @property
+    def run_dir(self) -> Path:
+        return RUNS_DIR / self.name
+
+    def overrides(self, device: str = "cpu", workers: int = 0) -> list[str]:
+        sets = {"data.path": self.data, "output.dir": os.path.relpath(self.run_dir, ROOT),
+                "train.device": device, "train.num_workers": workers, "train.tensorboard": False,
+                **{f"train.{k}": v for k, v in self.train.items()}}
+        return [f"{k}={json.dumps(v)}" for k, v in sets.items()]
+
+
+#: Fine-tunings of the bundled GNN on guess positions, one epoch each at the same learning rate:
+#: the probability loss alone (the baseline), then with each decision objective.
+_FT = {"init": "gnn", "epochs": 1, "lr": 2e-4, "warmup": 0.05, "threads": 1, "in_memory": False}
+RUNS = (
+    Run("gnn-guess", "train/gnn_broad.toml", _FT, note="probability loss only (the baseline)"),
+    # Weights that put each term's gradient near the probability loss's on the bundled GNN and a batch
+    # of guess positions (norms 0.015 for the loss, 0.24 for risk, 7.0 for listwise at T 0.02).
+    Run("gnn-guess-risk", "train/gnn_broad.toml", {**_FT, "decision_weight": 0.1, "decision_loss": "risk"},
+        note="+ 0.1 x exact risk of the soft choice (T 0.02)"),
+    Run("gnn-guess-listwise", "train/gnn_broad.toml",
+        {**_FT, "decision_weight": 0.005, "decision_loss": "listwise"},
+        note="+ 0.005 x cross-entropy toward the lowest-risk cells (T 0.02)"),
+    Run("gnn-guess-calibrated", "train/gnn_broad.toml",
+        {**_FT, "decision_weight": 0.1, "decision_loss": "risk", "calibration_margin": 1.0},
+        note="+ 0.1 x risk, + calibration penalty on unproven cells"),
+)
+#: The shipped models, scored as they are.
+BUNDLED = ("gnn", "cnn")
+
+
+def run_named(name: str) -> Run:
+    for r in RUNS:
+        if r.name == name:
+            return r
+    raise SystemExit(f"no run named {name!r}; the runs: {', '.join(r.name for r in RUNS)}")
+
+
+def make_data() -> None:
+    for folder, command in DATA.items():
+        if (ROOT / folder / "manifest.json").exists():
+            print(f"{folder}: made")
+            continue
+        print(f"== {command}", flush=True)
+        from nnsweeper.cli import main as nnsweeper
+
+        if nnsweeper(shlex.split(command)[1:] + ["--quiet"]):
+            raise SystemExit(f"{command} failed")
+
+
+def train_run(run: Run, device: str, workers: int) -> None:
+    from nnsweeper.cli import main as nnsweeper
+
+    argv = ["train", "--config", str(ROOT / run.config), *run.overrides(device, workers)]
+    resume = (run.run_dir / "resume.pt").exists()
+    if resume:
+        argv.append("--resume")
+    print(f"== nnsweeper {shlex.join(argv)}", flush=True)
+    code = nnsweeper(argv)
+    if code:
+        raise SystemExit(code)
+
+
+def _play(name: str, model_arg: list[str], out: Path) -> dict:
+    """The pure and hybrid solvers of a model against csp on the selection games: paired gaps."""
+    from nnsweeper.cli import main as nnsweeper
+    from nnsweeper.evaluation import EvalTable
+
+    solvers = f"csp,{name},hybrid-{name}"
+    argv = ["eval", "--solvers", solvers, *model_arg, "--preset", "expert", "--start", "corner",
+            "--trials", str(SELECT_GAMES), "--base-seed", str(SELECT_SEED), "--jobs", "1", "--quiet",
+            "--out", os.path.relpath(out)]
+    if nnsweeper(argv):
+        raise SystemExit(f"nnsweeper {shlex.join(argv)} failed")
+    table = EvalTable.from_json(out.with_suffix(".json"))
+    play = {"board": "expert", "start": "corner", "games": SELECT_GAMES, "base_seed": SELECT_SEED}
+    for solver, key in ((name, "pure"), (f"hybrid-{name}", "hybrid")):
+        gap = table.difference(solver, "csp")[0]
+        play[key] = {"win_rate": gap["win_rate"], "csp_win_rate": gap["reference_win_rate"],
+                     "gap": gap["difference"], "gap_low": gap["ci_low"], "gap_high": gap["ci_high"]}
+    return play
+
+
+def score(name: str, source: str, arch: str, *, batch: int) -> dict:
+    """The figures of one model (a bundled name or a checkpoint path)."""
+    from nnsweeper.metrics import to_json
+    from nnsweeper.models import load_model
+    from nnsweeper.training import evaluate_model
+
+    model = load_model(source)
+    extra = (model.checkpoint_meta or {}).get("extra") or {}
+    result, _ = evaluate_model(model, ROOT / TEST, "test", batch_size=batch)
+    result = json.loads(to_json(result))
+    row = {"name": name, "arch": arch, "parameters": model.n_parameters, "source": source,
+           "held_out": result["held_out"], "decision": result["decision"],
+           "frontier_log_loss_ratio": result["frontier"]["log_loss_ratio"],
+           "train_seconds": extra.get("seconds"), "examples": extra.get("examples"),
+           "epoch": extra.get("epoch")}
+    key = name if name in BUNDLED else f"{name}-e{row['epoch']}"
+    model_arg = [] if name in BUNDLED else ["--model", f"{key}={arch}:{source}"]
+    row["play"] = _play(key, model_arg, RUNS_DIR / "play" / key)
+    return row
+
+
+def score_all(batch: int, threads: int) -> None:
+    import torch
+
+    from nnsweeper.fileio import write_text_atomic
+
+    torch.set_num_threads(threads)
+    todo = [(name, name, name) for name in BUNDLED]
+    todo += [(r.name, os.fspath(r.run_dir / "last.pt"), "gnn") for r in RUNS
+             if (r.run_dir / "last.pt").exists()]
+    for name, source, arch in todo:
+        target = SCORES / f"{name}.json"
+        if target.exists():
+            continue
+        print(f"== scoring {name}", flush=True)
+        row = score(name, source, arch, batch=batch)
+        write_text_atomic(target, json.dumps(row, indent=1) + "\n")
+        print(_line(row), flush=True)
+
+
+def _pp(gap: dict) -> str:
+    return f"{100 * gap['gap']:+.2f} ({100 * gap['gap_low']:+.2f} to {100 * gap['gap_high']:+.2f})"
+
+
+def _line(row: dict) -> str:
+    d = row["decision"]
+    return (f"{row['name']}: lowest-risk {d['lowest_risk']:.2%}, regret {d['regret_mean']:.4f} "
+            f"(p90 {d['regret_p90']:.4f}), overconfident {d['overconfident']:.2%}, safest-5 MAE "
+            f"{d['safest5_mae']:.4f} bias {d['safest5_bias']:+.4f}, "
+            f"LL ratio {row['frontier_log_loss_ratio']:.3f}; "
+            f"pure - csp {_pp(row['play']['pure'])}, hybrid - csp {_pp(row['play']['hybrid'])}")
+
+
+def table() -> str:
+    notes = {r.name: r.note for r in RUNS}
+    rows = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SCORES.glob("*.json"))]
+    order = {n: k for k, n in enumerate([*BUNDLED, *(r.name for r in RUNS)])}
+    rows.sort(key=lambda r: order.get(r["name"], len(order)))
+    out = [f"Decision figures on `{TEST}` (guess positions, held out) and paired play on {SELECT_GAMES:,} "
+           f"expert games (corner start, base seed {SELECT_SEED}); made by `python train/decisions.py "
+           "score` and `table`.", "",
+           "| model | what changed | training | lowest-risk pick | mean regret | regret p90 | overconfident "
+           "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        d = r["decision"]
+        what = "as shipped" if r["name"] in BUNDLED else notes.get(r["name"], "")
+        spent = ("—" if r["name"] in BUNDLED else
+                 f"{(r['train_seconds'] or 0) / 60:.1f} min CPU, {r['examples'] or 0:,} states")
+        out.append(f"| {r['name']} | {what} | {spent} | {d['lowest_risk']:.2%} | {d['regret_mean']:.4f} | "
+                   f"{d['regret_p90']:.4f} | {d['overconfident']:.2%} | {d['safest5_mae']:.4f} / "
+                   f"{d['safest5_bias']:+.4f} | {r['frontier_log_loss_ratio']:.3f} | "
+                   f"{_pp(r['play']['pure'])} | {_pp(r['play']['hybrid'])} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("data", "train", "score", "table", "status"))
+    parser.add_argument("name", nargs="?", default=None, help="train: the run")
+    parser.add_argument("--device", default="cpu", help="train: cpu or cuda (default: cpu)")
+    parser.add_argument("--workers", type=int, default=0, help="train: loader processes (default: 0)")
+    parser.add_argument("--batch", type=int, default=128, help="score: states per batch (default: 128)")
+    parser.add_argument("--threads", type=int, default=1, help="score: torch threads (default: 1)")
+    args = parser.parse_args(argv)
+    if args.step == "data":
+        make_data()
+    elif args.step == "train":
+        for run in [run_named(args.name)] if args.name else RUNS:
+            train_run(run, args.device, args.workers)
+    elif args.step == "score":
+        score_all(args.batch, args.threads)
+    elif args.step == "table":
+        from nnsweeper.fileio import write_text_atomic
+
+        text = table()
+        write_text_atomic(ROOT / "eval" / "results" / "decisions.md", text)
+        print(text)
+    else:
+        for r in RUNS:
+            state = "trained" if (r.run_dir / "last.pt").exists() else "not trained"
+            scored = "scored" if (SCORES / f"{r.name}.json").exists() else "not scored"
+            print(f"{r.name}: {state}, {scored}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
