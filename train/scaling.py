@@ -292,6 +292,9 @@ def _frontier(result: dict) -> dict:
         "safe_below": f["safe_below_threshold"],
         "mine_above": f["mine_above_threshold"],
         "cells": f["cells"],
+        # The decisions on the set's positions with no proven-safe cell (nnsweeper.decisions); scores
+        # made before these figures existed have none.
+        "decision": {k: result["decision"][k] for k in DECISION_FIGURES} if "decision" in result else None,
         "kinds": {
             kind: {label: figures["frontier"]["log_loss_ratio"] for label, figures in labels.items()}
             for kind, labels in result.get("kinds", {}).items()
@@ -449,6 +452,9 @@ COLUMNS = (
     "worst_kind",
     "safe_below",
     "mine_above",
+    "lowest_risk",
+    "regret_mean",
+    "overconfident",
     "games",
     "win_rate",
     "csp_win_rate",
@@ -476,6 +482,7 @@ def _flat(r: dict) -> dict:
         "worst_kind": f"{'unseen' if worst is u else 'broad_test'}: {worst['worst_kind']}",
         "safe_below": min(b["safe_below"], u["safe_below"]),
         "mine_above": min(b["mine_above"], u["mine_above"]),
+        **{k: (b.get("decision") or {}).get(k, "") for k in ("lowest_risk", "regret_mean", "overconfident")},
         "games": p["games"],
         "win_rate": p["win_rate"],
         "csp_win_rate": p["csp_win_rate"],
@@ -485,6 +492,10 @@ def _flat(r: dict) -> dict:
         "parent": f"{r['parent']['run']} epoch {r['parent']['epoch']}" if r.get("parent") else "",
     }
 
+
+#: The decision figures a score keeps (nnsweeper.decisions), and the table shows for data/broad_test.
+DECISION_FIGURES = ("positions", "lowest_risk", "regret_mean", "regret_p90", "overconfident", "safest5_mae",
+                    "safest5_bias")
 
 #: The shares of proven-safe cells (P < 0.02) and proven mines (P > 0.98) the targets ask for.
 SHARE_TARGET = 0.995
@@ -615,6 +626,13 @@ def _where(hardware: str | None) -> str:
     return ""
 
 
+def _decisions(f: dict) -> str:
+    """A row's decision figures on data/broad_test's guess positions; a dash for scores made before them."""
+    if f["lowest_risk"] == "":
+        return "—"
+    return f"{f['lowest_risk']:.2%}, {f['regret_mean']:.4f}, {f['overconfident']:.2%}"
+
+
 def write_table() -> list[dict]:
     from nnsweeper.fileio import write_text_atomic
 
@@ -628,16 +646,17 @@ def write_table() -> list[dict]:
     write_text_atomic(TABLE.with_suffix(".csv"), text.getvalue())
     lines = [
         "| run | parameters | epoch | states seen | training | frontier LL ratio: broad_test / unseen "
-        "| worst kind | proven safe at P < 0.02 | proven mines at P > 0.98 | expert: win rate | gap to csp "
-        "(95% interval) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        "| worst kind | proven safe at P < 0.02 | proven mines at P > 0.98 | guesses: lowest-risk pick, mean "
+        "regret, overconfident | expert: win rate | gap to csp (95% interval) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for f in rows:
         lines.append(
             f"| {f['run']} | {f['parameters']:,} | {_epoch(f, rows)} | {f['examples']:,} "
             f"| {_training(f, rows)} "
             f"| {f['broad_test_ratio']:.3f} / {f['unseen_ratio']:.3f} | {f['worst_kind_ratio']:.3f} "
-            f"({f['worst_kind']}) | {f['safe_below']:.2%} | {f['mine_above']:.2%} | {f['win_rate']:.2%} "
+            f"({f['worst_kind']}) | {f['safe_below']:.2%} | {f['mine_above']:.2%} | {_decisions(f)} "
+            f"| {f['win_rate']:.2%} "
             f"| {100 * f['gap']:+.2f} ({100 * f['gap_low']:+.2f} to {100 * f['gap_high']:+.2f}) |"
         )
     hardware = sorted({f["hardware"] for f in rows if f["hardware"]})
