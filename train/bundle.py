@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from nnsweeper.datasets import load_manifest
+from nnsweeper.decisions import format_decisions
 from nnsweeper.metrics import format_metrics, to_json
 from nnsweeper.models import load_checkpoint, save_checkpoint
 from nnsweeper.training import evaluate_model
@@ -59,9 +60,12 @@ def main(argv=None) -> int:
     parser.add_argument("--data-command", required=True, help="the command that made the dataset")
     parser.add_argument("--test", nargs=2, action="append", default=[], metavar=("FOLDER", "COMMAND"),
                         help="a held-out dataset to score on (its test split) and the command that made it")
+    parser.add_argument("--checkpoint", default="best.pt",
+                        help="which checkpoint of the run to ship (default: best.pt, the best validation "
+                        "loss; a checkpoint chosen by play: last.pt or checkpoints/epoch-NNNN.pt)")
     args = parser.parse_args(argv)
 
-    model = load_checkpoint(args.run / "best.pt")
+    model = load_checkpoint(args.run / args.checkpoint)
     extra = model.checkpoint_meta["extra"]
     data = extra["data_path"]
     manifest = load_manifest(data)
@@ -80,6 +84,8 @@ def main(argv=None) -> int:
         target += "; each training state in a random symmetry of the board, drawn anew each epoch"
     seconds = sum(h["seconds"] for h in history)
     threads = train_config.get("threads") or "all"
+    hardware = ", ".join(sorted({h.get("hardware") or "a CPU" for h in history}))
+    init = f" from `{train_config['init']}`" if train_config.get("init") else ""
 
     if "data_seed_streams" not in extra:
         extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
@@ -108,6 +114,13 @@ P < 0.02: {100 * front["safe_below_threshold"]:.2f}%; proven mines given P > 0.9
 ```
 {kinds_text(res)}
 ```
+
+Decisions on the positions with no proven-safe cell (`nnsweeper.decisions`: the model's safest
+cell, interior pooled, against the exact risks):
+
+```
+{format_decisions(res["decision"])}
+```
 """)
     held_json = f" and `{args.name}_heldout_metrics.json`" if held else ""
     card = f"""# Bundled {args.name.upper()}: model card
@@ -117,11 +130,11 @@ P < 0.02: {100 * front["safe_below_threshold"]:.2f}%; proven mines given P > 0.9
 - Data: `{data}`, manifest SHA-256 `{extra["data_manifest_sha256"]}`, made by
   `{args.data_command}` ({describe_data(manifest)}; every decision recorded; train / val / test
   split by game seed).
-- Training: `nnsweeper train --config {args.config}` ({len(history)} epochs, best
-  validation loss at epoch {extra["epoch"]}; {seconds / 60:.1f} minutes of training on a 2-core CPU,
+- Training: `nnsweeper train --config {args.config}`{init} ({len(history)} epochs, shipped: epoch
+  {extra["epoch"]} ({args.checkpoint}); {seconds / 60:.1f} minutes of training on {hardware},
   {threads} torch thread(s)), then
-  `python train/bundle.py {args.name} {args.run} --config {args.config} --data-command "..."
-  {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}`.
+  `python train/bundle.py {args.name} {args.run} --checkpoint {args.checkpoint} --config {args.config}
+  --data-command "..." {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}`.
 - Target: {target}.
 - Every configuration's figures (frontier, interior and all cells): `{args.name}_test_metrics.json`{held_json}
   beside the weights.
