@@ -10,7 +10,7 @@ are scored on what decides games:
 - the decision figures (:mod:`nnsweeper.decisions`) and the frontier log-loss ratio on
   ``data/guess_test``: positions where a behaviour policy had to guess, on seeds no
   training set uses (expert and other dense boards; csp, search, explore and reveal);
-- paired play on the *selection* games: 2,000 expert games, first click in the corner,
+- paired play on the *selection* games: 10,000 expert games, first click in the corner,
   base seed :data:`SELECT_SEED` (kept apart from the record's 2026, on which the shipped
   weights are finally evaluated), the pure and the hybrid solver against ``csp``.
 
@@ -19,7 +19,7 @@ it stopped::
 
     python train/decisions.py data            # data/guess_train and data/guess_test
     python train/decisions.py train NAME      # train one run (continues an unfinished one)
-    python train/decisions.py score           # score what is not scored yet (and the bundled models)
+    python train/decisions.py score [NAME]    # score what is not scored yet (and the bundled models)
     python train/decisions.py table           # eval/results/decisions.md
 """
 
@@ -38,7 +38,7 @@ RUNS_DIR = ROOT / "runs" / "decisions"
 SCORES = ROOT / "eval" / "results" / "decisions"
 #: Base seed of the selection games (expert, corner start): not the record's (2026).
 SELECT_SEED = 4242
-SELECT_GAMES = 2000
+SELECT_GAMES = 10_000
 
 _PARTS = ("expert:{big}:csp expert:{big}:search expert:{big}:explore expert:{big}:reveal "
           "16x16:40:{small}:csp 16x16:40:{small}:search 16x16:40:{small}:reveal 16x20:70:{small}:csp "
@@ -51,6 +51,9 @@ DATA = {
                         "--record guess --splits 0.9,0.1,0 --seed 12 --jobs 2",
     "data/guess_test": f"nnsweeper generate data/guess_test {_PARTS.format(big=1500, small=500)} "
                        "--record guess --splits 0,0,1 --seed 11 --jobs 2",
+    # Every decision of the bundled models' mixture on seeds they were not trained on: the data
+    # a guess-position dataset is compared with.
+    "data/broad_more": "nnsweeper generate data/broad_more --mix broad --games 50 --seed 3 --jobs 2",
 }
 TEST = "data/guess_test"
 
@@ -91,6 +94,13 @@ RUNS = (
     Run("gnn-guess-calibrated", "train/gnn_broad.toml",
         {**_FT, "decision_weight": 0.1, "decision_loss": "risk", "calibration_margin": 1.0},
         note="+ 0.1 x risk, + calibration penalty on unproven cells"),
+    # The same compute on every decision of the broad mixture (other seeds): 2,296 batches of 64,
+    # the batches of one epoch of data/guess_train.
+    Run("gnn-broad", "train/gnn_broad.toml", {**_FT, "max_batches": 2296}, data="data/broad_more",
+        note="broad data (every decision), probability loss only"),
+    Run("gnn-broad-risk", "train/gnn_broad.toml",
+        {**_FT, "max_batches": 2296, "decision_weight": 0.1, "decision_loss": "risk"}, data="data/broad_more",
+        note="broad data (every decision), + 0.1 x risk"),
 )
 #: The shipped models, scored as they are.
 BUNDLED = ("gnn", "cnn")
@@ -169,7 +179,7 @@ def score(name: str, source: str, arch: str, *, batch: int) -> dict:
     return row
 
 
-def score_all(batch: int, threads: int) -> None:
+def score_all(batch: int, threads: int, only: str | None = None) -> None:
     import torch
 
     from nnsweeper.fileio import write_text_atomic
@@ -178,6 +188,10 @@ def score_all(batch: int, threads: int) -> None:
     todo = [(name, name, name) for name in BUNDLED]
     todo += [(r.name, os.fspath(r.run_dir / "last.pt"), "gnn") for r in RUNS
              if (r.run_dir / "last.pt").exists()]
+    if only is not None:
+        todo = [t for t in todo if t[0] == only]
+        if not todo:
+            raise SystemExit(f"nothing to score named {only!r} (a bundled model or a trained run)")
     for name, source, arch in todo:
         target = SCORES / f"{name}.json"
         if target.exists():
@@ -227,7 +241,8 @@ def table() -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("step", choices=("data", "train", "score", "table", "status"))
-    parser.add_argument("name", nargs="?", default=None, help="train: the run")
+    parser.add_argument("name", nargs="?", default=None,
+                        help="train: the run; score: only this run or bundled model (default: all)")
     parser.add_argument("--device", default="cpu", help="train: cpu or cuda (default: cpu)")
     parser.add_argument("--workers", type=int, default=0, help="train: loader processes (default: 0)")
     parser.add_argument("--batch", type=int, default=128, help="score: states per batch (default: 128)")
@@ -239,7 +254,7 @@ def main(argv=None) -> int:
         for run in [run_named(args.name)] if args.name else RUNS:
             train_run(run, args.device, args.workers)
     elif args.step == "score":
-        score_all(args.batch, args.threads)
+        score_all(args.batch, args.threads, args.name)
     elif args.step == "table":
         from nnsweeper.fileio import write_text_atomic
 
