@@ -372,8 +372,9 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
             assert getattr(config.train, key) == value
     # Equal compute: the same start, epochs, learning rate and batches (one epoch of data/guess_train
     # is 2,296 batches of 64; the runs on other data stop there).
-    assert len({(r.train["init"], r.train["epochs"], r.train["lr"]) for r in mod.RUNS}) == 1
+    assert len({(r.train["init"], r.train["lr"]) for r in mod.RUNS}) == 1
     assert {r.train.get("max_batches", 0) for r in mod.RUNS if r.data != "data/guess_train"} == {2296}
+    assert {r.name for r in mod.RUNS if r.train["epochs"] != 1} == {"gnn-guess-risk-3"}
 
     def row(name, lowest, gap):
         d = {"positions": 10, "lowest_risk": lowest, "regret_mean": 0.01, "regret_p90": 0.03,
@@ -390,4 +391,4 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
     assert lines[0].startswith("| gnn | as shipped | — | 80.00% | 0.0100 |")
     assert lines[1].startswith("| gnn-guess-risk | + 0.1 x exact risk of the soft choice (T 0.02) | "
                                "6.5 min CPU, 146,798 states | 90.00% |")
-    assert lines[1].endswith("| -0.40 (-1.40 to +0.60) | -0.40 (-1.40 to +0.60) |")
+    assert lines[1].endswith("| -0.40 (-1.40 to +0.60) | -0.40 (-1.40 to +0.60) | — | — |")

@@ -101,6 +101,10 @@ RUNS = (
     Run("gnn-broad-risk", "train/gnn_broad.toml",
         {**_FT, "max_batches": 2296, "decision_weight": 0.1, "decision_loss": "risk"}, data="data/broad_more",
         note="broad data (every decision), + 0.1 x risk"),
+    # Compute: three epochs of the risk objective on guess positions (three times the others').
+    Run("gnn-guess-risk-3", "train/gnn_broad.toml",
+        {**_FT, "epochs": 3, "decision_weight": 0.1, "decision_loss": "risk"},
+        note="+ 0.1 x risk, three epochs (3x the compute)"),
 )
 #: The shipped models, scored as they are.
 BUNDLED = ("gnn", "cnn")
@@ -158,6 +162,27 @@ def _play(name: str, model_arg: list[str], out: Path) -> dict:
     return play
 
 
+def _gaps(table, solver: str, reference: str) -> dict:
+    gap = table.difference(solver, reference)[0]
+    return {"win_rate": gap["win_rate"], "reference_win_rate": gap["reference_win_rate"],
+            "gap": gap["difference"], "gap_low": gap["ci_low"], "gap_high": gap["ci_high"],
+            "paired": gap["paired"]}
+
+
+def paired_with_bundled(key: str, arch: str) -> dict | None:
+    """A model's pure and hybrid solvers against the bundled model's, paired on the selection games
+    (both tables kept under ``runs/decisions/play``); None where either is missing."""
+    from nnsweeper.evaluation import EvalTable
+
+    base, mine = RUNS_DIR / "play" / f"{arch}.json", RUNS_DIR / "play" / f"{key}.json"
+    if key == arch or not base.is_file() or not mine.is_file():
+        return None
+    other = EvalTable.from_json(mine)
+    both = EvalTable.from_json(base).merge(EvalTable([r for r in other if r["solver"] != "csp"],
+                                                     other.metadata))
+    return {"pure": _gaps(both, key, arch), "hybrid": _gaps(both, f"hybrid-{key}", f"hybrid-{arch}")}
+
+
 def score(name: str, source: str, arch: str, *, batch: int) -> dict:
     """The figures of one model (a bundled name or a checkpoint path)."""
     from nnsweeper.metrics import to_json
@@ -176,6 +201,8 @@ def score(name: str, source: str, arch: str, *, batch: int) -> dict:
     key = name if name in BUNDLED else f"{name}-e{row['epoch']}"
     model_arg = [] if name in BUNDLED else ["--model", f"{key}={arch}:{source}"]
     row["play"] = _play(key, model_arg, RUNS_DIR / "play" / key)
+    row["play_key"] = key
+    row["vs_bundled"] = paired_with_bundled(key, arch)
     return row
 
 
@@ -202,7 +229,25 @@ def score_all(batch: int, threads: int, only: str | None = None) -> None:
         print(_line(row), flush=True)
 
 
-def _pp(gap: dict) -> str:
+def pair_scores() -> None:
+    """Add to every score without it the paired gaps to the bundled model (:func:`paired_with_bundled`)."""
+    from nnsweeper.fileio import write_text_atomic
+
+    for path in sorted(SCORES.glob("*.json")):
+        row = json.loads(path.read_text(encoding="utf-8"))
+        if row["name"] in BUNDLED or row.get("vs_bundled"):
+            continue
+        key = row.get("play_key") or f"{row['name']}-e{row['epoch']}"
+        row["vs_bundled"] = paired_with_bundled(key, row["arch"])
+        if row["vs_bundled"] is not None:
+            write_text_atomic(path, json.dumps(row, indent=1) + "\n")
+            print(f"{row['name']}: pure {_pp(row['vs_bundled']['pure'])}, hybrid "
+                  f"{_pp(row['vs_bundled']['hybrid'])} against the bundled {row['arch']}")
+
+
+def _pp(gap: dict | None) -> str:
+    if gap is None:
+        return "—"
     return f"{100 * gap['gap']:+.2f} ({100 * gap['gap_low']:+.2f} to {100 * gap['gap_high']:+.2f})"
 
 
@@ -224,8 +269,9 @@ def table() -> str:
            f"expert games (corner start, base seed {SELECT_SEED}); made by `python train/decisions.py "
            "score` and `table`.", "",
            "| model | what changed | training | lowest-risk pick | mean regret | regret p90 | overconfident "
-           "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp |",
-           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp | pure - bundled "
+           "| hybrid - bundled |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         d = r["decision"]
         what = "as shipped" if r["name"] in BUNDLED else notes.get(r["name"], "")
@@ -234,13 +280,15 @@ def table() -> str:
         out.append(f"| {r['name']} | {what} | {spent} | {d['lowest_risk']:.2%} | {d['regret_mean']:.4f} | "
                    f"{d['regret_p90']:.4f} | {d['overconfident']:.2%} | {d['safest5_mae']:.4f} / "
                    f"{d['safest5_bias']:+.4f} | {r['frontier_log_loss_ratio']:.3f} | "
-                   f"{_pp(r['play']['pure'])} | {_pp(r['play']['hybrid'])} |")
+                   f"{_pp(r['play']['pure'])} | {_pp(r['play']['hybrid'])} | "
+                   f"{_pp((r.get('vs_bundled') or {}).get('pure'))} | "
+                   f"{_pp((r.get('vs_bundled') or {}).get('hybrid'))} |")
     return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("data", "train", "score", "table", "status"))
+    parser.add_argument("step", choices=("data", "train", "score", "pair", "table", "status"))
     parser.add_argument("name", nargs="?", default=None,
                         help="train: the run; score: only this run or bundled model (default: all)")
     parser.add_argument("--device", default="cpu", help="train: cpu or cuda (default: cpu)")
@@ -255,6 +303,8 @@ def main(argv=None) -> int:
             train_run(run, args.device, args.workers)
     elif args.step == "score":
         score_all(args.batch, args.threads, args.name)
+    elif args.step == "pair":
+        pair_scores()
     elif args.step == "table":
         from nnsweeper.fileio import write_text_atomic
 
