@@ -390,5 +390,5 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
     lines = [line for line in text.splitlines() if line.startswith("| gnn")]
     assert lines[0].startswith("| gnn | as shipped | — | 80.00% | 0.0100 |")
     assert lines[1].startswith("| gnn-guess-risk | + 0.1 x exact risk of the soft choice (T 0.02) | "
-                               "6.5 min CPU, 146,798 states | 90.00% |")
+                               "146,798 states, 6.5 min | 90.00% |")
     assert lines[1].endswith("| -0.40 (-1.40 to +0.60) | -0.40 (-1.40 to +0.60) | — | — |")

@@ -413,15 +413,21 @@ def test_evaluate_model_command(tmp_path, capsys):
     assert printed.out.startswith(f"{result.best} on the test split of {FIXTURE} (held out: games the model "
                                   f"never saw), each figure beside the exact engine's:\n")
     assert "frontier" in printed.out and "interior" in printed.out
-    *kind_lines, last = printed.out.split("frontier cells by kind:\n")[1].splitlines()
-    assert [line.split()[0] for line in kind_lines] == ["board", "6x6-m5", "9x9-m10", "policy", "csp",
-                                                        "explore", "policy_flags", "csp-all", "explore-all"]
+    kinds_part, decisions_part = printed.out.split("frontier cells by kind:\n")[1].split("decisions on ")
+    assert [line.split()[0] for line in kinds_part.splitlines()] == [
+        "board", "6x6-m5", "9x9-m10", "policy", "csp", "explore", "policy_flags", "csp-all", "explore-all"]
+    # Then the decisions on the positions with no proven-safe cell, overall and by phase.
+    head, _, *phases, last = decisions_part.splitlines()
+    assert [line.split()[0] for line in phases] == ["all", ">400", "120-400", "<=120"]
     # A model trained two epochs on a few hundred states is not ready to play alone.
     assert last.startswith(f"{result.best}: not ready to play alone (proven-safe frontier cells given")
     assert "wrote" not in printed.out and printed.err == ""
     saved = json.loads(out.with_suffix(".json").read_text())
     assert saved["frontier"]["log_loss_ratio"] == pytest.approx(scores["frontier"]["log_loss_ratio"])
     assert saved["held_out"] is True
+    assert head.startswith(f"{saved['decision']['positions']:,} guess positions (of "
+                           f"{saved['decision']['all_positions']:,}; no proven-safe cell):")
+    assert 0 < saved["decision"]["positions"] < saved["decision"]["all_positions"]
     assert out.with_suffix(".png").stat().st_size > 10_000
     assert main(["evaluate-model", "--model", "nowhere.pt", "--data", str(FIXTURE), "--out", str(out)]) == 2
     assert capsys.readouterr().err.count("\n") == 1

@@ -267,7 +267,9 @@ def table() -> str:
     rows.sort(key=lambda r: order.get(r["name"], len(order)))
     out = [f"Decision figures on `{TEST}` (guess positions, held out) and paired play on {SELECT_GAMES:,} "
            f"expert games (corner start, base seed {SELECT_SEED}); made by `python train/decisions.py "
-           "score` and `table`.", "",
+           "score`, `pair` and `table`. Training: states seen (the compute compared) and wall time on a "
+           "2-core AMD EPYC CPU, 1 torch thread, shared with one to three other jobs (the times vary "
+           "with that load). Play: differences in percentage points with paired 95% intervals.", "",
            "| model | what changed | training | lowest-risk pick | mean regret | regret p90 | overconfident "
            "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp | pure - bundled "
            "| hybrid - bundled |",
@@ -276,7 +278,7 @@ def table() -> str:
         d = r["decision"]
         what = "as shipped" if r["name"] in BUNDLED else notes.get(r["name"], "")
         spent = ("—" if r["name"] in BUNDLED else
-                 f"{(r['train_seconds'] or 0) / 60:.1f} min CPU, {r['examples'] or 0:,} states")
+                 f"{r['examples'] or 0:,} states, {(r['train_seconds'] or 0) / 60:.1f} min")
         out.append(f"| {r['name']} | {what} | {spent} | {d['lowest_risk']:.2%} | {d['regret_mean']:.4f} | "
                    f"{d['regret_p90']:.4f} | {d['overconfident']:.2%} | {d['safest5_mae']:.4f} / "
                    f"{d['safest5_bias']:+.4f} | {r['frontier_log_loss_ratio']:.3f} | "
