@@ -219,6 +219,7 @@ def page() -> tuple[str, list[dict]]:
         lines += section
         heads += rows
     lines += scaling_section()
+    lines += decisions_section()
     if pending:
         lines += ["## Under way", "",
                   "These runs have not finished; their stores (`eval/results/NAME.games`) hold the games "
@@ -252,6 +253,22 @@ def scaling_section() -> list[str]:
             "stopped.",
             "",
             "![scaling curves](../eval/results/scaling.png)", "",
+            table.read_text(encoding="utf-8").rstrip("\n"), ""]
+
+
+def decisions_section() -> list[str]:
+    """What buys better decisions (``train/decisions.py``): its table, when it exists."""
+    table = ROOT / "eval" / "results" / "decisions.md"
+    if not table.exists():
+        return []
+    return ["## What buys the networks better decisions", "",
+            "On positions with no proven-safe cell, how often a network's safest cell is a lowest-risk cell,",
+            "its regret (exact risk of its pick less the least), how often it rates an unproven cell below",
+            "0.002 or above 0.995, and its error and bias on the five safest cells (`nnsweeper.decisions`),",
+            "for the bundled models and fine-tunings of the bundled GNN that each change one thing: guess",
+            "positions instead of every decision, and the decision objectives of",
+            "`nnsweeper.training.objectives`, at the same compute (states seen), then three times it.",
+            "Chosen by play on selection games kept apart from the record's.", "",
             table.read_text(encoding="utf-8").rstrip("\n"), ""]
 
 

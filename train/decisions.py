@@ -105,6 +105,9 @@ RUNS = (
     Run("gnn-guess-risk-3", "train/gnn_broad.toml",
         {**_FT, "epochs": 3, "decision_weight": 0.1, "decision_loss": "risk"},
         note="+ 0.1 x risk, three epochs (3x the compute)"),
+    Run("gnn-guess-listwise-3", "train/gnn_broad.toml",
+        {**_FT, "epochs": 3, "decision_weight": 0.005, "decision_loss": "listwise"},
+        note="+ 0.005 x listwise, three epochs (3x the compute)"),
 )
 #: The shipped models, scored as they are.
 BUNDLED = ("gnn", "cnn")
