@@ -393,3 +393,31 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
     assert lines[1].startswith("| gnn-guess-risk | + 0.1 x exact risk of the soft choice (T 0.02) | "
                                "146,798 states, 6.5 min | 90.00% |")
     assert lines[1].endswith("| -0.40 (-1.40 to +0.60) | -0.40 (-1.40 to +0.60) | — | — |")
+
+
+def test_the_decision_section_of_a_model_card_is_replaced_not_repeated(tmp_path, monkeypatch):
+    from nnsweeper.decisions import PHASES
+
+    mod = _module("train/decisions.py")
+    weights = tmp_path / "nnsweeper" / "models" / "weights"
+    weights.mkdir(parents=True)
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    side = {"gap": -0.01, "gap_low": -0.02, "gap_high": 0.0}
+    for name in mod.BUNDLED:
+        (weights / f"{name}.md").write_text(f"# Bundled {name}\n\nfigures\n")
+        decision = {"positions": 7, "all_positions": 9, "lowest_risk": 0.5, "regret_mean": 0.02,
+                    "regret_p90": 0.05, "overconfident": 0.0, "safest5_mae": 0.01, "safest5_bias": -0.01,
+                    "phases": {p: {"positions": 0} for p, _, _ in PHASES}}
+        row = {"name": name, "decision": decision,
+               "play": {"games": 10, "base_seed": 4242, "pure": side, "hybrid": side}}
+        (scores / f"{name}.json").write_text(json.dumps(row))
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    monkeypatch.setattr(mod, "SCORES", scores)
+    mod.write_cards()
+    mod.write_cards()
+    text = (weights / "gnn.md").read_text()
+    assert text.startswith("# Bundled gnn\n\nfigures\n\n" + mod.CARD_BEGIN)
+    assert text.count(mod.CARD_BEGIN) == 1 and text.endswith(mod.CARD_END + "\n")
+    assert "decisions on 7 guess positions (of 9; no proven-safe cell):" in text
+    assert "pure -1.00 (-2.00 to +0.00) points, hybrid -1.00 (-2.00 to +0.00)." in text

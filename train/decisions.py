@@ -20,7 +20,9 @@ it stopped::
     python train/decisions.py data            # data/guess_train and data/guess_test
     python train/decisions.py train NAME      # train one run (continues an unfinished one)
     python train/decisions.py score [NAME]    # score what is not scored yet (and the bundled models)
+    python train/decisions.py pair            # each model paired with the bundled one
     python train/decisions.py table           # eval/results/decisions.md
+    python train/decisions.py cards           # the bundled models' cards: their decision figures
 """
 
 from __future__ import annotations
@@ -248,6 +250,56 @@ def pair_scores() -> None:
                   f"{_pp(row['vs_bundled']['hybrid'])} against the bundled {row['arch']}")
 
 
+CARD_BEGIN = "<!-- decisions: begin (written by python train/decisions.py cards) -->"
+CARD_END = "<!-- decisions: end -->"
+
+
+def card_section(row: dict) -> str:
+    """The decision figures of a bundled model for its model card (between :data:`CARD_BEGIN` and
+    :data:`CARD_END`)."""
+    from nnsweeper.decisions import format_decisions
+
+    play = row["play"]
+    return "\n".join([
+        CARD_BEGIN,
+        "## Decisions on guess positions",
+        "",
+        f"`{TEST}`, made by `{DATA[TEST]}`: positions where a behaviour policy had to guess, on seeds no",
+        "training set uses. The model's safest cell (interior pooled, as its solver plays) against the",
+        "exact risks (`nnsweeper.decisions`):",
+        "",
+        "```",
+        format_decisions(row["decision"]),
+        "```",
+        "",
+        f"Its solvers against csp on {play['games']:,} expert games (first click in the corner, base seed "
+        f"{play['base_seed']}, paired 95% intervals): pure {_pp(play['pure'])} points, hybrid "
+        f"{_pp(play['hybrid'])}.",
+        CARD_END,
+    ])
+
+
+def write_cards() -> None:
+    """Put each bundled model's decision figures into its model card (replacing an older section)."""
+    from nnsweeper.fileio import write_text_atomic
+
+    weights = ROOT / "nnsweeper" / "models" / "weights"
+    for name in BUNDLED:
+        path = SCORES / f"{name}.json"
+        if not path.is_file():
+            raise SystemExit(f"{name} has no scores yet: python train/decisions.py score {name}")
+        row = json.loads(path.read_text(encoding="utf-8"))
+        card = weights / f"{name}.md"
+        text = card.read_text(encoding="utf-8")
+        if CARD_BEGIN in text and CARD_END in text:
+            head, rest = text.split(CARD_BEGIN, 1)
+            text = head.rstrip("\n") + "\n\n" + card_section(row) + rest.split(CARD_END, 1)[1]
+        else:
+            text = text.rstrip("\n") + "\n\n" + card_section(row) + "\n"
+        write_text_atomic(card, text)
+        print(f"wrote {card.relative_to(ROOT)}")
+
+
 def _pp(gap: dict | None) -> str:
     if gap is None:
         return "—"
@@ -293,7 +345,7 @@ def table() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("data", "train", "score", "pair", "table", "status"))
+    parser.add_argument("step", choices=("data", "train", "score", "pair", "table", "cards", "status"))
     parser.add_argument("name", nargs="?", default=None,
                         help="train: the run; score: only this run or bundled model (default: all)")
     parser.add_argument("--device", default="cpu", help="train: cpu or cuda (default: cpu)")
@@ -310,6 +362,8 @@ def main(argv=None) -> int:
         score_all(args.batch, args.threads, args.name)
     elif args.step == "pair":
         pair_scores()
+    elif args.step == "cards":
+        write_cards()
     elif args.step == "table":
         from nnsweeper.fileio import write_text_atomic
 
