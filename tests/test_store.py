@@ -414,7 +414,7 @@ def test_games_of_other_code_are_refused_at_the_job_and_at_every_chunk(tmp_path,
     store = tmp_path / "s"
     solvers = {"sp": get_solver("single_point")}
     evaluate(solvers, [3], rows=5, cols=5, trials=40, store=store)
-    monkeypatch.setattr(identity, "code_digest", lambda: "d" * 64)
+    monkeypatch.setattr(identity, "code_digest", lambda solver=None: "d" * 64)
     _rerun_refused(r"other nnsweeper code played them \(playing code [0-9a-f]{12}, this run's dddddddddddd\)",
                    solvers, [3], rows=5, cols=5, trials=80, store=store)
     # Without the job's record the chunks still say which code played them.
@@ -530,9 +530,19 @@ def test_the_code_digest_follows_the_code_that_plays(tmp_path, monkeypatch):
         sp.write_bytes(sp.read_bytes().replace(b"\n", b"\r\n"))
         sourcecode.clear_cache()
         assert identity.code_digest() == before  # other line endings, same code
+        solvers = {name: get_solver(name) for name in ("single_point", "csp", "search", "gnn")}
+        each = {name: identity.code_digest(fn) for name, fn in solvers.items()}
         sp.write_bytes(sp.read_bytes() + b"\r\nx = 1\r\n")
         sourcecode.clear_cache()
         assert identity.code_digest() != before
+        # Each solver's digest covers the code its games go through, not the other solvers'.
+        after = {name: identity.code_digest(fn) for name, fn in solvers.items()}
+        assert [name for name in solvers if after[name] != each[name]] == ["single_point"]
+        gnn = copy / "models" / "gnn.py"  # the registry imports it by name: followed all the same
+        gnn.write_bytes(gnn.read_bytes() + b"\nx = 1\n")
+        sourcecode.clear_cache()
+        assert identity.code_digest(solvers["gnn"]) != after["gnn"]
+        assert identity.code_digest(solvers["search"]) == after["search"]
     finally:
         monkeypatch.undo()
         sourcecode.clear_cache()
@@ -542,7 +552,7 @@ def test_chunks_played_by_other_code_or_weights_are_not_kept(tmp_path, monkeypat
     from nnsweeper.evaluation import runner
 
     digests = iter(["a" * 64] + ["b" * 64] * 100)  # this process's, then a worker's
-    monkeypatch.setattr(runner, "code_digest", lambda: next(digests))
+    monkeypatch.setattr(runner, "code_digest", lambda solver=None: next(digests))
     store = tmp_path / "s"
     with pytest.raises(StoreError, match=r"a worker plays other nnsweeper code \(playing code bbbbbbbbbbbb, "
                                          r"this run's aaaaaaaaaaaa\); its games of 'sp' were not kept"):

@@ -477,8 +477,8 @@ def evaluate(
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "arguments": arguments,
         "solvers": {name: describe(fn) for name, fn in named.items()},
-        # What the games were played by: the playing code's digest and each solver's checkpoints.
-        "code": identities[next(iter(identities))]["code"],
+        # What the games were played by: each solver's playing code digest and its checkpoints.
+        "code": {name: ident["code"] for name, ident in identities.items()},
         "weights": {name: ident["weights"] for name, ident in identities.items() if ident["weights"]},
     }
     if runs:  # where the games were played: every run that wrote to the store

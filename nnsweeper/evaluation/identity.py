@@ -7,10 +7,10 @@ options, the same code and the same weights. This module says what those are, as
 digests that a store writes beside every chunk and checks on every read:
 
 - :func:`code_digest`: SHA-256 of the source of every module of nnsweeper that
-  plays a game, found by following the imports (those inside functions too) from the
-  solvers, the game loop and the seed stream. A changed line in any of them changes
-  the digest; a changed line in the command line, the plots or the training code
-  does not.
+  plays a solver's games, found by following the imports (those inside functions too)
+  from the solver's class, the game loop and the seed stream. A changed line in any of
+  them changes the digest; a changed line in another solver, the command line, the
+  plots or the training code does not.
 - :func:`solver_identity`: a solver's description, the code digest, the digest of
   the source of a solver written outside nnsweeper (a function of the seed
   notebook's kind) and the SHA-256 of every checkpoint file it plays with (the bytes,
@@ -37,20 +37,63 @@ _ROOTS = ("nnsweeper.solvers", "nnsweeper.evaluation.games", "nnsweeper.evaluati
 _NOT_PLAYING = INFRASTRUCTURE | {"nnsweeper.evaluation.identity"}
 
 
-def playing_modules() -> tuple[str, ...]:
-    """The modules of nnsweeper whose code can change a game's result, sorted.
+#: The code every solver's games go through: the game loop and the stream of game seeds.
+_LOOP = ("nnsweeper.evaluation.games", "nnsweeper.evaluation.runner")
 
-    Every module imported (at the top or inside a function) by the solvers, the game
-    loop or the seed stream, and so on down, less the few that decide no game (how
-    work is spread over processes, how files are written, the version label); see
-    :func:`~nnsweeper.sourcecode.module_closure`.
+
+def _roots(solver=None) -> tuple[str, ...]:
+    """Where the code that plays ``solver``'s games starts (every solver's code for None).
+
+    A solver of nnsweeper: the modules of its class and of the classes it derives
+    from, and the game loop. A solver written outside nnsweeper may call any of
+    nnsweeper's solvers, so its games depend on all of them (and on its own source,
+    :func:`solver_identity`).
     """
-    return module_closure(_ROOTS, _NOT_PLAYING)
+    if solver is None:
+        return _ROOTS
+    target = solver if inspect.isfunction(solver) or inspect.ismethod(solver) else type(solver)
+    classes = target.__mro__ if inspect.isclass(target) else (target,)
+    mine = {c.__module__ for c in classes if (getattr(c, "__module__", "") or "").split(".")[0] == _PACKAGE}
+    if not mine:
+        return _ROOTS
+    weights = getattr(solver, "weights", None)
+    if callable(weights) and weights():
+        # It plays a model, whose class the registry imports by name (no import to follow).
+        mine |= _architecture_modules()
+    return tuple(sorted(mine)) + _LOOP
 
 
-def code_digest() -> str:
-    """SHA-256 (hex) of the source of :func:`playing_modules`, the same on every machine."""
-    return source_digest(_ROOTS, _NOT_PLAYING)
+def _architecture_modules() -> set[str]:
+    """The modules of every registered architecture of nnsweeper (``"module:Class"`` or a class)."""
+    from nnsweeper.models.registry import all_architectures
+
+    out = set()
+    for arch in all_architectures().values():
+        module = arch.model.partition(":")[0] if isinstance(arch.model, str) else arch.model.__module__
+        if module.split(".")[0] == _PACKAGE:
+            out.add(module)
+    return out
+
+
+def playing_modules(solver=None) -> tuple[str, ...]:
+    """The modules of nnsweeper whose code can change the result of ``solver``'s games, sorted.
+
+    Every module imported (at the top or inside a function) by the solver's class (and
+    its bases), the game loop and the seed stream, and so on down, less the few that
+    decide no game (how work is spread over processes, how files are written, the
+    version label); see :func:`~nnsweeper.sourcecode.module_closure`. Without a solver:
+    those of every solver.
+    """
+    return module_closure(_roots(solver), _NOT_PLAYING)
+
+
+def code_digest(solver=None) -> str:
+    """SHA-256 (hex) of the source of :func:`playing_modules`, the same on every machine.
+
+    A change in a module that ``solver`` does not use leaves its digest alone, so a
+    long run's stored games survive work on other solvers.
+    """
+    return source_digest(_roots(solver), _NOT_PLAYING)
 
 
 def _outside_source(fn) -> str | None:
@@ -84,7 +127,7 @@ def solver_identity(fn) -> dict:
         :func:`weights_digest`, from the solver's ``weights()`` where it has one) and,
         for a solver defined outside nnsweeper, ``source`` (SHA-256 of its source).
     """
-    identity = {"description": describe(fn), "code": code_digest()}
+    identity = {"description": describe(fn), "code": code_digest(fn)}
     weights = getattr(fn, "weights", None)
     identity["weights"] = dict(sorted(weights().items())) if callable(weights) else {}
     source = _outside_source(fn)

@@ -139,7 +139,7 @@ def played_by(solver) -> tuple[str, dict]:
     slip its games into the store (:func:`run` refuses them).
     """
     weights = getattr(solver, "weights", None)
-    return code_digest(), (weights() if callable(weights) else {})
+    return code_digest(solver), (weights() if callable(weights) else {})
 
 
 def play_chunk(tag, solver, segments, first_click: str, record: bool) -> tuple:
