@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock", "fsync_folder",
-           "leftover_of"]
+           "leftover_of", "leftovers"]
 
 
 def _default_mode() -> int:
@@ -48,6 +48,15 @@ def leftover_of(name: str) -> str | None:
     if m is None or os.path.splitext(m["name"])[1] != (m["suffix"] or ""):
         return None
     return m["name"]
+
+
+def leftovers(folder: str | os.PathLike) -> list[Path]:
+    """The temporary files that interrupted :func:`atomic_path` writes left in ``folder``, sorted
+    (:func:`leftover_of` names what each was to become); none where there is no folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if leftover_of(p.name) is not None and p.is_file())
 
 
 def _fsync_file(path: Path) -> None:

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import DatasetError, InvalidRulesError, check_int
-from nnsweeper.fileio import exclusive_lock, leftover_of, write_text_atomic
+from nnsweeper.fileio import exclusive_lock, leftovers, write_text_atomic
 from nnsweeper.game import FIRST_CLICK_CODES, FIRST_CLICK_RULES, PRESETS, Rules, parse_mine_counts
 from nnsweeper.parallel import imap
 from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
@@ -400,13 +400,12 @@ def _prepare_folder(out: Path, arguments: dict, version: str) -> dict | None:
                 f"over, or generate into another folder"
             )
         return None
-    if out.exists() and any(p.name != LOCK_NAME and leftover_of(p.name) is None for p in out.iterdir()):
+    left = leftovers(out)  # what a killed first write left (atomic_path's temporary files)
+    if out.exists() and any(p.name != LOCK_NAME and p not in left for p in out.iterdir()):
         raise DatasetError(f"output folder {os.fspath(out)!r} is not empty and holds no nnsweeper dataset; "
                            f"choose a new folder")
-    if out.exists():  # what a killed first write left (atomic_path's temporary files)
-        for p in out.iterdir():
-            if leftover_of(p.name) is not None and p.is_file():
-                p.unlink(missing_ok=True)
+    for p in left:
+        p.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(plan_path, json.dumps({"nnsweeper_version": version, "code": generating_code(),
                                              "arguments": arguments}, indent=1))
@@ -446,11 +445,10 @@ def writer_lock(out: Path):
 
 
 def _remove_stale_temporaries(out: Path) -> None:
-    # Temporary names start with '.' (see nnsweeper.fileio.atomic_path); a killed run
-    # may leave one behind. Finished shards never start with '.'.
+    # A killed run may leave the temporary file of a shard behind (nnsweeper.fileio.atomic_path).
     shards = out / "shards"
-    if shards.is_dir():
-        for tmp in shards.glob("*/.*.npz"):
+    for split in (sorted(p for p in shards.iterdir() if p.is_dir()) if shards.is_dir() else []):
+        for tmp in leftovers(split):
             tmp.unlink(missing_ok=True)
 
 

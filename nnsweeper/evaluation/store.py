@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import NnsweeperError
-from nnsweeper.fileio import atomic_path, exclusive_lock, leftover_of, write_text_atomic
+from nnsweeper.fileio import atomic_path, exclusive_lock, leftovers, write_text_atomic
 
 from .games import Board, GameResults
 
@@ -441,18 +441,11 @@ class GameStore:
         write_text_atomic(file, json.dumps(self.meta, indent=1) + "\n")
 
     def _remove_leftovers(self) -> None:
-        """Remove the temporary files a killed run left (atomic_path's ``.NAME.XXXX.SUFFIX``)."""
-        if not self.path.is_dir():
-            return
-        for entry in self.path.iterdir():
-            folder = entry if entry.is_dir() else None
-            if folder is None:
-                if leftover_of(entry.name):
-                    entry.unlink(missing_ok=True)
-                continue
-            for inner in folder.iterdir():
-                if leftover_of(inner.name) and inner.is_file():
-                    inner.unlink(missing_ok=True)
+        """Remove the temporary files a killed run left (atomic_path's), in the store and its jobs."""
+        folders = [self.path, *(p for p in self.path.iterdir() if p.is_dir())] if self.path.is_dir() else []
+        for folder in folders:
+            for tmp in leftovers(folder):
+                tmp.unlink(missing_ok=True)
 
     def job(self, name: str, identity: dict, board: Board) -> _DiskJob:
         """The chunks of solver ``name`` on ``board``, played by the experiment ``identity``.

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from nnsweeper import fileio
 from nnsweeper.fileio import file_sha256, leftover_of, write_text_atomic
 from nnsweeper.training_config import SECTIONS, TrainingConfig, TrainingError
 
@@ -120,9 +121,7 @@ _RUN_FILES = (CONFIG_FILE, RESUME_FILE, HISTORY_FILE, *CHECKPOINTS, *(Path(c).wi
 def leftovers(run_dir: Path) -> list[Path]:
     """The temporary files of atomic writes of ``run_dir``'s files that a killed run left behind
     (``.resume.pt.XXXXXXXX.pt`` and the like): they are no files of the run."""
-    if not Path(run_dir).is_dir():
-        return []
-    return sorted(p for p in Path(run_dir).iterdir() if leftover_of(p.name) in _RUN_FILES and p.is_file())
+    return [p for p in fileio.leftovers(run_dir) if leftover_of(p.name) in _RUN_FILES]
 
 
 def _count(value) -> bool:
