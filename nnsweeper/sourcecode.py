@@ -4,7 +4,8 @@ A stored result that a later run extends (a game store's chunks, a dataset's sha
 must have been made by the same code as the run that extends it. The package version
 does not say that (it stays the same across many changes), so these functions digest
 the source itself: :func:`module_closure` follows the imports (those inside functions
-too) from a few root modules through the package, and :func:`source_digest` is the
+too, and modules named in strings to be imported later) from a few root modules through
+the package, and :func:`source_digest` is the
 SHA-256 of the files found. A changed line in any of them changes the digest; a
 changed line elsewhere (the command line, plots, docs) does not.
 """
@@ -15,6 +16,7 @@ import ast
 import functools
 import hashlib
 import os
+import re
 from pathlib import Path
 
 __all__ = ["module_closure", "source_digest", "clear_cache", "INFRASTRUCTURE"]
@@ -27,6 +29,10 @@ _ROOT = Path(__file__).resolve().parent
 #: version label, and this module. Digests leave them out and do not follow their imports.
 INFRASTRUCTURE = frozenset({"nnsweeper.parallel", "nnsweeper.fileio", "nnsweeper._version",
                             "nnsweeper.sourcecode"})
+
+
+#: A string that names a module of the package, or an attribute of one ("module:Name").
+_MODULE_TEXT = re.compile(rf"{_PACKAGE}(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
 
 
 def _module_file(name: str) -> Path | None:
@@ -63,6 +69,10 @@ def _imports(name: str, path: Path) -> set[str]:
             out.update(found)
             if len(found) < len(subs):
                 out.add(module)
+        elif isinstance(node, ast.Constant) and _MODULE_TEXT.fullmatch(str(node.value)):
+            # A module named in a string, to be imported on first use ("nnsweeper.models.gnn:MineGNN" in
+            # the architecture registry, the lazy names of a package): imported all the same.
+            out.add(node.value.partition(":")[0])
     return {m for m in out if m.split(".")[0] == _PACKAGE and _module_file(m) is not None}
 
 

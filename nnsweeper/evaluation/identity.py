@@ -32,9 +32,9 @@ _PACKAGE = "nnsweeper"
 #: Where the code that plays starts: every solver, the loop that plays a chunk of
 #: games and the stream of game seeds (:mod:`~nnsweeper.evaluation.runner`).
 _ROOTS = ("nnsweeper.solvers", "nnsweeper.evaluation.games", "nnsweeper.evaluation.runner")
-#: Modules that decide no game: :data:`~nnsweeper.sourcecode.INFRASTRUCTURE` and this
-#: module (which names the weights).
-_NOT_PLAYING = INFRASTRUCTURE | {"nnsweeper.evaluation.identity"}
+#: Modules that decide no game: :data:`~nnsweeper.sourcecode.INFRASTRUCTURE`, this module
+#: (which names the weights) and the store (which keeps the games; the runner names its error).
+_NOT_PLAYING = INFRASTRUCTURE | {"nnsweeper.evaluation.identity", "nnsweeper.evaluation.store"}
 
 
 #: The code every solver's games go through: the game loop and the stream of game seeds.
@@ -51,28 +51,20 @@ def _roots(solver=None) -> tuple[str, ...]:
     """
     if solver is None:
         return _ROOTS
-    target = solver if inspect.isfunction(solver) or inspect.ismethod(solver) else type(solver)
+    target = _code_of(solver)
     classes = target.__mro__ if inspect.isclass(target) else (target,)
-    mine = {c.__module__ for c in classes if (getattr(c, "__module__", "") or "").split(".")[0] == _PACKAGE}
-    if not mine:
-        return _ROOTS
-    weights = getattr(solver, "weights", None)
-    if callable(weights) and weights():
-        # It plays a model, whose class the registry imports by name (no import to follow).
-        mine |= _architecture_modules()
-    return tuple(sorted(mine)) + _LOOP
+    mine = {c.__module__ for c in classes if _ours(c)}
+    return tuple(sorted(mine)) + _LOOP if mine else _ROOTS
 
 
-def _architecture_modules() -> set[str]:
-    """The modules of every registered architecture of nnsweeper (``"module:Class"`` or a class)."""
-    from nnsweeper.models.registry import all_architectures
+def _code_of(fn):
+    """What holds a solver's code: the function itself, or the class of a solver object."""
+    return fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
 
-    out = set()
-    for arch in all_architectures().values():
-        module = arch.model.partition(":")[0] if isinstance(arch.model, str) else arch.model.__module__
-        if module.split(".")[0] == _PACKAGE:
-            out.add(module)
-    return out
+
+def _ours(obj) -> bool:
+    """Whether ``obj`` (a function or a class) is defined in nnsweeper."""
+    return (getattr(obj, "__module__", "") or "").split(".")[0] == _PACKAGE
 
 
 def playing_modules(solver=None) -> tuple[str, ...]:
@@ -98,9 +90,8 @@ def code_digest(solver=None) -> str:
 
 def _outside_source(fn) -> str | None:
     """SHA-256 of the source of a solver written outside nnsweeper (None for nnsweeper's own)."""
-    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
-    module = getattr(target, "__module__", "") or ""
-    if module.split(".")[0] == _PACKAGE:
+    target = _code_of(fn)
+    if _ours(target):
         return None
     try:
         source = inspect.getsource(target)
