@@ -41,9 +41,9 @@ import numpy as np
 __all__ = ["DecisionAccumulator", "decision_metrics", "format_decisions", "OPEN_BELOW", "FLAG_ABOVE",
            "PHASES", "TIE", "SAFEST"]
 
-#: The pure neural solver's ``open_below`` and ``flag_above`` defaults
-#: (:class:`~nnsweeper.solvers.NeuralSolver`): an unproven cell rated beyond them is
-#: opened or flagged as if it were proven.
+#: The pure neural solver's ``open_below`` and ``flag_above`` defaults (defined here,
+#: :class:`~nnsweeper.solvers.NeuralSolver` takes them): an unproven cell rated beyond them
+#: is opened or flagged as if it were proven.
 OPEN_BELOW = 0.002
 FLAG_ABOVE = 0.995
 #: Exact probabilities closer than this are the same risk (the rows carry them as float32).

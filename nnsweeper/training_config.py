@@ -52,8 +52,8 @@ class TrainingError(NnsweeperError):
 
 #: What a model can learn: the exact probabilities or the truth (the mines).
 _TARGETS = ("exact", "truth")
-#: The kinds of train.decision_loss (nnsweeper.training.objectives.DECISION_LOSSES).
-_DECISION_LOSSES = ("risk", "listwise")
+#: The kinds of train.decision_loss (nnsweeper.training.objectives.decision_loss).
+DECISION_LOSSES = ("risk", "listwise")
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ class TrainSection(_Section):
         self._number("decision_weight")
         self._number("decision_temperature", 0, 1, above_low=True)
         self._number("calibration_margin")
-        self._choice("decision_loss", _DECISION_LOSSES)
+        self._choice("decision_loss", DECISION_LOSSES)
         self._bool("in_memory")
         self._bool("augment")
         self._bool("tensorboard")

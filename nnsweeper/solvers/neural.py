@@ -40,6 +40,7 @@ from functools import partial
 
 import numpy as np
 
+from nnsweeper.decisions import FLAG_ABOVE, OPEN_BELOW
 from nnsweeper.errors import check_unit
 from nnsweeper.grid import dilate
 from nnsweeper.observation import Observation
@@ -180,9 +181,9 @@ class NeuralSolver(Solver):
     #: The architecture of the registry's solver classes (None: any model).
     arch: str | None = None
 
-    def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=0.002, flag_above=0.995,
-                 tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512, pool_interior=True,
-                 arch=None):
+    def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=OPEN_BELOW,
+                 flag_above=FLAG_ABOVE, tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512,
+                 pool_interior=True, arch=None):
         super().__init__(start=start)
         from nnsweeper.models.registry import get_architecture
 

@@ -31,15 +31,14 @@ import math
 
 import torch
 
+from nnsweeper.decisions import TIE as _TIE
+from nnsweeper.training_config import DECISION_LOSSES
+
 __all__ = ["DECISION_LOSSES", "CALIBRATION_BAND", "decision_loss", "calibration_penalty"]
 
-#: The kinds of :func:`decision_loss`.
-DECISION_LOSSES = ("risk", "listwise")
 #: The band an unproven cell's probability is kept inside by :func:`calibration_penalty` (widened
 #: to take in the exact probability where that lies outside it).
 CALIBRATION_BAND = (0.01, 0.99)
-#: Exact probabilities closer than this are the same risk (as :data:`nnsweeper.decisions.TIE`).
-_TIE = 1e-6
 
 
 def _soft_choice(out: dict, temperature: float) -> tuple[torch.Tensor, torch.Tensor, int]:
