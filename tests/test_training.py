@@ -1110,6 +1110,36 @@ def test_init_starts_a_run_from_a_checkpoints_weights(tmp_path):
     assert result.history[-1]["examples"] == 16 and result.history[-1]["step"] == 1
 
 
+def test_a_fine_tuned_checkpoint_carries_its_parents_training_seeds(tmp_path):
+    import json
+
+    import numpy as np
+
+    from nnsweeper.datasets import load_manifest
+    from nnsweeper.seeds import manifest_seeds
+
+    first = train(check_config(_config(tmp_path / "a", GNN, epochs=1, max_batches=1, tensorboard=False)),
+                  progress=False)
+    own = load_manifest(FIXTURE)["seed_streams"]
+    # The parent learned from games of another dataset as well (entropy 7): its record says so.
+    meta_path = first.last.with_suffix(".json")
+    meta = json.loads(meta_path.read_text())
+    foreign = {**own[0], "entropy": 7, "split": "train"}
+    meta["extra"]["data_seed_streams"] = [*own, foreign]
+    meta_path.write_text(json.dumps(meta))
+    tune = _config(tmp_path / "b", GNN, epochs=1, max_batches=1, tensorboard=False, init=str(first.last))
+    result = train(check_config(tune), progress=False)
+    streams = load_checkpoint(result.last).checkpoint_meta["extra"]["data_seed_streams"]
+    assert streams == [*own, foreign]  # its own first, the parent's after, none twice
+    learned = manifest_seeds({"seed_streams": streams}, ["train"])["train"]
+    parents = manifest_seeds({"seed_streams": [foreign]}, ["train"])["train"]
+    assert np.isin(parents, learned).all()
+    # A run from fresh weights carries its dataset's streams only.
+    fresh = train(check_config(_config(tmp_path / "c", GNN, epochs=1, max_batches=1, tensorboard=False)),
+                  progress=False)
+    assert load_checkpoint(fresh.last).checkpoint_meta["extra"]["data_seed_streams"] == own
+
+
 @pytest.mark.parametrize(
     ("init", "model", "words"),
     [

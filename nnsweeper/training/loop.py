@@ -358,11 +358,15 @@ def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest
     """What every checkpoint records besides the weights: the dataset and the training config.
 
     The dataset's seed streams travel with the weights, so that an evaluation can
-    refuse games the model learned from without the dataset at hand.
+    refuse games the model learned from without the dataset at hand; a run that starts
+    from another model's weights (``[train] init``) carries that model's streams too
+    (after its own), since it learned from those games as well.
     """
+    streams = list(manifest.get("seed_streams", []))
+    inherited = ((initial.checkpoint_meta or {}).get("extra") or {}).get("data_seed_streams") if initial else None
+    streams += [s for s in inherited or [] if s not in streams]
     return {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config.to_dict(),
-            "data_seed_streams": manifest.get("seed_streams", []),
-            "init": _init_record(config, initial)}
+            "data_seed_streams": streams, "init": _init_record(config, initial)}
 
 
 def _distributed_net(model, device: torch.device, world: int) -> torch.nn.Module:
