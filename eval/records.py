@@ -12,6 +12,13 @@ no table before these used::
     python eval/records.py expert --jobs 16         # the runs whose name holds "expert"
     python eval/records.py --backend dask --scheduler tcp://host:8786
     python eval/records.py --status                 # games recorded so far, per run
+    python eval/records.py record_expert_models --replay gnn,hybrid-gnn   # new weights
+
+``--replay`` plays some solvers of a finished run again on its games (after new bundled
+weights, say), in a store of its own (``eval/results/replay/NAME.games``, which continues
+after a kill like the others), then puts their rows in place of the old ones in the run's
+table (:meth:`~nnsweeper.evaluation.EvalTable.replace`), paired game by game with the
+solvers that were not played again.
 
 ``docs/results.md`` (``eval/results_page.py``, part of ``make figures``) reads the
 tables these runs write, and the progress of the unfinished ones.
@@ -20,6 +27,7 @@ tables these runs write, and the progress of the unfinished ones.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -94,6 +102,41 @@ RECORDS = (
 )
 
 
+def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[str, ...]) -> int:
+    """Play ``solvers`` of each chosen finished run again on its games and replace their rows in
+    its table (json, csv and figure); 2 where a run is unfinished or lacks a solver."""
+    from nnsweeper.cli import main as nnsweeper
+    from nnsweeper.evaluation import EvalTable
+
+    names = [s for s in solvers.split(",") if s]
+    for r in chosen:
+        absent = [s for s in names if s not in r.solvers]
+        if not r.table.exists() or absent:
+            why = "it is not finished" if not r.table.exists() else f"it has no solver {absent[0]!r}"
+            print(f"cannot replay {r.name}: {why}", file=sys.stderr)
+            return 2
+    for r in chosen:
+        out = RESULTS / "replay" / r.name
+        command = list(r.command(jobs, extra))
+        command[command.index("--out") + 1] = os.path.relpath(out)
+        if command[0] == "eval":
+            command[command.index("--solvers") + 1] = ",".join(names)
+        else:  # compare: its solvers are every registered one unless named
+            command[1:1] = ["--solvers", ",".join(names)]
+        print(f"== {r.name}, again: nnsweeper {shlex.join(command)}", file=sys.stderr, flush=True)
+        code = nnsweeper(command)
+        if code:
+            return code
+        table = EvalTable.from_json(r.table).replace(EvalTable.from_json(out.with_suffix(".json")))
+        table.to_json(r.table)
+        table.to_csv(r.table.with_suffix(".csv"))
+        code = nnsweeper(["plot", os.path.relpath(r.table)])
+        if code:
+            return code
+        print(f"{r.name}: rows of {', '.join(names)} replaced ({os.path.relpath(r.table)})", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("only", nargs="?", default="", help="run only the records whose name holds this")
@@ -104,6 +147,9 @@ def main(argv=None) -> int:
     parser.add_argument("--again", action="store_true",
                         help="run the finished records too (their tables are written again from their "
                         "stores, or their games played again where no store is kept)")
+    parser.add_argument("--replay", default=None, metavar="SOLVERS",
+                        help="play these solvers (comma-separated) of the finished runs again and put "
+                        "their rows in place of the old ones in the runs' tables")
     args = parser.parse_args(argv)
     chosen = [r for r in RECORDS if args.only in r.name]
     if not chosen:
@@ -118,6 +164,8 @@ def main(argv=None) -> int:
 
     extra = tuple(x for k, v in (("--backend", args.backend), ("--scheduler", args.scheduler)) if v
                   for x in (k, v))
+    if args.replay is not None:
+        return replay(chosen, args.replay, None if args.backend else args.jobs, extra)
     for r in chosen:
         if r.table.exists() and not args.again:
             print(f"== {r.name}: finished ({r.table.relative_to(ROOT)}); --again runs it again",

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from nnsweeper import InvalidRulesError, MinesweeperEnv
+from nnsweeper.solvers import CSPSolver, SinglePointSolver
 from nnsweeper.evaluation import (
     EvalTable,
     GameResults,
@@ -720,3 +721,30 @@ def test_merge_adds_solvers_played_on_the_same_games():
         one.merge(evaluate(["single_point"], [3, 6], rows=5, cols=5, trials=20, base_seed=1))
     with pytest.raises(ValueError, match="which this table lacks"):
         one.merge(evaluate(["single_point"], [4], rows=5, cols=5, trials=20))
+
+
+def test_replace_puts_a_solver_played_again_in_place_of_its_rows():
+    table = evaluate(["csp", "single_point"], [3, 6], rows=5, cols=5, trials=20)
+    # single_point played again on the same games (starting in the corner: other moves, other outcomes).
+    again = evaluate({"single_point": SinglePointSolver(start="corner")}, [3, 6], rows=5, cols=5, trials=20)
+    assert again.solvers == ["single_point"]
+    replaced = table.replace(again)
+    assert [(r["solver"], r["mines"]) for r in replaced] == [(r["solver"], r["mines"]) for r in table]
+    for r, new in zip(replaced.select(solver="single_point"), again, strict=True):
+        assert r is new or r == new
+    assert replaced.select(solver="csp") == table.select(solver="csp")
+    assert replaced.metadata["solvers"]["single_point"] == again.metadata["solvers"]["single_point"]
+    assert replaced.metadata["replaced"][0]["solvers"] == ["single_point"]
+    # Paired with csp as if one run had played both.
+    together = evaluate({"csp": CSPSolver(), "single_point": SinglePointSolver(start="corner")}, [3, 6], rows=5, cols=5, trials=20)
+    def gaps(t):
+        return [(r["mines"], r["difference"], r["ci_low"], r["paired"]) for r in t.difference("single_point")]
+
+    assert gaps(replaced) == gaps(together) and all(g[3] for g in gaps(replaced))
+    with pytest.raises(ValueError, match="solver 'search' is not in this table"):
+        table.replace(evaluate(["search"], [3, 6], rows=5, cols=5, trials=20))
+    with pytest.raises(ValueError, match="not the same games"):
+        table.replace(evaluate(["single_point"], [3, 6], rows=5, cols=5, trials=20, base_seed=1))
+    for mines, rules in (([3], {}), ([3, 6], {"first_click": "zero"})):
+        with pytest.raises(ValueError, match="needs the same configurations"):
+            table.replace(evaluate(["single_point"], mines, rows=5, cols=5, trials=20, **rules))

@@ -145,6 +145,34 @@ def test_records_count_the_games_their_stores_hold(monkeypatch, tmp_path, capsys
     assert capsys.readouterr().out == "r: 130 of 200 games recorded\n"
 
 
+def test_records_replay_puts_solvers_played_again_in_the_finished_table(monkeypatch, tmp_path, capsys):
+    from nnsweeper.evaluation import EvalTable
+
+    records, _ = _records_and_page(monkeypatch, tmp_path)
+    results = tmp_path / "eval" / "results"  # where a record's command writes, from the project's root
+    results.mkdir(parents=True)
+    monkeypatch.setattr(records, "RESULTS", results)
+    monkeypatch.chdir(tmp_path)
+    args = ("eval", "--solvers", "csp,single_point", "--rows", "5", "--cols", "5", "--mines", "3,6")
+    rec = records.Record("r", args, 30, ("csp", "single_point"))
+    monkeypatch.setattr(records, "RECORDS", (rec,))
+    assert records.main(["--replay", "single_point"]) == 2  # not finished yet
+    assert "cannot replay r: it is not finished" in capsys.readouterr().err
+    assert records.main(["--jobs", "1"]) == 0
+    before = EvalTable.from_json(results / "r.json")
+    assert records.main(["--replay", "search"]) == 2
+    assert "it has no solver 'search'" in capsys.readouterr().err
+    assert records.main(["--replay", "single_point", "--jobs", "1"]) == 0
+    after = EvalTable.from_json(results / "r.json")
+    # The same code on the same games: the same outcomes, now recorded as played again.
+    assert [(r["solver"], r["mines"], r["outcomes"]) for r in after] == \
+        [(r["solver"], r["mines"], r["outcomes"]) for r in before]
+    assert [x["solvers"] for x in after.metadata["replaced"]] == [["single_point"]]
+    assert "--solvers single_point" in after.metadata["replaced"][0]["command"]
+    assert (results / "replay" / "r.games").is_dir() and (results / "r.png").is_file()
+    assert all(g["paired"] for g in after.difference("single_point"))
+
+
 def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch, tmp_path):
     from nnsweeper.evaluation import evaluate
     from nnsweeper.solvers import get_solver

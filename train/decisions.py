@@ -226,7 +226,7 @@ def score_all(batch: int, threads: int, only: str | None = None) -> None:
 
     torch.set_num_threads(threads)
     todo = [(name, name, name) for name in BUNDLED]
-    todo += [(r.name, os.fspath(r.run_dir / "last.pt"), "gnn") for r in RUNS
+    todo += [(r.name, os.path.relpath(r.run_dir / "last.pt", ROOT), "gnn") for r in RUNS
              if (r.run_dir / "last.pt").exists()]
     if only is not None:
         todo = [t for t in todo if t[0] == only]
@@ -361,6 +361,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=128, help="score: states per batch (default: 128)")
     parser.add_argument("--threads", type=int, default=1, help="score: torch threads (default: 1)")
     args = parser.parse_args(argv)
+    os.chdir(ROOT)  # the paths it passes and records are relative to the project
     if args.step == "data":
         make_data()
     elif args.step == "train":

@@ -382,6 +382,56 @@ class EvalTable:
             "solvers": other.solvers}]
         return EvalTable([*self.rows, *other.rows], meta)
 
+    def replace(self, other: EvalTable) -> EvalTable:
+        """This table with the rows of ``other``'s solvers in place of its own rows of them.
+
+        The table of a solver played again (new weights, say) on the same games: every
+        solver of ``other`` must be in this table, with rows for exactly the
+        configurations it has here, as many games and the same ``base_seed``, so that
+        the new rows pair game by game with the others as the old ones did. The rows keep
+        their places; the metadata keeps this table's, with the solvers' descriptions and
+        weights of ``other`` and, under ``"replaced"``, each replacing run's command, date
+        and solvers.
+
+        Raises
+        ------
+        ValueError
+            A solver this table lacks, other configurations or other games, or
+            arguments that differ (as for :meth:`merge`).
+        """
+        if not isinstance(other, EvalTable):
+            raise ValueError(f"can only replace rows by another EvalTable's; got {type(other).__name__}")
+        new = other.solvers
+        absent = [name for name in new if name not in self.solvers]
+        if absent:
+            raise ValueError(f"solver {absent[0]!r} is not in this table; replace plays a solver again "
+                             "(merge adds one)")
+        for name in new:
+            old = {config_key(r): (r["games"], r["base_seed"]) for r in self.select(solver=name)}
+            got = {config_key(r): (r["games"], r["base_seed"]) for r in other.select(solver=name)}
+            if old.keys() != got.keys():
+                raise ValueError(f"{name} was played on {len(got)} configuration(s), this table has it on "
+                                 f"{len(old)}: replacing rows needs the same configurations")
+            for key, (games, seed) in got.items():
+                if old[key] != (games, seed):
+                    raise ValueError(f"{name} played {games} games from base_seed {seed} on {key}; this "
+                                     f"table's row there played {old[key][0]} from base_seed {old[key][1]}: "
+                                     "not the same games")
+        kept = [r for r in self.rows if r["solver"] not in new]
+        if kept:  # the arguments must agree, as for merge (the rows were checked above)
+            EvalTable(kept, self.metadata).merge(other)
+        by_key = {(r["solver"], config_key(r)): r for r in other.rows}
+        rows = [by_key.get((r["solver"], config_key(r)), r) for r in self.rows]
+        meta = dict(self.metadata)
+        meta["solvers"] = {**(self.metadata.get("solvers") or {}), **(other.metadata.get("solvers") or {})}
+        if self.metadata.get("weights") or other.metadata.get("weights"):
+            weights = {k: v for k, v in (self.metadata.get("weights") or {}).items() if k not in new}
+            meta["weights"] = {**weights, **(other.metadata.get("weights") or {})}
+        meta["replaced"] = [*(self.metadata.get("replaced") or []), {
+            "command": other.metadata.get("command"), "created": other.metadata.get("created"),
+            "solvers": new}]
+        return EvalTable(rows, meta)
+
     # ----------------------------------------------------------------- files
     def to_csv(self, path) -> Path:
         """Write the rows as CSV (header row; empty cells for NaN), atomically."""
