@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from nnsweeper import InvalidRulesError, MinesweeperEnv
-from nnsweeper.solvers import CSPSolver, SinglePointSolver
 from nnsweeper.evaluation import (
     EvalTable,
     GameResults,
@@ -21,6 +20,7 @@ from nnsweeper.evaluation import (
     unpack_outcomes,
     wilson_interval,
 )
+from nnsweeper.solvers import CSPSolver, SinglePointSolver
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -736,7 +736,8 @@ def test_replace_puts_a_solver_played_again_in_place_of_its_rows():
     assert replaced.metadata["solvers"]["single_point"] == again.metadata["solvers"]["single_point"]
     assert replaced.metadata["replaced"][0]["solvers"] == ["single_point"]
     # Paired with csp as if one run had played both.
-    together = evaluate({"csp": CSPSolver(), "single_point": SinglePointSolver(start="corner")}, [3, 6], rows=5, cols=5, trials=20)
+    both = {"csp": CSPSolver(), "single_point": SinglePointSolver(start="corner")}
+    together = evaluate(both, [3, 6], rows=5, cols=5, trials=20)
     def gaps(t):
         return [(r["mines"], r["difference"], r["ci_low"], r["paired"]) for r in t.difference("single_point")]
 

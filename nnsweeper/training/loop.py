@@ -363,8 +363,8 @@ def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest
     (after its own), since it learned from those games as well.
     """
     streams = list(manifest.get("seed_streams", []))
-    inherited = ((initial.checkpoint_meta or {}).get("extra") or {}).get("data_seed_streams") if initial else None
-    streams += [s for s in inherited or [] if s not in streams]
+    parent = ((initial.checkpoint_meta or {}).get("extra") or {}) if initial is not None else {}
+    streams += [s for s in parent.get("data_seed_streams") or [] if s not in streams]
     return {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config.to_dict(),
             "data_seed_streams": streams, "init": _init_record(config, initial)}
 
