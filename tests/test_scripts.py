@@ -449,3 +449,36 @@ def test_the_decision_section_of_a_model_card_is_replaced_not_repeated(tmp_path,
     assert text.count(mod.CARD_BEGIN) == 1 and text.endswith(mod.CARD_END + "\n")
     assert "decisions on 7 guess positions (of 9; no proven-safe cell):" in text
     assert "pure -1.00 (-2.00 to +0.00) points, hybrid -1.00 (-2.00 to +0.00)." in text
+
+
+def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, capsys):
+    from nnsweeper.models import load_checkpoint
+    from nnsweeper.training import check_config, train
+
+    fixture = ROOT / "data" / "fixtures" / "tiny"
+
+    def config(out, **kw):
+        return {"data": {"path": str(fixture)}, "model": {"arch": "gnn", "hidden": 8, "layers": 2},
+                "train": {"epochs": 1, "batch_size": 16, "max_batches": 2, "seed": 0, "threads": 1,
+                          "device": "cpu", "tensorboard": False, **kw}, "output": {"dir": str(out)}}
+
+    parent = train(check_config(config(tmp_path / "parent")), progress=False)
+    train(check_config(config(tmp_path / "child", init=str(parent.last), lr=1e-4)), progress=False)
+    bundle = _module("train/bundle.py")
+    monkeypatch.setattr(bundle, "WEIGHTS", tmp_path / "weights")
+    (tmp_path / "weights").mkdir()
+    argv = ["tiny", str(tmp_path / "child"), "--checkpoint", "last.pt", "--config", "tiny.toml",
+            "--data-command", "nnsweeper generate tiny ...", "--scored-on", str(fixture), "make the fixture",
+            "--train-command", "nnsweeper train --config tiny.toml train.init=parent"]
+    assert bundle.main(argv) == 0
+    capsys.readouterr()
+    card = (tmp_path / "weights" / "tiny.md").read_text()
+    sha = load_checkpoint(parent.last).checkpoint_meta["sha256"]
+    assert f"- Training: `nnsweeper train --config tiny.toml train.init=parent` from the weights of " \
+           f"`{parent.last}` (sha256 {sha[:12]}; its own training: 32 states" in card
+    title = f"## Test split of `{fixture}`, the data its initial weights were trained on (held-out games)"
+    assert title in card
+    assert "made by `make the fixture`" in card and "lowest-risk" in card
+    shipped = load_checkpoint(tmp_path / "weights" / "tiny.pt")
+    assert shipped.checkpoint_meta["extra"]["init"]["sha256"] == sha
+    assert (tmp_path / "weights" / "tiny_test_metrics.json").is_file()

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from nnsweeper.datasets import load_manifest
 from nnsweeper.decisions import format_decisions
+from nnsweeper.fileio import write_text_atomic
 from nnsweeper.metrics import format_metrics, to_json
 from nnsweeper.models import load_checkpoint, save_checkpoint
 from nnsweeper.training import evaluate_model
@@ -60,6 +61,12 @@ def main(argv=None) -> int:
     parser.add_argument("--data-command", required=True, help="the command that made the dataset")
     parser.add_argument("--test", nargs=2, action="append", default=[], metavar=("FOLDER", "COMMAND"),
                         help="a held-out dataset to score on (its test split) and the command that made it")
+    parser.add_argument("--scored-on", nargs=2, default=None, metavar=("FOLDER", "COMMAND"),
+                        help="the dataset whose test split is the model's own test (default: the run's; a "
+                        "run fine-tuned on a dataset without a test split: the dataset its initial weights "
+                        "were trained on) and the command that made it")
+    parser.add_argument("--train-command", default=None,
+                        help="the command that trained the run (default: nnsweeper train --config CONFIG)")
     parser.add_argument("--checkpoint", default="best.pt",
                         help="which checkpoint of the run to ship (default: best.pt, the best validation "
                         "loss; a checkpoint chosen by play: last.pt or checkpoints/epoch-NNNN.pt)")
@@ -69,7 +76,14 @@ def main(argv=None) -> int:
     extra = model.checkpoint_meta["extra"]
     data = extra["data_path"]
     manifest = load_manifest(data)
-    result, _ = evaluate_model(model, data, "test", progress=True)
+    scored, scored_command = args.scored_on or (data, args.data_command)
+    scored_manifest = load_manifest(scored)
+    own_test = sum(c["states_per_split"].get("test", 0) for c in scored_manifest["configurations"])
+    # A dataset made for training alone (no test split) is scored on the held-out datasets only.
+    result = evaluate_model(model, scored, "test", progress=True)[0] if own_test else None
+    if result is not None and result.get("held_out") is False:
+        raise SystemExit(f"the test split of {scored} holds games the model learned from: "
+                         f"{result.get('held_out_note')}")
     held = {}
     for folder, _command in args.test:
         held[Path(folder).name], _ = evaluate_model(model, folder, "test", progress=True)
@@ -85,16 +99,27 @@ def main(argv=None) -> int:
     seconds = sum(h["seconds"] for h in history)
     threads = train_config.get("threads") or "all"
     hardware = ", ".join(sorted({h.get("hardware") or "a CPU" for h in history}))
-    init = f" from `{train_config['init']}`" if train_config.get("init") else ""
+    init = ""
+    if extra.get("init"):
+        parent = extra["init"]
+        init = (f" from the weights of `{parent['init']}` (sha256 {parent['sha256'][:12]}; its own training: "
+                f"{parent.get('examples') or 0:,} states, {(parent.get('seconds') or 0) / 60:.1f} minutes, "
+                "whose data's seed streams the checkpoint carries after its own)")
+    train_command = args.train_command or f"nnsweeper train --config {args.config}"
 
     if "data_seed_streams" not in extra:
         extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
     save_checkpoint(WEIGHTS / f"{args.name}.pt", model, extra=extra)
-    to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
+    if result is not None:
+        to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
+    else:
+        (WEIGHTS / f"{args.name}_test_metrics.json").unlink(missing_ok=True)
     if held:
         to_json(held, WEIGHTS / f"{args.name}_heldout_metrics.json")
-    sections = [("Test split of the training dataset (held-out games)", data, args.data_command,
-                 describe_data(manifest), result)]
+    own_title = ("Test split of the training dataset (held-out games)" if args.scored_on is None else
+                 f"Test split of `{scored}`, the data its initial weights were trained on (held-out games)")
+    sections = [] if result is None else [(own_title, scored, scored_command, describe_data(scored_manifest),
+                                           result)]
     sections += [(f"Held-out dataset `{Path(folder).name}`", folder, command,
                   describe_data(load_manifest(folder)), held[Path(folder).name])
                  for folder, command in args.test]
@@ -123,6 +148,7 @@ cell, interior pooled, against the exact risks):
 ```
 """)
     held_json = f" and `{args.name}_heldout_metrics.json`" if held else ""
+    test_json = f"`{args.name}_test_metrics.json`" if result is not None else "(no test split of its own)"
     card = f"""# Bundled {args.name.upper()}: model card
 
 - Architecture: `{model.arch}`, {model.n_parameters:,} parameters; config
@@ -130,17 +156,17 @@ cell, interior pooled, against the exact risks):
 - Data: `{data}`, manifest SHA-256 `{extra["data_manifest_sha256"]}`, made by
   `{args.data_command}` ({describe_data(manifest)}; every decision recorded; train / val / test
   split by game seed).
-- Training: `nnsweeper train --config {args.config}`{init} ({len(history)} epochs, shipped: epoch
+- Training: `{train_command}`{init} ({len(history)} epochs, shipped: epoch
   {extra["epoch"]} ({args.checkpoint}); {seconds / 60:.1f} minutes of training on {hardware},
   {threads} torch thread(s)), then
   `python train/bundle.py {args.name} {args.run} --checkpoint {args.checkpoint} --config {args.config}
   --data-command "..." {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}`.
 - Target: {target}.
-- Every configuration's figures (frontier, interior and all cells): `{args.name}_test_metrics.json`{held_json}
+- Every configuration's figures (frontier, interior and all cells): {test_json}{held_json}
   beside the weights.
 
 {chr(10).join(body)}"""
-    (WEIGHTS / f"{args.name}.md").write_text(card)
+    write_text_atomic(WEIGHTS / f"{args.name}.md", card)
     print(card)
     return 0
 
