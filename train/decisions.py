@@ -69,6 +69,7 @@ class Run:
     train: dict = field(default_factory=dict)
     data: str = "data/guess_train"
     note: str = ""
+    arch: str = "gnn"
 
     @property
     def run_dir(self) -> Path:
@@ -118,6 +119,11 @@ RUNS = (
     Run("gnn-guess-listwise-8", "train/gnn_broad.toml",
         {**_FT, "epochs": 8, "decision_weight": 0.005, "decision_loss": "listwise"},
         note="+ 0.005 x listwise, eight epochs (8x the compute)"),
+    # The bundled CNN on guess positions: the same fine-tuning as gnn-guess-risk-3 (augmented as the
+    # CNN was trained).
+    Run("cnn-guess-risk-3", "train/cnn_broad.toml",
+        {**_FT, "init": "cnn", "epochs": 3, "decision_weight": 0.1, "decision_loss": "risk"},
+        note="the bundled CNN, + 0.1 x risk, three epochs", arch="cnn"),
 )
 #: The shipped models, scored as they are.
 BUNDLED = ("gnn", "cnn")
@@ -226,7 +232,7 @@ def score_all(batch: int, threads: int, only: str | None = None) -> None:
 
     torch.set_num_threads(threads)
     todo = [(name, name, name) for name in BUNDLED]
-    todo += [(r.name, os.path.relpath(r.run_dir / "last.pt", ROOT), "gnn") for r in RUNS
+    todo += [(r.name, os.path.relpath(r.run_dir / "last.pt", ROOT), r.arch) for r in RUNS
              if (r.run_dir / "last.pt").exists()]
     if only is not None:
         todo = [t for t in todo if t[0] == only]
