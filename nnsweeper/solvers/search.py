@@ -41,13 +41,15 @@ import numpy as np
 
 from nnsweeper.engine import BoardAnalysis, each_outcome, enumerate_layouts
 from nnsweeper.errors import check_int
-from nnsweeper.grid import dilate
+from nnsweeper.grid import dilate, neighbour_sum
 from nnsweeper.observation import Observation
 from nnsweeper.solvers.base import Solver
 from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
+from nnsweeper.solvers.fifty import influence, layouts_with_mines, pseudo_fifty_fifty
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
-__all__ = ["Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "forced_guess"]
+__all__ = ["BLEND", "Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "blended_value",
+           "forced_guess", "living_cells"]
 
 # Added to a rounded probability's complement to bound the exact one from above: 1 / _SLACK_DEN.
 _SLACK_DEN = 10**12
@@ -127,6 +129,53 @@ def _best_safety(a: BoardAnalysis) -> float:
     """P(safe) of the safest covered cell that is not a known mine (1 when none is left)."""
     rest = a.unknown & ~a.mines
     return 1.0 - float(a.probabilities[rest].min()) if rest.any() else 1.0
+
+
+def living_cells(a: BoardAnalysis) -> np.ndarray:
+    """Covered cells not known to be mines whose number is not settled yet (bool).
+
+    A cell is *living* when some neighbour is covered and neither proved safe nor proved
+    a mine: only then can the number it shows teach something. The test is sufficient
+    for a dead cell, not necessary (a cell can show one number in every layout for
+    other reasons); :attr:`Candidate.dead` is the exact test for one cell.
+    """
+    open_ = a.unknown & ~a.mines
+    uncertain = open_ & ~a.safe
+    return open_ & (neighbour_sum(uncertain) > 0)
+
+
+#: The blended value of a decision (``next_value="blend"``): weights of the best and the
+#: second-best safety among the living cells (their sum is the value's scale).
+BLEND = (4, 1)
+
+
+def blended_value(a: BoardAnalysis) -> int:
+    """The blended value of the decision on board ``a``, in units of ``2**-1074 / sum(BLEND)``.
+
+    ``(4 s1 + s2) / 5``, with ``s1 >= s2`` the two highest chances of being safe among the
+    living cells (:func:`living_cells`; the interior cells' shared chance counted twice
+    when one of them is living, a proved-safe cell's chance 1, a missing second 0): a
+    position is worth most when it leaves two or more safe ways on, not only one. A board
+    with no covered cell left but mines is won (the full value); one whose cells are all
+    dead is worth its best safety (one of them must be guessed).
+    """
+    w1, w2 = BLEND
+    rest = a.unknown & ~a.mines
+    if not rest.any():
+        return (w1 + w2) * _UNIT
+    p = a.probabilities
+    living = living_cells(a)
+    chances = 1.0 - p[living & (a.frontier | a.safe)]
+    interior = living & ~a.frontier & ~a.safe
+    if interior.any():
+        o = 1.0 - float(p[interior][0])  # every interior cell shares one probability
+        chances = np.concatenate([chances, [o, o]])
+    if chances.size == 0:
+        return (w1 + w2) * _units(_best_safety(a))
+    if chances.size == 1:
+        return w1 * _units(float(chances[0]))
+    top = np.partition(chances, chances.size - 2)[-2:]  # the two highest, ascending
+    return w1 * _units(float(top[1])) + w2 * _units(float(top[0]))
 
 
 def next_decision(a: BoardAnalysis) -> tuple[Fraction, bool]:
@@ -209,12 +258,32 @@ class SearchSolver(Solver):
     tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default="prob_zero"
         The order of the candidates (see :class:`~nnsweeper.solvers.csp.CSPSolver`);
         the last word on exact ties of the look-ahead.
+    next_value : {"best", "blend"}, default="best"
+        What the board after a guess is worth to the look-ahead: ``"best"``, 1 when a
+        cell is proved safe there, else its best safety; ``"blend"``,
+        :func:`blended_value` (4/5 of the best safety among the living cells and 1/5 of
+        the second best), which prefers guesses that leave more than one way on.
+    pseudo : bool, default=False
+        Before the look-ahead, sweep the board for pseudo 50/50s
+        (:func:`~nnsweeper.solvers.fifty.pseudo_fifty_fifty`: cells that are mines only
+        where the board asks for an even guess anyway) and guess the best of them at once.
+    influence : bool, default=False
+        Lower the risk of a candidate that is the mine of a possible 50/50 pattern: its
+        score times ``(S + 0.9 I) / S``, with ``S`` its safe layouts and ``I`` those in
+        which it is the mine of a closable pair or 2x2 box (:func:`~nnsweeper.solvers.fifty.influence`,
+        plus the patterns a mine there would close), at most ``S`` and its mine layouts.
+    dominance : bool, default=False
+        After the look-ahead, play instead of its pick ``t`` the first candidate ``e`` that
+        is safe in every outcome of ``t`` and safer than ``t`` by more than 1e-4 (where
+        ``t`` is safe, so is ``e``: clicking ``e`` first loses less and gives ``t``'s
+        information later).
     """
 
     name = "search"
 
     def __init__(self, *, start="center", depth=1, candidates=8, margin=0.1, interior=2, endgame=1000,
-                 node_limit=20000, forced=True, tie_break="prob_zero", deep_cells=300):
+                 node_limit=20000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="best",
+                 pseudo=False, influence=False, dominance=False):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
         self.deep_cells = check_int("deep_cells", deep_cells, 0, ValueError)
@@ -229,6 +298,16 @@ class SearchSolver(Solver):
             raise ValueError(f"forced must be True or False; got {forced!r}")
         self.forced = forced
         self.tie_break = check_tie_break(tie_break)
+        if next_value not in ("best", "blend"):
+            raise ValueError(f"next_value must be 'best' or 'blend'; got {next_value!r}")
+        self.next_value = next_value
+        for name, value in (("pseudo", pseudo), ("influence", influence), ("dominance", dominance)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be True or False; got {value!r}")
+        self.pseudo, self.influence, self.dominance = pseudo, influence, dominance
+        self._sweep: tuple | None = None  # (obs, pseudo cells, enablers) of the position last swept
+        # The look-ahead's values are whole multiples of 2**-1074 / _scale.
+        self._scale = sum(BLEND) if next_value == "blend" else 1
         self._tree: tuple | None = None  # (game, Endgame or None, layouts when it last gave up)
         self._prune = True  # False: score every candidate in full (to show them all)
         #: The :class:`SearchChoice` of the last guess this solver made.
@@ -238,12 +317,14 @@ class SearchSolver(Solver):
         deep = {"deep_cells": self.deep_cells} if self.depth > 1 else {}  # it matters at depth 2 only
         return {**super().options(), "depth": self.depth, **deep, "candidates": self.candidates,
                 "margin": self.margin, "interior": self.interior, "endgame": self.endgame,
-                "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break}
+                "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break,
+                **({"next_value": self.next_value} if self.next_value != "best" else {}),
+                **{k: True for k in ("pseudo", "influence", "dominance") if getattr(self, k)}}
 
     def __getstate__(self):
         state = self.__dict__.copy()
         # One game's search tree and last choice stay with the process that played it.
-        state["_tree"] = state["last_choice"] = None
+        state["_tree"] = state["last_choice"] = state["_sweep"] = None
         return state
 
     def turn(self, game, flags, rng) -> bool:
@@ -267,7 +348,30 @@ class SearchSolver(Solver):
             if pair is not None:
                 i, j = pair[0]
                 return SearchChoice((i, j), "forced", float(p[i, j]), (), None, a.layouts, pair[1])
+        if self.pseudo:
+            cells, _ = self.sweep(obs, a)
+            if cells:
+                return self._pseudo_guess(obs, a, rng, cells)
         return self.look_ahead(obs, a, rng)
+
+    def sweep(self, obs: Observation, a: BoardAnalysis) -> tuple[list, dict]:
+        """The pseudo 50/50 cells and the enablers' counts of the position (swept once per position)."""
+        if self._sweep is None or self._sweep[0] is not obs:
+            cells, enablers = pseudo_fifty_fifty(obs, a, obs.flags | a.mines, living_cells(a))
+            self._sweep = (obs, cells, enablers)
+        return self._sweep[1], self._sweep[2]
+
+    def _pseudo_guess(self, obs: Observation, a: BoardAnalysis, rng, cells) -> SearchChoice:
+        """The best-scored of the pseudo 50/50 cells (ties: the first in reading order)."""
+        scored = []
+        for cell in sorted(cells):
+            key, progress, _, _, _ = self._score(obs, a, cell, 1, rng, fifty=False)
+            scored.append((key, progress, cell))
+        scored.sort(key=lambda x: (-x[0], -x[1]))  # stable: reading order on ties
+        i, j = scored[0][2]
+        others = [c for _, _, c in scored[1:]]
+        return SearchChoice((i, j), "forced", float(a.probabilities[i, j]), (), None, a.layouts,
+                            others[0] if others else None)
 
     def look_ahead(self, obs: Observation, a: BoardAnalysis, rng) -> SearchChoice:
         """The look-ahead guess (step 4), when neither the endgame nor a forced guess decided."""
@@ -296,11 +400,13 @@ class SearchSolver(Solver):
                 scored.append(((i, j), *found))
                 best = found[0] if best is None else max(best, found[0])
         scored.sort(key=lambda x: (-x[1], -x[2]))  # stable: earlier in tie-break order first
+        if self.dominance:
+            scored = self._dominated(obs, a, picked, scored)
         total = a.layouts
-        unit = total * _UNIT * _SLACK_DEN  # the scores' denominator (int / int rounds once)
-        out = tuple(Candidate(cell, float(p[cell]), score / unit, progress / total,
+        unit = total * _UNIT * _SLACK_DEN * self._scale  # the scores' denominator (rounded once)
+        out = tuple(Candidate(cell, float(p[cell]), float(Fraction(score) / unit), progress / total,
                               tuple(c / total for c in outcomes), dead)
-                    for cell, score, progress, outcomes, dead in scored)
+                    for cell, score, progress, outcomes, dead, _ in scored)
         if out[0].dead:  # a dead cell only when no living one is at least as safe
             if prune and len(picked) > 1:
                 return self.score_candidates(obs, a, rng, depth, prune=False)
@@ -325,38 +431,61 @@ class SearchSolver(Solver):
         picked = near[keep][: self.candidates]
         return picked if picked.size else ranked[:1]
 
-    def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None):
-        """(score, progress, outcomes, dead) of guessing ``cell``, exactly.
+    def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None, *,
+               fifty: bool = True):
+        """(score, progress, outcomes, dead, safe after) of guessing ``cell``, exactly.
 
-        ``score`` is an integer in units of ``1 / (a.layouts * _UNIT * _SLACK_DEN)``
+        ``score`` is an integer in units of ``1 / (a.layouts * _UNIT * _SLACK_DEN * _scale)``
         (see :func:`_units`), the same units for every cell of the position, so that
-        scores compare and sum exactly with no fraction to reduce; ``progress`` and the
-        9 ``outcomes`` are layout counts (shares of ``a.layouts``). None when ``bound``
-        is given and the score is certain to stay below it.
+        scores compare and sum exactly with no fraction to reduce (with ``influence``, a
+        :class:`~fractions.Fraction` in those units: the score times the cell's 50/50
+        factor); ``progress`` and the 9 ``outcomes`` are layout counts (shares of
+        ``a.layouts``); ``safe after`` marks the cells proved safe after every number
+        the cell can show. None when ``bound`` is given and the score is certain to stay
+        below it. ``fifty=False`` leaves the 50/50 factor out.
         """
         i, j = cell
         total = a.layouts
-        per_layout = _UNIT * _SLACK_DEN  # a layout's share, in the score's units
+        scale = self._scale
+        full = _UNIT * scale  # the value of a board that is certain to be won
+        per_layout = full * _SLACK_DEN  # a layout's share, in the score's units
         # Above the cell's chance of being safe (its probability is rounded once), by 1 / _SLACK_DEN.
-        left = (_units(1.0 - float(a.probabilities[i, j])) * _SLACK_DEN + _UNIT) * total
-        if bound is not None and left < bound:
+        left = (_units(1.0 - float(a.probabilities[i, j])) * _SLACK_DEN + _UNIT) * total * scale
+        # The 50/50 factor (S + 0.9 I) / S as fnum / fden (1 / 1 without one).
+        fnum = fden = 1
+        if fifty and self.influence:
+            known = obs.flags | a.mines
+            raw = influence(obs, a, cell, known) + self.sweep(obs, a)[1].get(cell, 0)
+            if raw:
+                mines = layouts_with_mines(obs, known, [cell])
+                safe = total - mines
+                inf = min(raw, mines, safe)
+                if safe and inf:
+                    fnum, fden = 10 * safe + 9 * inf, 10 * safe
+        if bound is not None and left * fnum < bound * fden:
             return None
         score = 0
         progress = 0
         counts = [0] * 9
         pending = []  # at depth 2, the outcomes after which nothing is certain
+        blend = self.next_value == "blend"
+        common = None
         for v, board, a2 in each_outcome(obs, cell):
             n = counts[v] = a2.layouts
             left -= n * per_layout
-            if a2.safe.any():  # the next decision is certain
-                score += n * per_layout
+            certain = bool(a2.safe.any())  # the next decision is certain
+            if certain:
                 progress += n
+            if self.dominance:
+                common = a2.safe if common is None else common & a2.safe
+            if blend:
+                value = blended_value(a2)
             else:
-                safety = _units(_best_safety(a2))
-                score += n * safety * _SLACK_DEN
-                if depth > 1 and safety < _UNIT:  # _UNIT: nothing is left to reveal
-                    pending.append((n, safety, board, a2))
-            if bound is not None and score + left < bound:
+                value = full if certain else _units(_best_safety(a2))
+            score += n * value * _SLACK_DEN
+            if depth > 1 and not certain and value < full:  # full: nothing is left to reveal
+                pending.append((n, value, board, a2))
+            if bound is not None and (score + left) * fnum < bound * fden:
                 return None
         # At depth 2 the next decision is worth its own look-ahead, which is at most
         # its safety: put those values in, likeliest outcome first, while the score
@@ -364,12 +493,33 @@ class SearchSolver(Solver):
         pending.sort(key=lambda x: -x[0])
         for n, safety, board, a2 in pending:
             obs2 = Observation.from_checked(board.grid, obs.total_mines, obs.flags | a2.mines)
-            deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].score)
+            deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].score) * scale
             score -= n * (safety - deeper) * _SLACK_DEN
-            if bound is not None and score < bound:
+            if bound is not None and score * fnum < bound * fden:
                 return None
         dead = sum(c > 0 for c in counts) == 1
-        return score, progress, counts, dead
+        key = score if fden == 1 else Fraction(score * fnum, fden)
+        return key, progress, counts, dead, common
+
+    def _dominated(self, obs: Observation, a: BoardAnalysis, picked, scored: list) -> list:
+        """``scored`` (best first) with the pick's place taken by the first candidate that is safe in
+        every outcome of the pick and safer than it by more than 1e-4 (``dominance``)."""
+        t = scored[0]
+        if t[5] is None:
+            return scored
+        known = obs.flags | a.mines
+        total = a.layouts
+        safe_t = sum(t[3])
+        for i, j in picked.tolist():
+            if (i, j) == t[0] or not t[5][i, j]:
+                continue
+            safe_e = total - layouts_with_mines(obs, known, [(i, j)])
+            if (safe_e - safe_t) * 10_000 > total:
+                found = next((x for x in scored if x[0] == (i, j)), None)
+                if found is None:  # pruned: scored in full now
+                    found = ((i, j), *self._score(obs, a, (i, j), 1, None))
+                return [found, *(x for x in scored if x[0] != (i, j))]
+        return scored
 
     # --------------------------------------------------------------------- endgame
     def _endgame_move(self, obs: Observation, a: BoardAnalysis, game):
