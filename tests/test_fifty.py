@@ -252,7 +252,8 @@ def test_dominance_plays_the_first_safer_cell_that_is_safe_whenever_the_pick_is(
 
 
 @pytest.mark.parametrize("options", [dict(next_value="blend"), dict(pseudo=True), dict(influence=True),
-                                     dict(dominance=True),
+                                     dict(dominance=True), dict(endgame_density=250),
+                                     dict(spread=True, candidates=None, interior_margin=0.05),
                                      dict(next_value="blend", pseudo=True, influence=True, dominance=True)])
 def test_search_options_play_whole_games_the_same_every_time(options):
     solver = SearchSolver(start="corner", **options)
@@ -269,7 +270,53 @@ def test_search_options_play_whole_games_the_same_every_time(options):
     (dict(pseudo=1), "pseudo must be True or False"),
     (dict(influence="yes"), "influence must be True or False"),
     (dict(dominance=None), "dominance must be True or False"),
+    (dict(spread="no"), "spread must be True or False"),
+    (dict(interior_margin=1.5), r"interior_margin must be None or a number in \[0, 1\)"),
+    (dict(endgame_density=-1), "endgame_density must be at least 0"),
 ])
 def test_search_refuses_bad_guessing_options(bad, match):
     with pytest.raises(ValueError, match=match):
         SearchSolver(**bad)
+
+
+def test_spread_candidates_are_the_near_frontier_and_the_placed_interior_cells():
+    solver = SearchSolver(start="corner", spread=True, candidates=None, interior_margin=0.05)
+    interior_seen = 0
+    for obs in _guess_positions(30, 16, 16, 40, most=10**30):
+        a = analyze(obs)
+        p = a.probabilities
+        picked = {tuple(c) for c in solver.candidate_cells(obs, a, np.random.default_rng(0)).tolist()}
+        free = a.unknown & ~a.mines & ~obs.flags
+        best = 1 - p[free].min()
+        for i, j in zip(*np.nonzero(free), strict=True):
+            safety = 1 - p[i, j]
+            if a.frontier[i, j]:
+                assert ((i, j) in picked) == (safety >= 0.9 * best)
+                continue
+            interior = int((free & ~a.frontier).sum())
+            rows, cols = obs.grid.shape
+            near = [(i + di, j + dj) for di, dj in ((2, 0), (-2, 0), (0, 2), (0, -2))
+                    if 0 <= i + di < rows and 0 <= j + dj < cols]
+            living = [c for c in near if obs.grid[c] >= 0 and any(
+                free[x, y] for x in range(max(c[0] - 1, 0), min(c[0] + 2, rows))
+                for y in range(max(c[1] - 1, 0), min(c[1] + 2, cols)))]
+            boxed = sum(free[x, y] for x in range(max(i - 1, 0), min(i + 2, rows))
+                        for y in range(max(j - 1, 0), min(j + 2, cols)) if (x, y) != (i, j)) in (2, 3)
+            wanted = safety > 0.95 * best and (interior < 30 or bool(living) or boxed)
+            assert ((i, j) in picked) == wanted
+            interior_seen += wanted
+    assert interior_seen > 0
+
+
+def test_the_endgame_density_gate_is_the_layouts_times_the_safe_share_cubed():
+    solver = SearchSolver(endgame=100, endgame_density=50)
+    tried = refused = 0
+    for obs in _guess_positions(40, 8, 8, 16, most=10**30):
+        a = analyze(obs)
+        covered = int((a.unknown & ~a.mines).sum())
+        safe_share = Fraction(covered - (a.mines_left - int(a.mines.sum())), covered)
+        fits = a.layouts <= 100 or (a.layouts <= 1000 and a.layouts * safe_share**3 <= 50)
+        assert solver._endgame_fits(a) == fits
+        tried += fits and a.layouts > 100
+        refused += not fits and a.layouts <= 1000
+    assert tried > 0 and refused > 0

@@ -237,8 +237,8 @@ class SearchSolver(Solver):
     deep_cells : int, default=300
         At ``depth`` 2, positions with more covered cells than this are scored at
         depth 1 (on expert, the guesses of the first few moves), to bound a game's time.
-    candidates : int, default=8
-        Most cells the look-ahead scores.
+    candidates : int or None, default=8
+        Most cells the look-ahead scores (None: no cap).
     margin : float, default=0.1
         Cells whose chance of being safe is at least ``1 - margin`` times the safest
         cell's are candidates.
@@ -246,9 +246,23 @@ class SearchSolver(Solver):
         Interior cells (away from the numbers) are alike but for their neighbourhood:
         the first ``interior`` of them in ``tie_break`` order, and the first
         ``interior`` of those next to a frontier cell, stand for them.
+    spread : bool, default=False
+        Pick the interior candidates as the strongest published solver does instead:
+        only when the interior's chance of being safe is above ``1 - interior_margin``
+        times the safest cell's; then every interior cell when fewer than 30 are left,
+        else those two steps straight out from a number that still has covered
+        neighbours and those with two or three covered neighbours that are not known
+        mines (cells boxed in, likeliest to show a useful number).
+    interior_margin : float or None, default=None
+        With ``spread``: the interior's margin (None: ``margin``).
     endgame : int, default=1000
         Search the game tree exactly when at most this many layouts fit the board;
         0 turns the endgame search off.
+    endgame_density : int, default=0
+        Search it also when ``layouts * d**3 <= endgame_density``, ``d`` the share of
+        the covered cells (known mines aside) that are safe (dense boards have fewer
+        ways to go on), up to ``10 * endgame`` layouts; 0 turns this off. The
+        strongest published solver uses 250.
     node_limit : int, default=20000
         Most positions one endgame search may expand before it gives up for the turn
         (then the look-ahead decides; the search is tried again once the layouts have
@@ -283,11 +297,12 @@ class SearchSolver(Solver):
 
     def __init__(self, *, start="center", depth=1, candidates=8, margin=0.1, interior=2, endgame=1000,
                  node_limit=20000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="best",
-                 pseudo=False, influence=False, dominance=False):
+                 pseudo=False, influence=False, dominance=False, spread=False, interior_margin=None,
+                 endgame_density=0):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
         self.deep_cells = check_int("deep_cells", deep_cells, 0, ValueError)
-        self.candidates = check_int("candidates", candidates, 1, ValueError)
+        self.candidates = None if candidates is None else check_int("candidates", candidates, 1, ValueError)
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1:
             raise ValueError(f"margin must be a number in [0, 1); got {margin!r}")
         self.margin = float(margin)
@@ -305,6 +320,15 @@ class SearchSolver(Solver):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be True or False; got {value!r}")
         self.pseudo, self.influence, self.dominance = pseudo, influence, dominance
+        if not isinstance(spread, bool):
+            raise ValueError(f"spread must be True or False; got {spread!r}")
+        self.spread = spread
+        if interior_margin is not None and (isinstance(interior_margin, bool)
+                                            or not isinstance(interior_margin, int | float)
+                                            or not 0 <= interior_margin < 1):
+            raise ValueError(f"interior_margin must be None or a number in [0, 1); got {interior_margin!r}")
+        self.interior_margin = None if interior_margin is None else float(interior_margin)
+        self.endgame_density = check_int("endgame_density", endgame_density, 0, ValueError)
         self._sweep: tuple | None = None  # (obs, pseudo cells, enablers) of the position last swept
         # The look-ahead's values are whole multiples of 2**-1074 / _scale.
         self._scale = sum(BLEND) if next_value == "blend" else 1
@@ -319,7 +343,9 @@ class SearchSolver(Solver):
                 "margin": self.margin, "interior": self.interior, "endgame": self.endgame,
                 "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break,
                 **({"next_value": self.next_value} if self.next_value != "best" else {}),
-                **{k: True for k in ("pseudo", "influence", "dominance") if getattr(self, k)}}
+                **{k: True for k in ("pseudo", "influence", "dominance", "spread") if getattr(self, k)},
+                **({"interior_margin": self.interior_margin} if self.interior_margin is not None else {}),
+                **({"endgame_density": self.endgame_density} if self.endgame_density else {})}
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -338,7 +364,7 @@ class SearchSolver(Solver):
     def choose(self, obs: Observation, a: BoardAnalysis, rng, *, game=None) -> SearchChoice:
         """The guess on a position where nothing is certain (``a``: its analysis)."""
         p = a.probabilities
-        if self.endgame and a.layouts <= self.endgame:
+        if self.endgame and self._endgame_fits(a):
             found = self._endgame_move(obs, a, game)
             if found is not None:
                 (i, j), wins, n = found
@@ -353,6 +379,17 @@ class SearchSolver(Solver):
             if cells:
                 return self._pseudo_guess(obs, a, rng, cells)
         return self.look_ahead(obs, a, rng)
+
+    def _endgame_fits(self, a: BoardAnalysis) -> bool:
+        """Whether the exact endgame search is tried on ``a`` (``endgame``, ``endgame_density``)."""
+        n = a.layouts
+        if n <= self.endgame:
+            return True
+        if not self.endgame_density or n > 10 * self.endgame:
+            return False
+        covered = int(np.count_nonzero(a.unknown & ~a.mines))
+        mines = a.mines_left - int(np.count_nonzero(a.mines))
+        return n * (covered - mines) ** 3 <= self.endgame_density * covered**3
 
     def sweep(self, obs: Observation, a: BoardAnalysis) -> tuple[list, dict]:
         """The pseudo 50/50 cells and the enablers' counts of the position (swept once per position)."""
@@ -420,6 +457,8 @@ class SearchSolver(Solver):
         open_ = a.unknown & ~a.mines & ~obs.flags
         ranked = rank_cells(p, open_, obs.grid, rng, self.tie_break, 1e-12)
         safety = 1.0 - p[ranked[:, 0], ranked[:, 1]]
+        if self.spread:
+            return self._spread_cells(obs, a, ranked, safety)
         near = ranked[safety >= (1.0 - self.margin) * safety[0]]
         # Interior cells are alike but for their neighbourhood: the first few in
         # tie-break order (likeliest to open an area), and the first few of those next
@@ -430,6 +469,30 @@ class SearchSolver(Solver):
                 | (touching & (np.cumsum(touching) <= self.interior)))
         picked = near[keep][: self.candidates]
         return picked if picked.size else ranked[:1]
+
+    def _spread_cells(self, obs: Observation, a: BoardAnalysis, ranked, safety) -> np.ndarray:
+        """The candidates with ``spread``: frontier cells within ``margin`` of the safest, and
+        interior cells within ``interior_margin`` picked by where they lie."""
+        inner = ~a.frontier[ranked[:, 0], ranked[:, 1]]
+        edge = ranked[~inner & (safety >= (1.0 - self.margin) * safety[0])]
+        picked = [edge]
+        margin = self.margin if self.interior_margin is None else self.interior_margin
+        if inner.any() and safety[inner][0] > (1.0 - margin) * safety[0]:
+            cells = ranked[inner]
+            if len(cells) >= 30:
+                rows, cols = obs.grid.shape
+                free = a.unknown & ~a.mines
+                # Numbers that still have covered neighbours not known to be mines.
+                living = (obs.grid >= 0) & (neighbour_sum(free) > 0)
+                pad = np.zeros((rows + 4, cols + 4), dtype=bool)
+                pad[2:-2, 2:-2] = living
+                two_away = (pad[:-4, 2:-2] | pad[4:, 2:-2] | pad[2:-2, :-4] | pad[2:-2, 4:])
+                boxed = np.isin(neighbour_sum(free), (2, 3))
+                keep = (two_away | boxed)[cells[:, 0], cells[:, 1]]
+                cells = cells[keep]
+            picked.append(cells)
+        out = np.concatenate(picked)[: self.candidates]
+        return out if out.size else ranked[:1]
 
     def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None, *,
                fifty: bool = True):
@@ -530,7 +593,8 @@ class SearchSolver(Solver):
         if gave_up is not None and a.layouts > gave_up // 2:
             return None
         if search is None:
-            search = Endgame(enumerate_layouts(obs, limit=self.endgame), obs.grid, self.node_limit)
+            search = Endgame(enumerate_layouts(obs, limit=max(self.endgame, a.layouts)), obs.grid,
+                             self.node_limit)
         try:
             found = search.best_move(obs.grid)
         except SearchBudgetExceeded:
