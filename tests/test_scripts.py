@@ -482,3 +482,28 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
     shipped = load_checkpoint(tmp_path / "weights" / "tiny.pt")
     assert shipped.checkpoint_meta["extra"]["init"]["sha256"] == sha
     assert (tmp_path / "weights" / "tiny_test_metrics.json").is_file()
+
+
+def test_search_ablation_pairs_each_option_with_search(monkeypatch, tmp_path, capsys):
+    from nnsweeper.evaluation import EvalTable
+
+    mod = _module("eval/search_ablation.py")
+    monkeypatch.setattr(mod, "STORE", tmp_path / "ablation.games")
+    monkeypatch.setattr(mod, "TABLE", tmp_path / "ablation.json")
+    assert mod.main(["blend", "--trials", "6", "--board", "intermediate"]) == 0
+    table = EvalTable.from_json(tmp_path / "ablation.json")
+    assert table.solvers == ["search", "search+blend"] and table.boards == ["intermediate"]
+    assert all(r["base_seed"] == mod.SEED and r["games"] == 6 for r in table)
+    text = (tmp_path / "ablation.md").read_text()
+    assert "| search | as it is |" in text and "| blend | next_value='blend' |" in text
+    d = table.difference("search+blend", "search")[0]
+    assert f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to" in text
+    # Played again: every game comes from the store.
+    assert mod.main(["blend", "--trials", "6", "--board", "intermediate"]) == 0
+    again = EvalTable.from_json(tmp_path / "ablation.json")
+    assert [r["outcomes"] for r in again] == [r["outcomes"] for r in table]
+    capsys.readouterr()
+    assert mod.main(["--status"]) == 0
+    assert "search+blend-16x16x40: 6 games" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        mod.main(["nosuch"])

@@ -1,0 +1,136 @@
+"""What each guessing element of ``search`` is worth: paired games with one option on at a time.
+
+Every variant of :data:`VARIANTS` is :class:`~nnsweeper.solvers.SearchSolver` (first
+click in the corner, safe first click) with one guessing option on (``all``: every
+one), played on the same games as ``search`` as it is, on expert and intermediate,
+from base seed :data:`SEED` (kept apart from the records' 2026, on which the chosen
+options are finally measured). The games go to one store,
+``eval/results/search_ablation.games`` (committed, so a run continues where it stopped,
+on this machine or another with the same code), and the table to
+``eval/results/search_ablation.{json,md}``: each variant's win rate, its paired
+difference from ``search`` with its 95% interval, and its mean time per game::
+
+    python eval/search_ablation.py                       # every variant, --trials games per board
+    python eval/search_ablation.py blend pseudo --trials 20000 --jobs 2
+    python eval/search_ablation.py --status              # games recorded so far
+    python eval/search_ablation.py --table               # the table from what is recorded
+
+A variant's games are refused by the store once the search code changes (its code
+digest is in every chunk): measure on the code that will ship.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "eval" / "results"
+STORE = RESULTS / "search_ablation.games"
+TABLE = RESULTS / "search_ablation.json"
+#: Base seed of the ablation's games (not the records').
+SEED = 4343
+TRIALS = 100_000
+BOARDS = ("expert", "intermediate")
+#: Each variant's options on top of search's defaults.
+VARIANTS: dict[str, dict] = {
+    "search": {},
+    "blend": {"next_value": "blend"},
+    "pseudo": {"pseudo": True},
+    "influence": {"influence": True},
+    "dominance": {"dominance": True},
+    "spread": {"spread": True, "candidates": None, "interior_margin": 0.05},
+    "endgame": {"endgame_density": 250},
+    "all": {"next_value": "blend", "pseudo": True, "influence": True, "dominance": True, "spread": True,
+            "candidates": None, "interior_margin": 0.05, "endgame_density": 250},
+}
+
+
+def solver_name(variant: str) -> str:
+    return "search" if variant == "search" else f"search+{variant}"
+
+
+def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
+    """Play the variants (and ``search``, their reference) on ``boards``; their table."""
+    from nnsweeper.evaluation import evaluate
+    from nnsweeper.solvers import SearchSolver
+
+    names = ["search", *(v for v in variants if v != "search")]
+    solvers = {solver_name(v): SearchSolver(start="corner", **VARIANTS[v]) for v in names}
+    return evaluate(solvers, boards=list(boards), trials=trials, base_seed=SEED, first_click="safe",
+                    n_jobs=jobs, store=STORE, progress=True)
+
+
+def markdown(table) -> str:
+    """The table: per board, each variant's win rate and paired gap to ``search``."""
+    out = [f"Each guessing option of `search` alone (`all`: every one), paired with `search` as it is on "
+           f"the same games (first click in the corner, safe first click, base seed {SEED}); made by "
+           "`python eval/search_ablation.py`. Gaps in percentage points with paired 95% intervals; time: "
+           "mean seconds per game of one worker.", ""]
+    for board in table.boards:
+        rows = table.select(board=board)
+        games = rows[0]["games"]
+        out += [f"### {board} ({games:,} games per variant)", "",
+                "| variant | options | win rate | - search | time per game |",
+                "| --- | --- | ---: | ---: | ---: |"]
+        by_name = {r["solver"]: r for r in rows}
+        for variant, options in VARIANTS.items():
+            r = by_name.get(solver_name(variant))
+            if r is None:
+                continue
+            opts = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "as it is"
+            if variant == "search":
+                gap = "reference"
+            else:
+                d = table.difference(r["solver"], "search", board=board)[0]
+                gap = (f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to "
+                       f"{100 * d['ci_high']:+.2f})")
+            out.append(f"| {variant} | {opts} | {100 * r['win_rate']:.2f}% | {gap} | "
+                       f"{1000 * r['mean_seconds']:.1f} ms |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variants", nargs="*",
+                        help=f"variants to play (default: all of {', '.join(VARIANTS)})")
+    parser.add_argument("--trials", type=int, default=TRIALS, help=f"games per board (default: {TRIALS:,})")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    parser.add_argument("--board", action="append", choices=BOARDS, default=None,
+                        help="only this board (repeatable; default: both)")
+    parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
+    parser.add_argument("--table", action="store_true", help="write the table from the recorded games")
+    args = parser.parse_args(argv)
+    unknown = [v for v in args.variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
+    if args.status:
+        for folder in sorted(STORE.glob("*")) if STORE.is_dir() else []:
+            games = sum(int(c.stem.split("-")[1]) - int(c.stem.split("-")[0])
+                        for c in folder.glob("*.npz") if not c.name.startswith("."))
+            print(f"{folder.name}: {games:,} games")
+        return 0
+    if not args.table:
+        table = play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)
+        table.to_json(TABLE)
+        from nnsweeper.fileio import write_text_atomic
+
+        write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
+        print(markdown(table))
+        return 0
+    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.fileio import write_text_atomic
+
+    if not TABLE.exists():
+        print(f"no table yet ({TABLE.relative_to(ROOT)}): play the variants first", file=sys.stderr)
+        return 2
+    table = EvalTable.from_json(TABLE)
+    write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
+    print(markdown(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
