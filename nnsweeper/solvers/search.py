@@ -290,7 +290,9 @@ class SearchSolver(Solver):
         After the look-ahead, play instead of its pick ``t`` the first candidate ``e`` that
         is safe in every outcome of ``t`` and safer than ``t`` by more than 1e-4 (where
         ``t`` is safe, so is ``e``: clicking ``e`` first loses less and gives ``t``'s
-        information later).
+        information later). (The published solver's second rule, the cell that is the
+        unique safest one after every outcome of ``t``, never applied on 323 positions
+        of 9x9 and 16x16 games with each candidate as the pick: left out.)
     """
 
     name = "search"
