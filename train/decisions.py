@@ -23,6 +23,7 @@ it stopped::
     python train/decisions.py pair            # each model paired with the bundled one
     python train/decisions.py table           # eval/results/decisions.md
     python train/decisions.py cards           # the bundled models' cards: their decision figures
+    python train/decisions.py ship NAME       # ship a run as the bundled model of its architecture
 """
 
 from __future__ import annotations
@@ -58,6 +59,15 @@ DATA = {
     "data/broad_more": "nnsweeper generate data/broad_more --mix broad --games 50 --seed 3 --jobs 2",
 }
 TEST = "data/guess_test"
+#: The datasets a shipped model is scored on (train/bundle.py): the data the bundled models were
+#: first trained on (its test split) and the held-out ones of their cards.
+BUNDLE_DATA = {
+    "data/broad": "nnsweeper generate data/broad --mix broad --games 50 --seed 0 --jobs 2",
+    "data/broad_test": "nnsweeper generate data/broad_test --mix broad --games 12 --splits 0,0,1 --seed 1 "
+                       "--jobs 2",
+    "data/unseen_test": "nnsweeper generate data/unseen_test --mix unseen --games 100 --splits 0,0,1 "
+                        "--seed 2 --jobs 2",
+}
 
 
 @dataclass(frozen=True)
@@ -194,7 +204,9 @@ def paired_with_bundled(key: str, arch: str) -> dict | None:
     from nnsweeper.evaluation import EvalTable
 
     base, mine = RUNS_DIR / "play" / f"{arch}.json", RUNS_DIR / "play" / f"{key}.json"
-    if key == arch or not base.is_file() or not mine.is_file():
+    if (RUNS_DIR / "play" / f"{arch}-before.json").is_file():  # the bundled model each run started from
+        base = RUNS_DIR / "play" / f"{arch}-before.json"
+    if key in (arch, f"{arch}-before") or not base.is_file() or not mine.is_file():
         return None
     other = EvalTable.from_json(mine)
     both = EvalTable.from_json(base).merge(EvalTable([r for r in other if r["solver"] != "csp"],
@@ -314,6 +326,44 @@ def write_cards() -> None:
         print(f"wrote {card.relative_to(ROOT)}")
 
 
+def ship(run: Run) -> None:
+    """Ship a run's last checkpoint as the bundled model of its architecture (train/bundle.py, scored on
+    :data:`BUNDLE_DATA` and :data:`TEST`).
+
+    The old bundled model's scores and selection games become ``ARCH-before`` (what every run is
+    paired with), and the run's scores, the same weights, become the bundled model's.
+    """
+    import shutil
+    import subprocess
+
+    missing = [f for f in (*BUNDLE_DATA, TEST, run.data) if not (ROOT / f / "manifest.json").exists()]
+    if missing:
+        raise SystemExit(f"make {missing[0]} first (its command: {({**BUNDLE_DATA, **DATA})[missing[0]]})")
+    scored = SCORES / f"{run.name}.json"
+    if not scored.exists():
+        raise SystemExit(f"{run.name} is not scored yet: python train/decisions.py score {run.name}")
+    before = f"{run.arch}-before"
+    if not (SCORES / f"{before}.json").exists():
+        row = json.loads((SCORES / f"{run.arch}.json").read_text(encoding="utf-8"))
+        row.update(name=before, play_key=before)
+        (SCORES / f"{before}.json").write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+        for path in (RUNS_DIR / "play").glob(f"{run.arch}.*"):
+            shutil.move(path, path.with_name(before + path.name[len(run.arch):]))
+    command = [sys.executable, str(ROOT / "train" / "bundle.py"), run.arch,
+               os.path.relpath(run.run_dir, ROOT), "--checkpoint", "last.pt", "--config", run.config,
+               "--train-command", f"python train/decisions.py train {run.name}",
+               "--data-command", DATA[run.data], "--scored-on", "data/broad", BUNDLE_DATA["data/broad"]]
+    for folder in ("data/broad_test", "data/unseen_test"):
+        command += ["--test", folder, BUNDLE_DATA[folder]]
+    command += ["--test", TEST, DATA[TEST]]
+    print(f"== {shlex.join(command)}", flush=True)
+    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    row = json.loads(scored.read_text(encoding="utf-8"))
+    row.update(name=run.arch, source=run.arch, shipped_from=run.name)
+    (SCORES / f"{run.arch}.json").write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+    print(f"shipped {run.name} as {run.arch}; its card: python train/decisions.py cards")
+
+
 def _pp(gap: dict | None) -> str:
     if gap is None:
         return "—"
@@ -332,7 +382,8 @@ def _line(row: dict) -> str:
 def table() -> str:
     notes = {r.name: r.note for r in RUNS}
     rows = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SCORES.glob("*.json"))]
-    order = {n: k for k, n in enumerate([*BUNDLED, *(r.name for r in RUNS)])}
+    names = [*BUNDLED, *(f"{b}-before" for b in BUNDLED), *(r.name for r in RUNS)]
+    order = {n: k for k, n in enumerate(names)}
     rows.sort(key=lambda r: order.get(r["name"], len(order)))
     out = [f"Decision figures on `{TEST}` (guess positions, held out) and paired play on {SELECT_GAMES:,} "
            f"expert games (corner start, base seed {SELECT_SEED}); made by `python train/decisions.py "
@@ -340,13 +391,16 @@ def table() -> str:
            "2-core AMD EPYC CPU, 1 torch thread, shared with one to three other jobs (the times vary "
            "with that load). Play: differences in percentage points with paired 95% intervals.", "",
            "| model | what changed | training | lowest-risk pick | mean regret | regret p90 | overconfident "
-           "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp | pure - bundled "
-           "| hybrid - bundled |",
+           "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp | pure - bundled before "
+           "| hybrid - bundled before |",
            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         d = r["decision"]
-        what = "as shipped" if r["name"] in BUNDLED else notes.get(r["name"], "")
-        spent = ("—" if r["name"] in BUNDLED else
+        before = r["name"].endswith("-before")
+        what = ("as shipped before" if before else
+                f"as shipped ({r['shipped_from']})" if r.get("shipped_from") else
+                "as shipped" if r["name"] in BUNDLED else notes.get(r["name"], ""))
+        spent = ("—" if r["name"] in BUNDLED or before else
                  f"{r['examples'] or 0:,} states, {(r['train_seconds'] or 0) / 60:.1f} min")
         out.append(f"| {r['name']} | {what} | {spent} | {d['lowest_risk']:.2%} | {d['regret_mean']:.4f} | "
                    f"{d['regret_p90']:.4f} | {d['overconfident']:.2%} | {d['safest5_mae']:.4f} / "
@@ -359,7 +413,8 @@ def table() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("data", "train", "score", "pair", "table", "cards", "status"))
+    parser.add_argument("step",
+                        choices=("data", "train", "score", "pair", "table", "cards", "ship", "status"))
     parser.add_argument("name", nargs="?", default=None,
                         help="train: the run; score: only this run or bundled model (default: all)")
     parser.add_argument("--device", default="cpu", help="train: cpu or cuda (default: cpu)")
@@ -379,6 +434,10 @@ def main(argv=None) -> int:
         pair_scores()
     elif args.step == "cards":
         write_cards()
+    elif args.step == "ship":
+        if not args.name:
+            parser.error("ship needs the run to ship")
+        ship(run_named(args.name))
     elif args.step == "table":
         from nnsweeper.fileio import write_text_atomic
 
