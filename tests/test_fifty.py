@@ -14,6 +14,7 @@ from nnsweeper.solvers import SearchSolver
 from nnsweeper.solvers.fifty import (
     MISSING_INFLUENCE,
     MISSING_SWEEP,
+    Patterns,
     _pairs_and_boxes,
     influence,
     pattern_at,
@@ -74,7 +75,7 @@ def test_pattern_counts_are_the_listed_layouts():
         for cell in zip(*np.nonzero((obs.grid < 0) & ~known), strict=True):
             cell = (int(cell[0]), int(cell[1]))
             for pa, pb in _pairs_and_boxes(cell, obs.grid.shape):
-                got = pattern_at(obs, known, pa, pb, max_missing=MISSING_INFLUENCE, mines_left=a.mines_left)
+                got = pattern_at(obs, known, pa, pb, max_missing=MISSING_INFLUENCE)
                 sides = _sides(obs.grid.shape, pa, pb)
                 hidden = all(obs.grid[c] < 0 and not known[c] for c in (*pa, *pb))
                 missing = [c for c in sides if not known[c]]
@@ -89,6 +90,30 @@ def test_pattern_counts_are_the_listed_layouts():
                 # Either arrangement: the same number of layouts (the swap maps one onto the other).
                 assert _count(layouts, [*missing, *pb], pa) == count
     assert found > 0
+
+
+def test_the_sweep_looks_at_every_pair_and_box_that_could_close():
+    looked = 0
+    for obs in POSITIONS + _guess_positions(10, 16, 30, 99, most=10**30):
+        a = analyze(obs)
+        known = obs.flags | a.mines
+        patterns = Patterns(obs, a, known)
+        rows, cols = obs.grid.shape
+        ok = (obs.grid < 0) & ~known & (a.probabilities > 0)
+        pairs = [(((i, j),), ((i, j + 1),)) for i in range(rows) for j in range(cols - 1)]
+        pairs += [(((i, j),), ((i + 1, j),)) for i in range(rows - 1) for j in range(cols)]
+        boxes = [(((i, j), (i + 1, j + 1)), ((i, j + 1), (i + 1, j)))
+                 for i in range(rows - 1) for j in range(cols - 1)]
+        for shapes, flag in ((pairs, False), (boxes, True)):
+            want = []
+            for pa, pb in shapes:
+                sides = _sides(obs.grid.shape, pa, pb)
+                if (all(ok[c] for c in (*pa, *pb)) and not any(obs.grid[c] >= 0 for c in sides)
+                        and sum(not known[c] for c in sides) <= MISSING_SWEEP):
+                    want.append((pa, pb))
+            assert patterns.candidates(boxes=flag) == want
+            looked += len(want)
+    assert looked > 0
 
 
 def test_influence_is_the_largest_pair_and_box_counts():
@@ -148,7 +173,7 @@ def test_pseudo_cells_are_mines_only_where_a_pattern_closes():
             # Some pattern holding t is closed, with t a mine, in every layout where t is a mine.
             closes = False
             for pa, pb in _pairs_and_boxes(t, obs.grid.shape):
-                found = pattern_at(obs, known, pa, pb, max_missing=MISSING_SWEEP, mines_left=a.mines_left)
+                found = pattern_at(obs, known, pa, pb, max_missing=MISSING_SWEEP)
                 if found is None:
                     continue
                 closed = np.ones(len(layouts), dtype=bool)

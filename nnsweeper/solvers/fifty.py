@@ -35,7 +35,7 @@ from nnsweeper.engine import BoardAnalysis, analyze
 from nnsweeper.errors import InconsistentBoardError
 from nnsweeper.observation import Observation
 
-__all__ = ["Pattern", "influence", "layouts_with_mines", "pattern_at", "patterns_of", "pseudo_fifty_fifty"]
+__all__ = ["Pattern", "Patterns", "influence", "layouts_with_mines", "pattern_at", "pseudo_fifty_fifty"]
 
 Cell = tuple[int, int]
 
@@ -84,7 +84,7 @@ def layouts_with_mines(obs: Observation, known: np.ndarray, cells) -> int:
         return 0
 
 
-def _sides(shape, a, b) -> list[Cell] | None:
+def _sides(shape, a, b) -> list[Cell]:
     """The cells off the pattern that see more of ``a`` than of ``b`` or the other way round."""
     rows, cols = shape
     pattern = set(a) | set(b)
@@ -98,33 +98,147 @@ def _sides(shape, a, b) -> list[Cell] | None:
     return [c for c, d in sorted(seen.items()) if d]
 
 
-def pattern_at(obs: Observation, known: np.ndarray, a, b, *, max_missing: int,
-               mines_left: int) -> Pattern | None:
+class Patterns:
+    """The 50/50 patterns of one position, their layout counts computed once each.
+
+    Parameters
+    ----------
+    obs : Observation
+    a : BoardAnalysis
+        Its analysis.
+    known : ndarray of bool
+        The cells known to be mines (flags and proved mines).
+    """
+
+    def __init__(self, obs: Observation, a: BoardAnalysis, known: np.ndarray):
+        self.obs, self.a, self.known = obs, a, known
+        grid = obs.grid
+        self.hidden = (grid < 0) & ~known
+        # A pattern's cells and its missing cells must be able to be mines.
+        self.can_be_mine = self.hidden & (a.probabilities > 0)
+        self._counts: dict[frozenset, int] = {}
+        self._sweep: tuple[list[Cell], dict[Cell, int]] | None = None
+
+    def layouts_with(self, cells) -> int:
+        """:func:`layouts_with_mines` of ``cells``, each set of cells counted once."""
+        key = frozenset(cells)
+        if key not in self._counts:
+            self._counts[key] = layouts_with_mines(self.obs, self.known, key)
+        return self._counts[key]
+
+    def mine_layouts(self, cell: Cell) -> int:
+        """Layouts in which ``cell`` is a mine."""
+        return self.layouts_with([cell])
+
+    def pattern(self, a, b, *, max_missing: int) -> Pattern | None:
+        """The pattern of arrangements ``a`` / ``b``, or None where it cannot close.
+
+        None when a cell of it is revealed, a known mine or proved safe, when a cell that
+        tells its arrangements apart is revealed, when more than ``max_missing`` cells
+        would have to be mines (or one of them is proved safe), or more mines than are
+        left, or when no layout closes it.
+        """
+        grid = self.obs.grid
+        if not all(self.can_be_mine[c] for c in (*a, *b)):
+            return None
+        missing = []
+        for c in _sides(grid.shape, a, b):
+            if grid[c] >= 0:
+                return None
+            if not self.known[c]:
+                if not self.can_be_mine[c] or len(missing) == max_missing:
+                    return None
+                missing.append(c)
+        if len(missing) + len(a) > self.a.mines_left:
+            return None
+        forced = [*missing, *a]
+        count = 0
+        for k in range(len(b) + 1):  # inclusion-exclusion: the cells of b safe
+            for extra in combinations(b, k):
+                count += (-1) ** k * self.layouts_with([*forced, *extra])
+        return Pattern(tuple(a), tuple(b), tuple(missing), count) if count > 0 else None
+
+    def influence(self, cell: Cell) -> int:
+        """See :func:`influence`."""
+        best = {"h": 0, "v": 0, "box": 0}
+        for pa, pb in _pairs_and_boxes(cell, self.obs.grid.shape):
+            kind = "box" if len(pa) == 2 else ("h" if pa[0][0] == pb[0][0] else "v")
+            found = self.pattern(pa, pb, max_missing=MISSING_INFLUENCE)
+            if found is not None:
+                best[kind] = max(best[kind], found.count)
+        return best["h"] + best["v"] + best["box"]
+
+    def candidates(self, *, boxes: bool) -> list[tuple[tuple[Cell, ...], tuple[Cell, ...]]]:
+        """The pairs (horizontal first, then vertical) or 2x2 boxes whose cells can all be mines and
+        whose sides hold no revealed cell and at most :data:`MISSING_SWEEP` cells that are not known
+        mines, in reading order: the shapes :meth:`sweep` counts."""
+        rows, cols = self.obs.grid.shape
+        ok = self.can_be_mine
+        # Padded by two cells of "off the board" (neither revealed nor open) on every side.
+        rev = np.zeros((rows + 4, cols + 4), dtype=np.int64)
+        opn = np.zeros((rows + 4, cols + 4), dtype=np.int64)
+        rev[2:-2, 2:-2] = self.obs.grid >= 0
+        opn[2:-2, 2:-2] = self.hidden
+
+        def at(arr, di, dj, h, w):  # arr at (i + di, j + dj) for i < h, j < w
+            return arr[2 + di: 2 + di + h, 2 + dj: 2 + dj + w]
+
+        out = []
+        if boxes:
+            h, w = rows - 1, cols - 1
+            corners = ((-1, -1), (-1, 2), (2, -1), (2, 2))
+            fit = ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, :-1] & ok[1:, 1:]
+            fit &= sum(at(rev, di, dj, h, w) for di, dj in corners) == 0
+            fit &= sum(at(opn, di, dj, h, w) for di, dj in corners) <= MISSING_SWEEP
+            for i, j in zip(*np.nonzero(fit), strict=True):
+                i, j = int(i), int(j)
+                out.append((((i, j), (i + 1, j + 1)), ((i, j + 1), (i + 1, j))))
+            return out
+        for di, dj in ((0, 1), (1, 0)):
+            h, w = rows - di, cols - dj
+            sides = ([(k, -1) for k in (-1, 0, 1)] + [(k, 2) for k in (-1, 0, 1)] if dj else
+                     [(-1, k) for k in (-1, 0, 1)] + [(2, k) for k in (-1, 0, 1)])
+            fit = ok[:h, :w] & ok[di:, dj:]
+            fit &= sum(at(rev, x, y, h, w) for x, y in sides) == 0
+            fit &= sum(at(opn, x, y, h, w) for x, y in sides) <= MISSING_SWEEP
+            for i, j in zip(*np.nonzero(fit), strict=True):
+                i, j = int(i), int(j)
+                out.append((((i, j),), ((i + di, j + dj),)))
+        return out
+
+    def sweep(self, living: np.ndarray) -> tuple[list[Cell], dict[Cell, int]]:
+        """See :func:`pseudo_fifty_fifty` (swept once per position)."""
+        if self._sweep is not None:
+            return self._sweep
+        total = self.a.layouts
+        num, den = ENABLER_SHARE
+        enablers: dict[Cell, int] = {}
+        self._sweep = ([], enablers)
+        for boxes in (False, True):
+            for pa, pb in self.candidates(boxes=boxes):
+                pattern = self.pattern(pa, pb, max_missing=MISSING_SWEEP)
+                if pattern is None:
+                    continue
+                found = [c for c in pattern.cells if living[c] and self.mine_layouts(c) == pattern.count]
+                if found:
+                    self._sweep = (found, enablers)
+                    return self._sweep
+                if pattern.count * den > num * total:
+                    for c in pattern.missing:
+                        enablers[c] = enablers.get(c, 0) + pattern.count
+        return self._sweep
+
+
+def pattern_at(obs: Observation, known: np.ndarray, a, b, *, max_missing: int) -> Pattern | None:
     """The pattern of arrangements ``a`` / ``b`` (cells of ``obs``), or None where it cannot close.
 
-    None when a cell of it is revealed or a known mine, when a cell that tells its
-    arrangements apart is revealed, when more than ``max_missing`` cells would have to
-    be mines, or more mines than are left, or when no layout closes it.
-    ``known`` are the cells known to be mines (flags and proved mines).
+    None when a cell of it is revealed, a known mine or proved safe, when a cell that
+    tells its arrangements apart is revealed, when more than ``max_missing`` cells would
+    have to be mines (or one of them is proved safe), or more mines than are left, or
+    when no layout closes it. ``known`` are the cells known to be mines (flags and proved
+    mines).
     """
-    grid = obs.grid
-    for i, j in (*a, *b):
-        if grid[i, j] >= 0 or known[i, j]:
-            return None
-    missing = []
-    for i, j in _sides(grid.shape, a, b):
-        if grid[i, j] >= 0:
-            return None
-        if not known[i, j]:
-            missing.append((i, j))
-    if len(missing) > max_missing or len(missing) + len(a) > mines_left:
-        return None
-    forced = [*missing, *a]
-    count = 0
-    for k in range(len(b) + 1):  # inclusion-exclusion: the cells of b safe
-        for extra in combinations(b, k):
-            count += (-1) ** k * layouts_with_mines(obs, known, [*forced, *extra])
-    return Pattern(tuple(a), tuple(b), tuple(missing), count) if count > 0 else None
+    return Patterns(obs, analyze(obs), known).pattern(a, b, max_missing=max_missing)
 
 
 def _pairs_and_boxes(cell: Cell, shape) -> list[tuple[tuple[Cell, ...], tuple[Cell, ...]]]:
@@ -154,86 +268,20 @@ def influence(obs: Observation, a: BoardAnalysis, cell: Cell, known: np.ndarray)
     mines); not capped (:class:`~nnsweeper.solvers.SearchSolver` caps it by the cell's
     mine and safe layouts).
     """
-    best = {"h": 0, "v": 0, "box": 0}
-    for pa, pb in _pairs_and_boxes(cell, obs.grid.shape):
-        kind = "box" if len(pa) == 2 else ("h" if pa[0][0] == pb[0][0] else "v")
-        found = pattern_at(obs, known, pa, pb, max_missing=MISSING_INFLUENCE, mines_left=a.mines_left)
-        if found is not None:
-            best[kind] = max(best[kind], found.count)
-    return best["h"] + best["v"] + best["box"]
-
-
-def patterns_of(obs: Observation, a: BoardAnalysis, known: np.ndarray, *, boxes: bool):
-    """Every closable pair (``boxes=False``: horizontal ones first, then vertical) or 2x2 box of
-    the board with at most :data:`MISSING_SWEEP` missing cells, in reading order."""
-    rows, cols = obs.grid.shape
-    hidden = (obs.grid < 0) & ~known
-    # Padded by two cells of "off the board" (neither revealed nor hidden) on every side.
-    rev = np.zeros((rows + 4, cols + 4), dtype=np.int64)
-    hid = np.zeros((rows + 4, cols + 4), dtype=np.int64)
-    rev[2:-2, 2:-2] = obs.grid >= 0
-    hid[2:-2, 2:-2] = hidden
-    shapes = []
-    if boxes:
-        # A 2x2 box's sides are its four diagonal corners.
-        ii, jj = np.nonzero(hidden[:-1, :-1] & hidden[:-1, 1:] & hidden[1:, :-1] & hidden[1:, 1:])
-        for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
-            corners = [(i - 1, j - 1), (i - 1, j + 2), (i + 2, j - 1), (i + 2, j + 2)]
-            if (not any(rev[x + 2, y + 2] for x, y in corners)
-                    and sum(hid[x + 2, y + 2] for x, y in corners) <= MISSING_SWEEP):
-                shapes.append((((i, j), (i + 1, j + 1)), ((i, j + 1), (i + 1, j))))
-    else:
-        # A pair's sides are the three cells beyond each end; count the revealed and the hidden ones.
-        for di, dj in ((0, 1), (1, 0)):
-            both = hidden[: rows - di, : cols - dj] & hidden[di:, dj:]
-            ii, jj = np.nonzero(both)
-            for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
-                sides = _pair_sides(i, j, di, dj)
-                if (not any(rev[x + 2, y + 2] for x, y in sides)
-                        and sum(hid[x + 2, y + 2] for x, y in sides) <= MISSING_SWEEP):
-                    shapes.append((((i, j),), ((i + di, j + dj),)))
-    for pa, pb in shapes:
-        found = pattern_at(obs, known, pa, pb, max_missing=MISSING_SWEEP, mines_left=a.mines_left)
-        if found is not None:
-            yield found
-
-
-def _pair_sides(i: int, j: int, di: int, dj: int) -> list[Cell]:
-    """The six cells that see one cell of the pair ``(i, j)``, ``(i + di, j + dj)`` and not the other
-    (some may lie off the board)."""
-    if dj:  # side by side: the columns before and after
-        return [(i + k, j - 1) for k in (-1, 0, 1)] + [(i + k, j + 2) for k in (-1, 0, 1)]
-    return [(i - 1, j + k) for k in (-1, 0, 1)] + [(i + 2, j + k) for k in (-1, 0, 1)]
+    return Patterns(obs, a, known).influence(cell)
 
 
 def pseudo_fifty_fifty(obs: Observation, a: BoardAnalysis, known: np.ndarray,
                        living: np.ndarray) -> tuple[list[Cell], dict[Cell, int]]:
     """The cells to guess at once, and the enablers' counts (cell -> layouts), from one sweep.
 
-    Pairs are swept first, then (when no pair gave one) 2x2 boxes. A living cell of a
-    pattern whose mine layouts are exactly the pattern's (:func:`layouts_with_mines`
-    equal to its count) is a *pseudo 50/50*: every layout in which guessing it loses is
-    one in which the board asks for an even guess anyway. The first pattern with such
-    cells gives them. Patterns met on the way with more than :data:`ENABLER_SHARE` of
-    the layouts add their count to each of their missing cells (a mine there would close
-    them), for :func:`influence`'s users.
+    Pairs are swept first (horizontal, then vertical, in reading order), then (when no
+    pair gave one) 2x2 boxes, each with at most :data:`MISSING_SWEEP` missing cells. A
+    living cell of a pattern whose mine layouts are exactly the pattern's
+    (:func:`layouts_with_mines` equal to its count) is a *pseudo 50/50*: every layout in
+    which guessing it loses is one in which the board asks for an even guess anyway. The
+    first pattern with such cells gives them. Patterns met on the way with more than
+    :data:`ENABLER_SHARE` of the layouts add their count to each of their missing cells (a
+    mine there would close them), for :func:`influence`'s users.
     """
-    total = a.layouts
-    num, den = ENABLER_SHARE
-    enablers: dict[Cell, int] = {}
-    mine_layouts: dict[Cell, int] = {}
-    for boxes in (False, True):
-        for pattern in patterns_of(obs, a, known, boxes=boxes):
-            cells = [c for c in pattern.cells if living[c]]
-            found = []
-            for c in cells:
-                if c not in mine_layouts:
-                    mine_layouts[c] = layouts_with_mines(obs, known, [c])
-                if mine_layouts[c] == pattern.count:
-                    found.append(c)
-            if found:
-                return found, enablers
-            if pattern.count * den > num * total:
-                for c in pattern.missing:
-                    enablers[c] = enablers.get(c, 0) + pattern.count
-    return [], enablers
+    return Patterns(obs, a, known).sweep(living)

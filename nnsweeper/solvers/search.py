@@ -45,7 +45,7 @@ from nnsweeper.grid import dilate, neighbour_sum
 from nnsweeper.observation import Observation
 from nnsweeper.solvers.base import Solver
 from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
-from nnsweeper.solvers.fifty import influence, layouts_with_mines, pseudo_fifty_fifty
+from nnsweeper.solvers.fifty import Patterns
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
 __all__ = ["BLEND", "Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "blended_value",
@@ -331,7 +331,7 @@ class SearchSolver(Solver):
             raise ValueError(f"interior_margin must be None or a number in [0, 1); got {interior_margin!r}")
         self.interior_margin = None if interior_margin is None else float(interior_margin)
         self.endgame_density = check_int("endgame_density", endgame_density, 0, ValueError)
-        self._sweep: tuple | None = None  # (obs, pseudo cells, enablers) of the position last swept
+        self._sweep: tuple | None = None  # (obs, its Patterns) of the position last looked at
         # The look-ahead's values are whole multiples of 2**-1074 / _scale.
         self._scale = sum(BLEND) if next_value == "blend" else 1
         self._tree: tuple | None = None  # (game, Endgame or None, layouts when it last gave up)
@@ -393,12 +393,16 @@ class SearchSolver(Solver):
         mines = a.mines_left - int(np.count_nonzero(a.mines))
         return n * (covered - mines) ** 3 <= self.endgame_density * covered**3
 
+    def patterns(self, obs: Observation, a: BoardAnalysis) -> Patterns:
+        """The 50/50 patterns of the position (:class:`~nnsweeper.solvers.fifty.Patterns`, made once
+        per position: its layout counts are shared by the sweep, the influence and dominance)."""
+        if self._sweep is None or self._sweep[0] is not obs:
+            self._sweep = (obs, Patterns(obs, a, obs.flags | a.mines))
+        return self._sweep[1]
+
     def sweep(self, obs: Observation, a: BoardAnalysis) -> tuple[list, dict]:
         """The pseudo 50/50 cells and the enablers' counts of the position (swept once per position)."""
-        if self._sweep is None or self._sweep[0] is not obs:
-            cells, enablers = pseudo_fifty_fifty(obs, a, obs.flags | a.mines, living_cells(a))
-            self._sweep = (obs, cells, enablers)
-        return self._sweep[1], self._sweep[2]
+        return self.patterns(obs, a).sweep(living_cells(a))
 
     def _pseudo_guess(self, obs: Observation, a: BoardAnalysis, rng, cells) -> SearchChoice:
         """The best-scored of the pseudo 50/50 cells (ties: the first in reading order)."""
@@ -519,10 +523,13 @@ class SearchSolver(Solver):
         # The 50/50 factor (S + 0.9 I) / S as fnum / fden (1 / 1 without one).
         fnum = fden = 1
         if fifty and self.influence:
-            known = obs.flags | a.mines
-            raw = influence(obs, a, cell, known) + self.sweep(obs, a)[1].get(cell, 0)
+            # The factor is at most 1.9 (I <= S): count the patterns only for a cell that can still win.
+            if bound is not None and left * 19 < bound * 10:
+                return None
+            patterns = self.patterns(obs, a)
+            raw = patterns.influence(cell) + self.sweep(obs, a)[1].get(cell, 0)
             if raw:
-                mines = layouts_with_mines(obs, known, [cell])
+                mines = patterns.mine_layouts(cell)
                 safe = total - mines
                 inf = min(raw, mines, safe)
                 if safe and inf:
@@ -572,13 +579,13 @@ class SearchSolver(Solver):
         t = scored[0]
         if t[5] is None:
             return scored
-        known = obs.flags | a.mines
+        patterns = self.patterns(obs, a)
         total = a.layouts
         safe_t = sum(t[3])
         for i, j in picked.tolist():
             if (i, j) == t[0] or not t[5][i, j]:
                 continue
-            safe_e = total - layouts_with_mines(obs, known, [(i, j)])
+            safe_e = total - patterns.mine_layouts((i, j))
             if (safe_e - safe_t) * 10_000 > total:
                 found = next((x for x in scored if x[0] == (i, j)), None)
                 if found is None:  # pruned: scored in full now
