@@ -13,6 +13,7 @@ no table before these used::
     python eval/records.py --backend dask --scheduler tcp://host:8786
     python eval/records.py --status                 # games recorded so far, per run
     python eval/records.py record_expert_models --replay gnn,hybrid-gnn   # new weights
+    python eval/records.py compare --replay cnn,gnn,hybrid-cnn,hybrid-gnn  # the compare tables too
 
 ``--replay`` plays some solvers of a finished run again on its games (after new bundled
 weights, say), in a store of its own (``eval/results/replay/NAME.games``, which continues
@@ -48,10 +49,13 @@ class Record:
     trials: int
     solvers: tuple[str, ...]
     configurations: int = 1
+    seed: int = SEED
 
     def command(self, jobs: int | None = None, extra: tuple[str, ...] = ()) -> list[str]:
         """The full ``nnsweeper`` arguments of the run."""
-        out = [*self.arguments, "--trials", str(self.trials), "--base-seed", str(SEED)]
+        out = [*self.arguments, "--trials", str(self.trials)]
+        if self.seed:
+            out += ["--base-seed", str(self.seed)]
         if jobs is not None:
             out += ["--jobs", str(jobs)]
         return [*out, *extra, "--quiet", "--out", f"eval/results/{self.name}"]
@@ -137,6 +141,16 @@ def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[st
     return 0
 
 
+_ALL = ("single_point", "csp", "search", "cnn", "gnn", "hybrid-cnn", "hybrid-gnn")
+#: Other committed tables whose solvers ``--replay`` plays again (never run whole here): the
+#: default comparisons, on the default seeds.
+TABLES = (
+    Record("compare_10x10", ("compare",), 2000, _ALL, configurations=26, seed=0),
+    Record("compare_classic", ("compare", "--preset", "classic", "--start", "corner"), 2000, _ALL,
+           configurations=3, seed=0),
+)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("only", nargs="?", default="", help="run only the records whose name holds this")
@@ -152,7 +166,7 @@ def main(argv=None) -> int:
                         "their rows in place of the old ones in the runs' tables")
     args = parser.parse_args(argv)
     chosen = [r for r in RECORDS if args.only in r.name]
-    if not chosen:
+    if not chosen and not (args.replay and any(args.only in t.name for t in TABLES)):
         names = ", ".join(r.name for r in RECORDS)
         parser.error(f"no record run's name holds {args.only!r}; the runs: {names}")
     if args.status:
@@ -165,6 +179,7 @@ def main(argv=None) -> int:
     extra = tuple(x for k, v in (("--backend", args.backend), ("--scheduler", args.scheduler)) if v
                   for x in (k, v))
     if args.replay is not None:
+        chosen += [t for t in TABLES if args.only in t.name] if args.only else []
         return replay(chosen, args.replay, None if args.backend else args.jobs, extra)
     for r in chosen:
         if r.table.exists() and not args.again:
