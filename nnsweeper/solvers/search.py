@@ -280,7 +280,9 @@ class SearchSolver(Solver):
     pseudo : bool, default=False
         Before the look-ahead, sweep the board for pseudo 50/50s
         (:func:`~nnsweeper.solvers.fifty.pseudo_fifty_fifty`: cells that are mines only
-        where the board asks for an even guess anyway) and guess the best of them at once.
+        where the board asks for an even guess anyway) and guess the best of them at once
+        (by the look-ahead's score; a forced guess's cell too, instead of the one with
+        more covered neighbours).
     influence : bool, default=False
         Lower the risk of a candidate that is the mine of a possible 50/50 pattern: its
         score times ``(S + 0.9 I) / S``, with ``S`` its safe layouts and ``I`` those in
@@ -373,6 +375,8 @@ class SearchSolver(Solver):
                 return SearchChoice((i, j), "endgame", float(p[i, j]), (), wins / n, a.layouts)
         if self.forced:
             pair = forced_guess(obs.grid, obs.flags | a.mines)
+            if pair is not None and self.pseudo:  # the better of the two by the look-ahead
+                return self._pseudo_guess(obs, a, rng, list(pair))
             if pair is not None:
                 i, j = pair[0]
                 return SearchChoice((i, j), "forced", float(p[i, j]), (), None, a.layouts, pair[1])
