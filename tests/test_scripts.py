@@ -464,6 +464,12 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
 
     parent = train(check_config(config(tmp_path / "parent")), progress=False)
     train(check_config(config(tmp_path / "child", init=str(parent.last), lr=1e-4)), progress=False)
+    # The parent learned from other games too (a stream its child's checkpoint does not list).
+    meta_path = parent.last.with_suffix(".json")
+    meta = json.loads(meta_path.read_text())
+    foreign = {**meta["extra"]["data_seed_streams"][0], "entropy": 7, "split": "train"}
+    meta["extra"]["data_seed_streams"].append(foreign)
+    meta_path.write_text(json.dumps(meta))
     bundle = _module("train/bundle.py")
     monkeypatch.setattr(bundle, "WEIGHTS", tmp_path / "weights")
     (tmp_path / "weights").mkdir()
@@ -481,6 +487,15 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
     assert "made by `make the fixture`" in card and "lowest-risk" in card
     shipped = load_checkpoint(tmp_path / "weights" / "tiny.pt")
     assert shipped.checkpoint_meta["extra"]["init"]["sha256"] == sha
+    assert shipped.checkpoint_meta["extra"]["data_seed_streams"][-1] == foreign
+    # Other weights where the parent was: its seeds cannot be vouched for.
+    import shutil
+
+    child = tmp_path / "child" / "last.pt"
+    shutil.copy(child, parent.last)
+    shutil.copy(child.with_suffix(".json"), meta_path)
+    with pytest.raises(SystemExit, match="are no longer there"):
+        bundle.main(argv)
     assert (tmp_path / "weights" / "tiny_test_metrics.json").is_file()
 
 

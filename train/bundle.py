@@ -48,6 +48,26 @@ def describe_data(manifest: dict) -> str:
             f"{states['test']:,}")
 
 
+def with_parent_streams(extra: dict) -> list:
+    """A checkpoint's training seed streams with those of the weights it started from (``init``) added,
+    so that evaluations refuse the games its parent learned from too (checkpoints written before
+    training recorded them lack them). The parent must still be where the run found it, with the
+    same bytes."""
+    from nnsweeper.models import load_model
+
+    streams = list(extra.get("data_seed_streams") or [])
+    parent = extra.get("init")
+    if not parent:
+        return streams
+    model = load_model(parent["init"])
+    if model.checkpoint_meta["sha256"] != parent["sha256"]:
+        raise SystemExit(f"the weights the run started from ({parent['init']!r}, sha256 "
+                         f"{parent['sha256'][:12]}) are no longer there (now "
+                         f"{model.checkpoint_meta['sha256'][:12]}): their training seeds cannot be carried")
+    inherited = (model.checkpoint_meta.get("extra") or {}).get("data_seed_streams") or []
+    return streams + [s for s in inherited if s not in streams]
+
+
 def kinds_text(result: dict) -> str:
     """The overall lines and the per-kind table of :func:`format_metrics`, without the configurations."""
     return format_metrics({k: v for k, v in result.items() if k != "by"})
@@ -109,6 +129,7 @@ def main(argv=None) -> int:
 
     if "data_seed_streams" not in extra:
         extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
+    extra = {**extra, "data_seed_streams": with_parent_streams(extra)}
     save_checkpoint(WEIGHTS / f"{args.name}.pt", model, extra=extra)
     if result is not None:
         to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
