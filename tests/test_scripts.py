@@ -481,7 +481,7 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
     card = (tmp_path / "weights" / "tiny.md").read_text()
     sha = load_checkpoint(parent.last).checkpoint_meta["sha256"]
     assert f"- Training: `nnsweeper train --config tiny.toml train.init=parent` from the weights of " \
-           f"`{parent.last}` (sha256 {sha[:12]}; its own training: 32 states" in card
+           f"`{parent.last}` (sha256 {sha[:12]}; its own training: 1 epoch, 32 states, 2 steps" in card
     title = f"## Test split of `{fixture}`, the data its initial weights were trained on (held-out games)"
     assert title in card
     assert "made by `make the fixture`" in card and "lowest-risk" in card

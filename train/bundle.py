@@ -119,12 +119,19 @@ def main(argv=None) -> int:
     seconds = sum(h["seconds"] for h in history)
     threads = train_config.get("threads") or "all"
     hardware = ", ".join(sorted({h.get("hardware") or "a CPU" for h in history}))
+    if "thread" not in hardware:  # runs record their threads with the hardware
+        hardware += f", {threads} torch thread(s)"
     init = ""
     if extra.get("init"):
         parent = extra["init"]
-        init = (f" from the weights of `{parent['init']}` (sha256 {parent['sha256'][:12]}; its own training: "
-                f"{parent.get('examples') or 0:,} states, {(parent.get('seconds') or 0) / 60:.1f} minutes, "
-                "whose data's seed streams the checkpoint carries after its own)")
+        counted = (("epoch", "epochs"), ("examples", "states"), ("steps", "steps"))
+        own = [f"{parent[k]:,} {what if parent[k] != 1 else what[:-1]}"
+               for k, what in counted if parent.get(k)]
+        if parent.get("seconds"):
+            own.append(f"{parent['seconds'] / 60:.1f} minutes")
+        init = (f" from the weights of `{parent['init']}` (sha256 {parent['sha256'][:12]}"
+                + (f"; its own training: {', '.join(own)}" if own else "")
+                + "; the checkpoint carries the seed streams of its data after its own)")
     train_command = args.train_command or f"nnsweeper train --config {args.config}"
 
     if "data_seed_streams" not in extra:
@@ -178,8 +185,7 @@ cell, interior pooled, against the exact risks):
   `{args.data_command}` ({describe_data(manifest)}; every decision recorded; train / val / test
   split by game seed).
 - Training: `{train_command}`{init} ({len(history)} epochs, shipped: epoch
-  {extra["epoch"]} ({args.checkpoint}); {seconds / 60:.1f} minutes of training on {hardware},
-  {threads} torch thread(s)), then
+  {extra["epoch"]} ({args.checkpoint}); {seconds / 60:.1f} minutes of training on {hardware}), then
   `python train/bundle.py {args.name} {args.run} --checkpoint {args.checkpoint} --config {args.config}
   --data-command "..." {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}`.
 - Target: {target}.
