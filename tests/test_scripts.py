@@ -394,16 +394,17 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
     for run in mod.RUNS:
         raw = apply_overrides(load_config(ROOT / run.config), run.overrides())
         config = check_config(raw)
-        assert config.data.path == run.data and config.train.init == "gnn"
+        assert config.data.path == run.data and config.train.init == run.arch == config.model["arch"]
         assert config.output.dir == f"runs/decisions/{run.name}" and config.train.tensorboard is False
         for key, value in run.train.items():
             assert getattr(config.train, key) == value
     # Equal compute: the same start, epochs, learning rate and batches (one epoch of data/guess_train
     # is 2,296 batches of 64; the runs on other data stop there).
-    assert len({(r.train["init"], r.train["lr"]) for r in mod.RUNS}) == 1
+    assert len({(r.train["init"], r.train["lr"]) for r in mod.RUNS if r.arch == "gnn"}) == 1
     assert {r.train.get("max_batches", 0) for r in mod.RUNS if r.data != "data/guess_train"} == {2296}
-    longer = {r.name for r in mod.RUNS if r.train["epochs"] != 1}
-    assert longer == {"gnn-guess-risk-3", "gnn-guess-listwise-3"}
+    longer = {r.name: r.train["epochs"] for r in mod.RUNS if r.train["epochs"] != 1}
+    assert longer == {"gnn-guess-risk-3": 3, "gnn-guess-listwise-3": 3, "gnn-guess-risk-8": 8,
+                      "gnn-guess-listwise-8": 8, "cnn-guess-risk-3": 3}
 
     def row(name, lowest, gap):
         d = {"positions": 10, "lowest_risk": lowest, "regret_mean": 0.01, "regret_p90": 0.03,
@@ -421,6 +422,15 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
     assert lines[1].startswith("| gnn-guess-risk | + 0.1 x exact risk of the soft choice (T 0.02) | "
                                "146,798 states, 6.5 min | 90.00% |")
     assert lines[1].endswith("| -0.40 (-1.40 to +0.60) | -0.40 (-1.40 to +0.60) | — | — |")
+    # After a run is shipped: the bundled row says which, the old one follows it as "before".
+    before = row("gnn-before", 0.8, -0.02)
+    shipped = {**row("gnn", 0.9, -0.004), "shipped_from": "gnn-guess-risk"}
+    for r in (before, shipped):
+        (tmp_path / f"{r['name']}.json").write_text(json.dumps(r))
+    lines = [line for line in mod.table().splitlines() if line.startswith("| gnn")]
+    assert lines[0].startswith("| gnn | as shipped (gnn-guess-risk) | — | 90.00% |")
+    assert lines[1].startswith("| gnn-before | as shipped before | — | 80.00% |")
+    assert lines[2].startswith("| gnn-guess-risk | ")
 
 
 def test_the_decision_section_of_a_model_card_is_replaced_not_repeated(tmp_path, monkeypatch):
