@@ -141,11 +141,23 @@ def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
     import json
 
     root = Path(__file__).resolve().parents[1]
-    config = load_config(root / "train" / f"{name}.toml")
-    assert isinstance(config, TrainingConfig)
     arch = name.split("_")[0]
     meta = json.loads((root / "nnsweeper" / "models" / "weights" / f"{arch}.json").read_text())
     recorded = meta["extra"]["train_config"]
+    overrides = []
+    if meta["extra"].get("init"):  # weights fine-tuned by a run of train/decisions.py: its overrides too
+        import importlib.util
+        import sys
+
+        spec = importlib.util.spec_from_file_location("decisions", root / "train" / "decisions.py")
+        decisions = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault("decisions", decisions)  # a dataclass looks its module up there
+        spec.loader.exec_module(decisions)
+        run = decisions.run_named(Path(recorded["output"]["dir"]).name)
+        assert run.config == f"train/{name}.toml"
+        overrides = run.overrides()
+    config = load_config(root / "train" / f"{name}.toml", overrides)
+    assert isinstance(config, TrainingConfig)
     # What the shipped config reads as is what the bundled weights were trained with:
     # every recorded setting, and keys added since at their defaults.
     now = config.to_dict()
