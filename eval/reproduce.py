@@ -33,7 +33,8 @@ def recorded_solver(name: str, description: str):
     """The registry solver ``name`` with the options of its recorded ``repr``.
 
     The recorded text is ``ClassName(option=value, ...)``; options equal to the
-    solver's defaults are left to it, the others are passed. The rebuilt solver must
+    solver's defaults are left to it, the others are passed (options a solver prints
+    only when they are set, too). The rebuilt solver must
     print as recorded, so an option that changed meaning is caught here.
     """
     try:
@@ -48,8 +49,12 @@ def recorded_solver(name: str, description: str):
         name = next((n for n, cls in SOLVERS.items() if cls.__name__ == call.func.id), name)
     if name not in SOLVERS:
         raise ValueError(f"solver {name!r} of the table is not in the registry ({', '.join(SOLVERS)})")
-    default = get_solver(name).options()
-    solver = get_solver(name, **{k: v for k, v in recorded.items() if k in default and default[k] != v})
+    default = get_solver(name).options()  # an option a solver shows only when set is absent here
+    given = {k: v for k, v in recorded.items() if k not in default or default[k] != v}
+    try:
+        solver = get_solver(name, **given)
+    except ValueError as e:
+        raise ValueError(f"solver {name!r} recorded as {description} cannot be rebuilt: {e}") from None
     if repr(solver) != description:
         raise ValueError(f"solver {name!r} rebuilt as {solver!r}, recorded as {description}")
     return solver

@@ -29,7 +29,11 @@ def test_rebuilt_solver_must_print_as_recorded():
     solver = mod.recorded_solver("csp", "CSPSolver(start='corner', tie_break='prob_zero', tolerance=1e-09, "
                                         "lookahead=0, margin=0.05)")
     assert solver.start == "corner"
-    with pytest.raises(ValueError, match="rebuilt as"):
+    with pytest.raises(ValueError, match="cannot be rebuilt: bad options for solver 'csp'.*colour"):
         mod.recorded_solver("csp", "CSPSolver(start='corner', colour='red')")
+    # An option a solver prints only when it is set is rebuilt too.
+    blend = "SearchSolver(start='corner', depth=1, candidates=8, margin=0.1, interior=2, endgame=1000, " \
+            "node_limit=20000, forced=True, tie_break='prob_zero', next_value='blend')"
+    assert mod.recorded_solver("search+blend", blend).next_value == "blend"
     with pytest.raises(ValueError, match="not in the registry"):
         mod.recorded_solver("nope", "Nope()")
