@@ -54,18 +54,17 @@ def with_parent_streams(extra: dict) -> list:
     training recorded them lack them). The parent must still be where the run found it, with the
     same bytes."""
     from nnsweeper.models import load_model
+    from nnsweeper.training.loop import with_parent_streams as merged
 
-    streams = list(extra.get("data_seed_streams") or [])
     parent = extra.get("init")
     if not parent:
-        return streams
+        return list(extra.get("data_seed_streams") or [])
     model = load_model(parent["init"])
     if model.checkpoint_meta["sha256"] != parent["sha256"]:
         raise SystemExit(f"the weights the run started from ({parent['init']!r}, sha256 "
                          f"{parent['sha256'][:12]}) are no longer there (now "
                          f"{model.checkpoint_meta['sha256'][:12]}): their training seeds cannot be carried")
-    inherited = (model.checkpoint_meta.get("extra") or {}).get("data_seed_streams") or []
-    return streams + [s for s in inherited if s not in streams]
+    return merged(extra.get("data_seed_streams"), model)
 
 
 def kinds_text(result: dict) -> str:

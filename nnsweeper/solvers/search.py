@@ -333,7 +333,7 @@ class SearchSolver(Solver):
             raise ValueError(f"interior_margin must be None or a number in [0, 1); got {interior_margin!r}")
         self.interior_margin = None if interior_margin is None else float(interior_margin)
         self.endgame_density = check_int("endgame_density", endgame_density, 0, ValueError)
-        self._sweep: tuple | None = None  # (obs, its Patterns) of the position last looked at
+        self._patterns: tuple | None = None  # (obs, its Patterns) of the position last looked at
         # The look-ahead's values are whole multiples of 2**-1074 / _scale.
         self._scale = sum(BLEND) if next_value == "blend" else 1
         self._tree: tuple | None = None  # (game, Endgame or None, layouts when it last gave up)
@@ -354,7 +354,7 @@ class SearchSolver(Solver):
     def __getstate__(self):
         state = self.__dict__.copy()
         # One game's search tree and last choice stay with the process that played it.
-        state["_tree"] = state["last_choice"] = state["_sweep"] = None
+        state["_tree"] = state["last_choice"] = state["_patterns"] = None
         return state
 
     def turn(self, game, flags, rng) -> bool:
@@ -400,9 +400,9 @@ class SearchSolver(Solver):
     def patterns(self, obs: Observation, a: BoardAnalysis) -> Patterns:
         """The 50/50 patterns of the position (:class:`~nnsweeper.solvers.fifty.Patterns`, made once
         per position: its layout counts are shared by the sweep, the influence and dominance)."""
-        if self._sweep is None or self._sweep[0] is not obs:
-            self._sweep = (obs, Patterns(obs, a, obs.flags | a.mines))
-        return self._sweep[1]
+        if self._patterns is None or self._patterns[0] is not obs:
+            self._patterns = (obs, Patterns(obs, a, obs.flags | a.mines))
+        return self._patterns[1]
 
     def sweep(self, obs: Observation, a: BoardAnalysis) -> tuple[list, dict]:
         """The pseudo 50/50 cells and the enablers' counts of the position (swept once per position)."""

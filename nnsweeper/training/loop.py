@@ -353,6 +353,15 @@ def _init_record(config: TrainingConfig, initial: MineModel | None) -> dict | No
             "examples": extra.get("examples"), "steps": extra.get("step"), "seconds": extra.get("seconds")}
 
 
+def with_parent_streams(streams, parent: MineModel | None) -> list:
+    """``streams`` (training seed streams) with those ``parent``'s checkpoint records added after them,
+    none twice: the games a model started from ``parent`` learned from."""
+    own = list(streams or [])
+    inherited = (((parent.checkpoint_meta or {}).get("extra") or {}).get("data_seed_streams")
+                 if parent is not None else None)
+    return own + [s for s in inherited or [] if s not in own]
+
+
 def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest: str,
                       initial: MineModel | None = None) -> dict:
     """What every checkpoint records besides the weights: the dataset and the training config.
@@ -362,9 +371,7 @@ def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest
     from another model's weights (``[train] init``) carries that model's streams too
     (after its own), since it learned from those games as well.
     """
-    streams = list(manifest.get("seed_streams", []))
-    parent = ((initial.checkpoint_meta or {}).get("extra") or {}) if initial is not None else {}
-    streams += [s for s in parent.get("data_seed_streams") or [] if s not in streams]
+    streams = with_parent_streams(manifest.get("seed_streams", []), initial)
     return {"data_manifest_sha256": digest, "data_path": os.fspath(root), "train_config": config.to_dict(),
             "data_seed_streams": streams, "init": _init_record(config, initial)}
 
