@@ -265,6 +265,8 @@ def assert_matches(grid, total, flags, reference):
     if reference is None:
         with pytest.raises(InconsistentBoardError):
             mine_probabilities(grid, total, flags)
+        with pytest.raises(InconsistentBoardError):
+            ns.engine.count_layouts(grid, total, flags)
         return
     exact, layouts = reference
     analysis = ns.analyze(grid, total, flags)
@@ -284,6 +286,14 @@ def assert_matches(grid, total, flags, reference):
     assert np.array_equal(analysis.mines, unknown & (p == 1.0))
     assert analysis.layouts == layouts, where
     assert analysis.log_layouts == math.log(layouts), where
+    assert ns.engine.count_layouts(grid, total, flags) == layouts, where
+    # The exact count behind every probability: P times the layouts, an integer.
+    for (i, j), q in exact.items():
+        assert analysis.mine_layouts((i, j)) == q * layouts, f"mine layouts at {(i, j)}{where}"
+    for i, j in zip(*np.nonzero(flags), strict=True):
+        assert analysis.mine_layouts((int(i), int(j))) == layouts
+    for i, j in zip(*np.nonzero(grid >= 0), strict=True):
+        assert analysis.mine_layouts((int(i), int(j))) == 0
     interior = unknown & ~analysis.frontier
     if interior.any():
         assert np.all(p[interior] == analysis.interior_probability)
@@ -735,3 +745,39 @@ def test_a_probability_rounds_to_certainty_only_when_it_is_certain():
     assert _ratio(1, 10**400) == np.nextafter(0.0, 1.0)  # int / int alone gives 0.0
     assert _ratio(huge, huge) == 1.0 and _ratio(0, huge) == 0.0
     assert _ratio(1, 5) == 0.2 and _ratio(5, 17) == 5 / 17
+
+
+def test_mine_layouts_on_expert_boards_are_the_counts_with_the_cell_flagged():
+    """Past brute force: on every position where csp guessed in two seeded expert games, each
+    covered cell's mine layouts are the layouts counted again with that cell flagged (0 where
+    no layout fits), and count_layouts is analyze's count."""
+    solver = ns.get_solver("csp", start="corner")
+    checked = 0
+    for seed in (3, 4):
+        env = ns.MinesweeperEnv(16, 30, 99, seed=seed)
+        positions: list = []
+
+        def keep(d, positions=positions):
+            if d.guessed:
+                positions.append((d.grid, d.flags))
+        solver.play(env, np.random.default_rng(seed), on_decision=keep)
+        for grid, flags in positions[:6]:
+            a = ns.analyze(grid, 99, flags)
+            assert ns.engine.count_layouts(grid, 99, flags) == a.layouts
+            covered = np.argwhere((grid == -1) & ~flags)
+            for i, j in covered[:: max(1, len(covered) // 40)].tolist():
+                flagged = flags.copy()
+                flagged[i, j] = True
+                try:
+                    expected = ns.engine.count_layouts(grid, 99, flagged)
+                except InconsistentBoardError:
+                    expected = 0
+                assert a.mine_layouts((i, j)) == expected, (seed, (i, j))
+                checked += 1
+    assert checked > 200
+
+
+def test_mine_layouts_refuses_a_cell_off_the_board():
+    a = ns.analyze(np.full((3, 3), -1), 2)
+    with pytest.raises(InvalidBoardError, match=r"cell \(3, 0\) is off the 3x3 board"):
+        a.mine_layouts((3, 0))

@@ -80,6 +80,8 @@ class Run:
     data: str = "data/guess_train"
     note: str = ""
     arch: str = "gnn"
+    #: Changes to ``[model]`` (a size other than the config's).
+    model: dict = field(default_factory=dict)
 
     @property
     def run_dir(self) -> Path:
@@ -88,9 +90,13 @@ class Run:
     def overrides(self, device: str = "cpu", workers: int = 0) -> list[str]:
         sets = {"data.path": self.data, "output.dir": os.path.relpath(self.run_dir, ROOT),
                 "train.device": device, "train.num_workers": workers, "train.tensorboard": False,
+                **{f"model.{k}": v for k, v in self.model.items()},
                 **{f"train.{k}": v for k, v in self.train.items()}}
         return [f"{k}={json.dumps(v)}" for k, v in sets.items()]
 
+
+#: cnn-l's model (train/scaling.py): twice the bundled CNN's channels, more blocks, a wider reach.
+CNN_L = {"channels": 64, "blocks": 10, "dilations": [1, 2, 4, 8, 16]}
 
 #: Fine-tunings of the bundled GNN on guess positions, one epoch each at the same learning rate:
 #: the probability loss alone (the baseline), then with each decision objective.
@@ -134,6 +140,17 @@ RUNS = (
     Run("cnn-guess-risk-3", "train/cnn_broad.toml",
         {**_FT, "init": "cnn", "epochs": 3, "decision_weight": 0.1, "decision_loss": "risk"},
         note="the bundled CNN, + 0.1 x risk, three epochs", arch="cnn"),
+    # Size and hardware: the CNN at cnn-l's size (train/scaling.py), trained from scratch on the
+    # bundled models' data on a GPU (``--device cuda --workers 14``; ten epochs in batches of 256),
+    # then the same three epochs on guess positions as cnn-guess-risk-3 in batches of 128.
+    Run("cnn-l-gpu", "train/cnn_broad.toml",
+        {"epochs": 10, "batch_size": 256, "lr": 2e-3, "threads": 0, "in_memory": True, "save_every": 100},
+        data="data/broad", model=CNN_L, arch="cnn",
+        note="cnn-l's size (6.5x the parameters), 10 epochs of data/broad on a GPU"),
+    Run("cnn-l-gpu-guess", "train/cnn_broad.toml",
+        {**_FT, "init": "runs/decisions/cnn-l-gpu/last.pt", "epochs": 3, "batch_size": 128, "threads": 0,
+         "in_memory": True, "decision_weight": 0.1, "decision_loss": "risk"},
+        model=CNN_L, arch="cnn", note="cnn-l-gpu, + 0.1 x risk, three epochs on a GPU"),
 )
 #: The shipped models, scored as they are.
 BUNDLED = ("gnn", "cnn")

@@ -28,6 +28,7 @@ from nnsweeper.engine.probability import (
     analyze,
     cache_info,
     clear_cache,
+    count_layouts,
     mine_probabilities,
     set_cache_size,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "analyze",
     "cache_info",
     "clear_cache",
+    "count_layouts",
     "each_outcome",
     "enumerate_layouts",
     "mine_probabilities",

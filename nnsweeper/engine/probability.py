@@ -63,7 +63,7 @@ from nnsweeper.engine.frontier import Frontier, make_plan, reduce_board
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.observation import as_observation
 
-__all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "MAX_STATES", "CACHE_SIZE",
+__all__ = ["mine_probabilities", "analyze", "count_layouts", "BoardAnalysis", "MAX_STATES", "CACHE_SIZE",
            "CacheInfo", "cache_info", "clear_cache", "set_cache_size"]
 
 # Components are counted in plain Python while every box has at most this many
@@ -119,12 +119,52 @@ class BoardAnalysis:
     unknown: np.ndarray
     # (scaled count, interior cells, fewest interior mines, denominator): see ``layouts``.
     _count: tuple[int, int, int, int] = field(repr=False, compare=False)
+    # The scaled mine counts behind the probabilities (see ``mine_layouts``): the frontier's
+    # cells (flat indices, box after box), the boxes' sizes, each box's scaled mines over its
+    # cells, and the interior's.
+    _mined: tuple = field(default=((), (), (), 0), repr=False, compare=False)
 
     @cached_property
     def layouts(self) -> int:
         """The number of mine layouts that fit the board (flags fixed), exactly."""
         scaled, n_interior, k_lo, denominator = self._count
-        return scaled * math.comb(n_interior, k_lo) // denominator
+        return scaled * self._scale // denominator
+
+    @cached_property
+    def _scale(self) -> int:
+        _, n_interior, k_lo, _ = self._count
+        return math.comb(n_interior, k_lo)
+
+    @cached_property
+    def _box_of(self) -> np.ndarray:
+        """Per cell (flat), the index of its frontier box, or -1."""
+        cells, sizes, _, _ = self._mined
+        out = np.full(self.unknown.size, -1, dtype=np.int64)
+        out[np.asarray(cells, dtype=np.int64)] = np.repeat(np.arange(len(sizes)), sizes)
+        return out
+
+    def mine_layouts(self, cell) -> int:
+        """The number of layouts (of :attr:`layouts`) in which ``cell`` is a mine, exactly.
+
+        What :attr:`probabilities` rounds, times :attr:`layouts`: the same integer as
+        counting the layouts with the cell flagged, without counting the board again.
+        ``cell`` is ``(row, col)``.
+        """
+        i, j = cell
+        rows, cols = self.unknown.shape
+        if not (0 <= i < rows and 0 <= j < cols):
+            raise InvalidBoardError(f"cell ({i}, {j}) is off the {rows}x{cols} board")
+        p = self.probabilities[i, j]
+        if p == 0.0:
+            return 0
+        if p == 1.0:
+            return self.layouts
+        _, sizes, mined, interior = self._mined
+        denominator = self._count[3]
+        box = int(self._box_of[i * cols + j])
+        if box >= 0:
+            return mined[box] * self._scale // (sizes[box] * denominator)
+        return interior * self._scale // (self._count[1] * denominator)
 
     @property
     def log_layouts(self) -> float:
@@ -200,7 +240,7 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     budget = [STORED_PER_STATE * max_states]  # partial solutions the wide components may still store
     solved = [_solve(frame, k, mines_left, max_states, budget) for k in range(frame.n)] if frame else []
     sizes = frame.box_size.tolist() if frame is not None else []
-    ratios, interior_p, count = _combine(solved, sizes, n_interior, mines_left, max_states)
+    ratios, interior_p, count, mined = _combine(solved, sizes, n_interior, mines_left, max_states)
     if frame is not None:
         # Every box's probability onto its cells, in one step (the cells lie box after box).
         prob.ravel()[frame.cells] = np.repeat(ratios, frame.box_size)
@@ -214,7 +254,43 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
         n_components=frame.n if frame else 0,
         unknown=unknown,
         _count=count,
+        _mined=(frame.cells if frame is not None else (), sizes, *mined),
     )
+
+
+def count_layouts(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES) -> int:
+    """The number of mine layouts that fit a board (flags fixed), exactly: :attr:`BoardAnalysis.layouts`
+    without the probabilities.
+
+    The same components, counted the same way (and shared with :func:`analyze` through the
+    component cache), combined into the count alone: what a caller that weighs layouts
+    (the look-ahead's pattern counts, with a few more cells flagged) needs. Raises as
+    :func:`analyze` does, :class:`~nnsweeper.errors.InconsistentBoardError` where no layout fits.
+    """
+    obs = as_observation(grid, total_mines, flags)
+    max_states = check_int("max_states", max_states, 1, InvalidBoardError)
+    board = reduce_board(obs)
+    mines_left, n_interior = board.mines_left, board.n_interior
+    frame = Frontier(board) if board.n_front else None
+    budget = [STORED_PER_STATE * max_states]
+    solved = [_solve(frame, k, mines_left, max_states, budget) for k in range(frame.n)] if frame else []
+    polys = [list(s.layouts) for s in solved]
+    lo = sum(s.m_lo for s in solved)
+    hi = lo + sum(len(p) - 1 for p in polys)
+    weights, (k_lo, denominator) = weight_list(n_interior, mines_left, lo, hi)
+    if len(solved) > 1:
+        _check_combination(polys, weights, max_states)
+    while len(polys) > 1:  # a balanced product tree: pairs, then pairs of pairs
+        polys = [_convolve(polys[i], polys[i + 1]) if i + 1 < len(polys) else polys[i]
+                 for i in range(0, len(polys), 2)]
+    product = polys[0] if polys else [1]
+    total = sum([x * w for x, w in zip(product, weights, strict=True) if x])
+    if total == 0:
+        raise InconsistentBoardError(
+            f"no layout of the frontier (between {lo} and {hi} mines) leaves a number of interior "
+            f"mines between 0 and {n_interior} out of the {mines_left} mines left"
+        )
+    return total * math.comb(n_interior, k_lo) // denominator
 
 
 def _solve(frame: Frontier, k: int, mines_left: int, max_states: int, budget: list):
@@ -391,7 +467,8 @@ def _combine(solved: list, box_sizes: list[int], n_interior: int, mines_left: in
     the cells of each box, component after component. Every
     probability is a ratio of two integers, rounded once (``int / int``).
     Returns the probabilities of the boxes (component after component, box after
-    box), the interior probability and the layout count's parts (see BoardAnalysis).
+    box), the interior probability, the layout count's parts (see BoardAnalysis) and the
+    scaled mine counts they are ratios of (the boxes' and the interior's).
     The combination takes about ``L**2`` products of integers of ``B`` bits, for ``L``
     frontier mine totals and weights of ``B`` bits; past ``_COMBINE_PER_STATE`` times
     ``max_states`` 64-bit words of such work, the board is refused.
@@ -423,10 +500,10 @@ def _combine(solved: list, box_sizes: list[int], n_interior: int, mines_left: in
     ratios = [_ratio(m, size * total) for m, size in zip(mined, box_sizes, strict=True)]
     count = (total, n_interior, k_lo, denominator)
     if n_interior == 0:
-        return ratios, 0.0, count
+        return ratios, 0.0, count, (mined, 0)
     top = mines_left - lo  # interior mines when the frontier holds lo
     interior_mines = sum([x * (top - t) for t, x in enumerate(z)])
-    return ratios, _ratio(interior_mines, n_interior * total), count
+    return ratios, _ratio(interior_mines, n_interior * total), count, (mined, interior_mines)
 
 
 def _check_combination(polys: list[list[int]], weights: list[int], max_states: int) -> None:

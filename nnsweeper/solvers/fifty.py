@@ -31,7 +31,7 @@ from itertools import combinations
 
 import numpy as np
 
-from nnsweeper.engine import BoardAnalysis, analyze
+from nnsweeper.engine import BoardAnalysis, analyze, count_layouts
 from nnsweeper.errors import InconsistentBoardError
 from nnsweeper.observation import Observation
 
@@ -79,7 +79,7 @@ def layouts_with_mines(obs: Observation, known: np.ndarray, cells) -> int:
     for i, j in cells:
         flags[i, j] = True
     try:
-        return analyze(Observation.from_checked(obs.grid, obs.total_mines, flags)).layouts
+        return count_layouts(Observation.from_checked(obs.grid, obs.total_mines, flags))
     except InconsistentBoardError:
         return 0
 
@@ -120,10 +120,14 @@ class Patterns:
         self._sweep: tuple[list[Cell], dict[Cell, int]] | None = None
 
     def layouts_with(self, cells) -> int:
-        """:func:`layouts_with_mines` of ``cells``, each set of cells counted once."""
+        """:func:`layouts_with_mines` of ``cells``, each set of cells counted once (one cell: read off
+        the analysis, :meth:`~nnsweeper.engine.BoardAnalysis.mine_layouts`)."""
         key = frozenset(cells)
         if key not in self._counts:
-            self._counts[key] = layouts_with_mines(self.obs, self.known, key)
+            if len(key) == 1:  # the known mines are mines in every layout: the analysis's count
+                self._counts[key] = self.a.mine_layouts(next(iter(key)))
+            else:
+                self._counts[key] = layouts_with_mines(self.obs, self.known, key)
         return self._counts[key]
 
     def mine_layouts(self, cell: Cell) -> int:
