@@ -16,6 +16,11 @@ their digests agree::
 
     python benchmarks/bench_games.py --solver search --games 300 --against /path/to/before --rounds 3
 
+``--option KEY=VALUE`` passes an option to the solver (its value read as JSON), for
+instance the guessing options of ``search``::
+
+    python benchmarks/bench_games.py --solver search --option next_value=blend --option influence=true
+
 ``--no-cache`` turns the engine's component cache off (``set_cache_size(0)``), to
 measure what it saves.
 """
@@ -39,6 +44,17 @@ from nnsweeper.game import Game, Rules
 from nnsweeper.solvers import get_solver
 
 
+def _option(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` as (key, value): the value read as JSON, else kept as a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE with KEY a solver option's name")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--solver", default="csp", help="a registry name (default: csp)")
@@ -47,6 +63,9 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=int, default=300, help="games (default: 300)")
     parser.add_argument("--seed", type=int, default=50000, help="seed of the first game (default: 50000)")
     parser.add_argument("--start", default="corner", help="first click: corner, center (default: corner)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", type=_option,
+                        help="a solver option, its value as JSON (a bare word is a string); repeatable, "
+                             "e.g. --option next_value=blend --option influence=true")
     parser.add_argument("--no-cache", action="store_true", help="turn the component cache off")
     parser.add_argument("--against", default=None, metavar="PATH",
                         help="another checkout to time in alternation with this one")
@@ -63,7 +82,7 @@ def main(argv=None) -> int:
         probability.set_cache_size(0)
     rows, cols, mines = args.board
     rules = Rules(rows, cols, mines, "safe")
-    solver = get_solver(args.solver, start=args.start)
+    solver = get_solver(args.solver, start=args.start, **dict(args.option))
     warm = args.seed - 1  # a game outside the timed ones: imports and compiled kernels load there
     solver.play(Game(rules, warm), np.random.default_rng(warm))
     digest, times, wins = hashlib.sha256(), [], 0
@@ -80,7 +99,8 @@ def main(argv=None) -> int:
         print(json.dumps({"ms": ms.tolist(), "wins": wins, "digest": digest.hexdigest()[:16],
                           "version": nnsweeper.__version__}))
         return 0
-    print(f"{args.solver} on {rows}x{cols}:{mines}, {args.games} games from seed {args.seed}, "
+    shown = "".join(f" {k}={v!r}" for k, v in args.option)
+    print(f"{args.solver}{shown} on {rows}x{cols}:{mines}, {args.games} games from seed {args.seed}, "
           f"start {args.start}{', cache off' if args.no_cache else ''} (nnsweeper {nnsweeper.__version__})")
     print(f"  mean {ms.mean():.2f} ms  median {np.median(ms):.2f} ms per game, {wins} won; "
           f"moves digest {digest.hexdigest()[:16]}")

@@ -42,8 +42,9 @@ VARIANTS: dict[str, dict] = {
     "dominance": {"dominance": True},
     "spread": {"spread": True, "candidates": None, "interior_margin": 0.05},
     "endgame": {"endgame_density": 250},
+    "isolated": {"isolated": True},
     "all": {"next_value": "blend", "pseudo": True, "influence": True, "dominance": True, "spread": True,
-            "candidates": None, "interior_margin": 0.05, "endgame_density": 250},
+            "candidates": None, "interior_margin": 0.05, "endgame_density": 250, "isolated": True},
 }
 
 

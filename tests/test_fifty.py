@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 import nnsweeper as ns
-from nnsweeper.engine import analyze, each_outcome, enumerate_layouts
+from nnsweeper.engine import analyze, each_outcome, enumerate_layouts, isolated_areas
+from nnsweeper.grid import neighbour_sum
 from nnsweeper.observation import Observation
 from nnsweeper.solvers import SearchSolver
+from nnsweeper.solvers.endgame import Endgame
 from nnsweeper.solvers.fifty import (
     MISSING_INFLUENCE,
     MISSING_SWEEP,
@@ -279,7 +281,8 @@ def test_dominance_plays_the_first_safer_cell_that_is_safe_whenever_the_pick_is(
 @pytest.mark.parametrize("options", [dict(next_value="blend"), dict(pseudo=True), dict(influence=True),
                                      dict(dominance=True), dict(endgame_density=250),
                                      dict(spread=True, candidates=None, interior_margin=0.05),
-                                     dict(next_value="blend", pseudo=True, influence=True, dominance=True)])
+                                     dict(next_value="blend", pseudo=True, influence=True, dominance=True),
+                                     dict(isolated=True)])
 def test_search_options_play_whole_games_the_same_every_time(options):
     solver = SearchSolver(start="corner", **options)
     for seed in range(6):
@@ -298,6 +301,7 @@ def test_search_options_play_whole_games_the_same_every_time(options):
     (dict(spread="no"), "spread must be True or False"),
     (dict(interior_margin=1.5), r"interior_margin must be None or a number in \[0, 1\)"),
     (dict(endgame_density=-1), "endgame_density must be at least 0"),
+    (dict(isolated=0), "isolated must be True or False"),
 ])
 def test_search_refuses_bad_guessing_options(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -345,3 +349,91 @@ def test_the_endgame_density_gate_is_the_layouts_times_the_safe_share_cubed():
         tried += fits and a.layouts > 100
         refused += not fits and a.layouts <= 1000
     assert tried > 0 and refused > 0
+
+
+def _isolated_positions(games=60, rows=8, cols=8, mines=12, most=20_000):
+    """Guess positions of seeded games (8x8: few enough layouts to list) with an isolated area."""
+    out = []
+    for obs in _guess_positions(games, rows, cols, mines, most=most):
+        areas = isolated_areas(obs)
+        if areas:
+            out.append((obs, areas))
+    return out
+
+
+def test_isolated_areas_are_games_of_their_own():
+    """Every layout of the board, cut to an isolated area, is one of the area's layouts, and each of
+    those is cut from equally many board layouts (whatever the rest holds, the area's layouts are
+    equally likely); the area touches no covered cell outside it that is not a known mine."""
+    found = _isolated_positions()
+    assert len(found) >= 5
+    for obs, areas in found:
+        board = enumerate_layouts(obs, limit=20_000).reshape(-1, obs.grid.size)
+        a = analyze(obs)
+        known = (obs.flags | a.mines).ravel()
+        rows, cols = obs.grid.shape
+        sizes = [cells.size for cells, _ in areas]
+        assert sizes == sorted(sizes)
+        for cells, layouts in areas:
+            assert np.array_equal(cells, np.unique(cells))
+            own = {row.tobytes() for row in layouts}
+            assert len(own) == len(layouts)
+            cut = [row[cells].tobytes() for row in board]
+            assert set(cut) == own
+            counts = {k: cut.count(k) for k in own}
+            assert len(set(counts.values())) == 1, counts
+            assert len({int(row.sum()) for row in layouts}) == 1  # the same mines in every layout
+            for c in cells.tolist():
+                i, j = divmod(c, cols)
+                for x in range(max(i - 1, 0), min(i + 2, rows)):
+                    for y in range(max(j - 1, 0), min(j + 2, cols)):
+                        f = x * cols + y
+                        assert f in cells or obs.grid[x, y] >= 0 or known[f]
+
+
+def test_a_component_that_touches_the_interior_is_not_isolated():
+    # A 1 in the corner of an open board: its three covered neighbours touch the interior.
+    grid = np.full((5, 5), -1)
+    grid[0, 0] = 1
+    assert isolated_areas(Observation.of(grid, 5)) == []
+    # Closed in: the flags at (0, 2) and (1, 2) and the numbers below leave (0, 0), (0, 1) to
+    # themselves, one mine between them.
+    grid = np.array([[-1, -1, -1, 2, 0], [1, 3, -1, 2, 0], [0, 1, 1, 1, 0],
+                     [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
+    flags = np.zeros((5, 5), dtype=bool)
+    flags[0, 2] = flags[1, 2] = True
+    (cells, layouts), = isolated_areas(Observation.of(grid, 3, flags))
+    assert cells.tolist() == [0, 1]
+    assert sorted(map(tuple, layouts.astype(int).tolist())) == [(0, 1), (1, 0)]
+
+
+def _pocket_board(seed=0):
+    """A 10x10 position: a pair closed in at the top left (one mine, flags at (0, 2) and (1, 2)), the
+    three top rows open, and 20 mines in the seven covered rows below (millions of layouts)."""
+    rng = np.random.default_rng(seed)
+    mines = np.zeros((10, 10), dtype=bool)
+    mines[0, 1] = mines[0, 2] = mines[1, 2] = True
+    mines.ravel()[30 + rng.choice(70, 20, replace=False)] = True
+    grid = np.where(mines, -1, neighbour_sum(mines))
+    grid[3:] = -1
+    grid[0, 0] = -1
+    flags = np.zeros_like(mines)
+    flags[0, 2] = flags[1, 2] = True
+    return Observation.of(grid, int(mines.sum()), flags)
+
+
+def test_search_plays_an_isolated_area_by_its_exact_game_tree():
+    """With ``isolated``, search plays a closed-in area by its own game tree, before the forced
+    guess and the look-ahead, with that tree's chance of clearing it; without, it does not."""
+    obs = _pocket_board()
+    a = analyze(obs)
+    assert a.layouts > 10**6
+    (cells, layouts), = isolated_areas(obs)
+    assert cells.tolist() == [0, 1]
+    choice = SearchSolver(isolated=True).choose(obs, a, np.random.default_rng(0))
+    full = np.repeat((obs.flags | a.mines).ravel()[None], len(layouts), axis=0)
+    full[:, cells] = layouts
+    cell, wins, n = Endgame(full.reshape(-1, 10, 10), obs.grid, 20000).best_move(obs.grid)
+    assert (choice.kind, choice.cell, choice.win_probability) == ("endgame", cell, 0.5)
+    assert (wins, n) == (1, 2)
+    assert SearchSolver().choose(obs, a, np.random.default_rng(0)).kind == "forced"

@@ -231,6 +231,15 @@ def paired_with_bundled(key: str, arch: str) -> dict | None:
     return {"pure": _gaps(both, key, arch), "hybrid": _gaps(both, f"hybrid-{key}", f"hybrid-{arch}")}
 
 
+def run_hardware(source: str) -> str | None:
+    """What a checkpoint was trained on (its run's last epoch in ``history.json``), or None."""
+    history = Path(source).parent / "history.json"
+    if not history.is_file():
+        return None
+    epochs = json.loads(history.read_text(encoding="utf-8"))
+    return epochs[-1].get("hardware") if epochs else None
+
+
 def score(name: str, source: str, arch: str, *, batch: int) -> dict:
     """The figures of one model (a bundled name or a checkpoint path)."""
     from nnsweeper.metrics import to_json
@@ -245,7 +254,7 @@ def score(name: str, source: str, arch: str, *, batch: int) -> dict:
            "held_out": result["held_out"], "decision": result["decision"],
            "frontier_log_loss_ratio": result["frontier"]["log_loss_ratio"],
            "train_seconds": extra.get("seconds"), "examples": extra.get("examples"),
-           "epoch": extra.get("epoch")}
+           "epoch": extra.get("epoch"), "hardware": run_hardware(source)}
     key = name if name in BUNDLED else f"{name}-e{row['epoch']}"
     model_arg = [] if name in BUNDLED else ["--model", f"{key}={arch}:{source}"]
     row["play"] = _play(key, model_arg, RUNS_DIR / "play" / key)
@@ -406,7 +415,8 @@ def table() -> str:
            f"expert games (corner start, base seed {SELECT_SEED}); made by `python train/decisions.py "
            "score`, `pair` and `table`. Training: states seen (the compute compared) and wall time on a "
            "2-core AMD EPYC CPU, 1 torch thread, shared with one to three other jobs (the times vary "
-           "with that load). Play: differences in percentage points with paired 95% intervals.", "",
+           "with that load), or on the GPU named. Play: differences in percentage points with paired 95% "
+           "intervals.", "",
            "| model | what changed | training | lowest-risk pick | mean regret | regret p90 | overconfident "
            "| safest-5 error / bias | frontier LL ratio | pure - csp | hybrid - csp | pure - bundled before "
            "| hybrid - bundled before |",
@@ -417,8 +427,10 @@ def table() -> str:
         what = ("as shipped before" if before else
                 f"as shipped ({r['shipped_from']})" if r.get("shipped_from") else
                 "as shipped" if r["name"] in BUNDLED else notes.get(r["name"], ""))
+        on_gpu = "NVIDIA" in (r.get("hardware") or "")
         spent = ("—" if r["name"] in BUNDLED or before else
-                 f"{r['examples'] or 0:,} states, {(r['train_seconds'] or 0) / 60:.1f} min")
+                 f"{r['examples'] or 0:,} states, {(r['train_seconds'] or 0) / 60:.1f} min"
+                 + (f" on an {r['hardware']}" if on_gpu else ""))
         out.append(f"| {r['name']} | {what} | {spent} | {d['lowest_risk']:.2%} | {d['regret_mean']:.4f} | "
                    f"{d['regret_p90']:.4f} | {d['overconfident']:.2%} | {d['safest5_mae']:.4f} / "
                    f"{d['safest5_bias']:+.4f} | {r['frontier_log_loss_ratio']:.3f} | "

@@ -36,6 +36,7 @@ from nnsweeper.engine.sampling import (
     MAX_SAMPLE_CELLS,
     each_outcome,
     enumerate_layouts,
+    isolated_areas,
     outcome_distribution,
     sample_layouts,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "count_layouts",
     "each_outcome",
     "enumerate_layouts",
+    "isolated_areas",
     "mine_probabilities",
     "outcome_distribution",
     "sample_layouts",

@@ -32,7 +32,8 @@ from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBo
 from nnsweeper.grid import neighbours
 from nnsweeper.observation import Observation, as_observation
 
-__all__ = ["MAX_SAMPLE_CELLS", "each_outcome", "enumerate_layouts", "outcome_distribution", "sample_layouts"]
+__all__ = ["MAX_SAMPLE_CELLS", "each_outcome", "enumerate_layouts", "isolated_areas", "outcome_distribution",
+           "sample_layouts"]
 
 #: Most booleans one call returns (``n * rows * cols``): 128 MiB.
 MAX_SAMPLE_CELLS = 1 << 27
@@ -173,18 +174,7 @@ def enumerate_layouts(grid, total_mines=None, flags=None, *, limit: int = 100_00
     # Per component and mine count: the flat indices of the mines of each of its layouts.
     options = []
     for sol in solved:
-        comp = sol.comp
-        by_m = {}
-        for i in range(sol.layouts.size):
-            m = sol.m_lo + i
-            by_m[m] = [
-                np.concatenate([np.zeros(0, np.int64)] + list(chosen))
-                for mines in sol.each(m)
-                for chosen in itertools.product(*(
-                    [cells[list(c)] for c in itertools.combinations(range(cells.size), j)]
-                    for cells, j in zip(comp.cells, mines, strict=True)))
-            ]
-        options.append(by_m)
+        options.append({sol.m_lo + i: _component_layouts(sol, sol.m_lo + i) for i in range(sol.layouts.size)})
     out = []
     base = np.zeros(obs.grid.size, dtype=bool)
     base[board.mine.ravel()] = True
@@ -206,6 +196,65 @@ def enumerate_layouts(grid, total_mines=None, flags=None, *, limit: int = 100_00
 
     place(0, mines_left, [])
     return np.array(out, dtype=bool).reshape(len(out), *obs.grid.shape)
+
+
+def _component_layouts(sol, m: int) -> list[np.ndarray]:
+    """The layouts of a counted component with ``m`` mines: per layout, the flat indices of its mines."""
+    comp = sol.comp
+    return [
+        np.concatenate([np.zeros(0, np.int64)] + list(chosen))
+        for mines in sol.each(m)
+        for chosen in itertools.product(*(
+            [cells[list(c)] for c in itertools.combinations(range(cells.size), j)]
+            for cells, j in zip(comp.cells, mines, strict=True)))
+    ]
+
+
+def isolated_areas(obs: Observation, *, limit: int = 1000,
+                   max_states: int = MAX_STATES) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The board's isolated areas: frontier components that can be played as games of their own.
+
+    An area is a frontier component (its cells linked through the numbers they share)
+    that holds the same number of mines in every layout and none of whose cells has a
+    covered neighbour outside it that is not a known mine. Nothing revealed elsewhere can
+    then tell anything about it, nor it about the rest: its layouts are equally likely
+    whatever the rest holds, and the chance to clear it with best play is its own.
+
+    Returns ``(cells, layouts)`` per area with at most ``limit`` layouts, the smallest
+    area first (then by its first cell): ``cells`` the area's flat cell indices
+    (ascending), ``layouts`` a bool array (layouts, cells) of every layout of the area,
+    each once. Empty where a component is past ``max_states`` (nothing is isolated then).
+    """
+    try:
+        board, _, solved = _counted(obs, max_states, "isolated_areas")
+    except EngineLimitError:
+        return []
+    rows, cols = obs.grid.shape
+    covered = ((obs.grid < 0) & ~board.mine).ravel()
+    out = []
+    for sol in solved:
+        totals = [k for k, n in enumerate(sol.layouts) if n]
+        if len(totals) != 1 or sol.layouts[totals[0]] > limit:
+            continue
+        cells = np.sort(np.concatenate(sol.comp.cells))
+        inside = np.zeros(rows * cols, dtype=bool)
+        inside[cells] = True
+        near = np.zeros((rows + 2, cols + 2), dtype=bool)  # the cells next to the area, padded
+        area = inside.reshape(rows, cols)
+        for di in (0, 1, 2):
+            for dj in (0, 1, 2):
+                near[di:di + rows, dj:dj + cols] |= area
+        if (near[1:-1, 1:-1].ravel() & covered & ~inside).any():
+            continue
+        index = np.full(rows * cols, -1, dtype=np.int64)
+        index[cells] = np.arange(cells.size)
+        found = _component_layouts(sol, sol.m_lo + totals[0])
+        layouts = np.zeros((len(found), cells.size), dtype=bool)
+        for k, mines in enumerate(found):
+            layouts[k, index[mines]] = True
+        out.append((cells, layouts))
+    out.sort(key=lambda x: (x[0].size, int(x[0][0])))
+    return out
 
 
 def _counted(obs, max_states: int, caller: str):

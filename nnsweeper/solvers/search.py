@@ -7,7 +7,8 @@ Each turn, in this order:
 2. **Endgame** (kind ``"endgame"``): when at most ``endgame`` mine layouts fit the
    board, they are enumerated and the game tree is searched exactly
    (:mod:`nnsweeper.solvers.endgame`); the move maximises the probability of winning
-   the whole game.
+   the whole game. With ``isolated``, an area that is a game of its own is searched
+   the same way.
 3. **Forced guess** (kind ``"forced"``): two covered cells that hold exactly one mine
    between them and that no other cell can ever tell apart (every cell next to one of
    them and not the other is a known mine, or off the board) must be guessed sooner
@@ -39,7 +40,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from nnsweeper.engine import BoardAnalysis, each_outcome, enumerate_layouts
+from nnsweeper.engine import BoardAnalysis, each_outcome, enumerate_layouts, isolated_areas
 from nnsweeper.errors import check_int
 from nnsweeper.grid import dilate, neighbour_sum
 from nnsweeper.observation import Observation
@@ -295,6 +296,13 @@ class SearchSolver(Solver):
         information later). (The published solver's second rule, the cell that is the
         unique safest one after every outcome of ``t``, never applied on 323 positions
         of 9x9 and 16x16 games with each candidate as the pick: left out.)
+    isolated : bool, default=False
+        Before a forced or look-ahead guess, play an isolated area exactly: a frontier
+        component that holds the same number of mines in every layout and touches no other
+        covered cell (:func:`~nnsweeper.engine.isolated_areas`) is a game of its own, whose
+        chance of being cleared no move elsewhere changes; the smallest one with at most
+        ``endgame`` layouts whose game tree the search finishes gives the move (kind
+        ``"endgame"``, its ``win_probability`` the area's).
     """
 
     name = "search"
@@ -302,7 +310,7 @@ class SearchSolver(Solver):
     def __init__(self, *, start="center", depth=1, candidates=8, margin=0.1, interior=2, endgame=1000,
                  node_limit=20000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="best",
                  pseudo=False, influence=False, dominance=False, spread=False, interior_margin=None,
-                 endgame_density=0):
+                 endgame_density=0, isolated=False):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
         self.deep_cells = check_int("deep_cells", deep_cells, 0, ValueError)
@@ -320,10 +328,11 @@ class SearchSolver(Solver):
         if next_value not in ("best", "blend"):
             raise ValueError(f"next_value must be 'best' or 'blend'; got {next_value!r}")
         self.next_value = next_value
-        for name, value in (("pseudo", pseudo), ("influence", influence), ("dominance", dominance)):
+        for name, value in (("pseudo", pseudo), ("influence", influence), ("dominance", dominance),
+                            ("isolated", isolated)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be True or False; got {value!r}")
-        self.pseudo, self.influence, self.dominance = pseudo, influence, dominance
+        self.pseudo, self.influence, self.dominance, self.isolated = pseudo, influence, dominance, isolated
         if not isinstance(spread, bool):
             raise ValueError(f"spread must be True or False; got {spread!r}")
         self.spread = spread
@@ -347,7 +356,8 @@ class SearchSolver(Solver):
                 "margin": self.margin, "interior": self.interior, "endgame": self.endgame,
                 "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break,
                 **({"next_value": self.next_value} if self.next_value != "best" else {}),
-                **{k: True for k in ("pseudo", "influence", "dominance", "spread") if getattr(self, k)},
+                **{k: True for k in ("pseudo", "influence", "dominance", "spread", "isolated")
+                   if getattr(self, k)},
                 **({"interior_margin": self.interior_margin} if self.interior_margin is not None else {}),
                 **({"endgame_density": self.endgame_density} if self.endgame_density else {})}
 
@@ -373,6 +383,10 @@ class SearchSolver(Solver):
             if found is not None:
                 (i, j), wins, n = found
                 return SearchChoice((i, j), "endgame", float(p[i, j]), (), wins / n, a.layouts)
+        if self.isolated:
+            found = self._isolated_move(obs, a)
+            if found is not None:
+                return found
         if self.forced:
             pair = forced_guess(obs.grid, obs.flags | a.mines)
             if pair is not None and self.pseudo:  # the better of the two by the look-ahead
@@ -385,6 +399,23 @@ class SearchSolver(Solver):
             if cells:
                 return self._pseudo_guess(obs, a, rng, cells)
         return self.look_ahead(obs, a, rng)
+
+    def _isolated_move(self, obs: Observation, a: BoardAnalysis) -> SearchChoice | None:
+        """The exact best move in the smallest isolated area whose game tree the search finishes
+        (:func:`~nnsweeper.engine.isolated_areas`: at most ``endgame`` layouts), or None."""
+        rows, cols = obs.grid.shape
+        known = (obs.flags | a.mines).ravel()
+        for cells, layouts in isolated_areas(obs, limit=self.endgame):
+            full = np.repeat(known[None], len(layouts), axis=0)
+            full[:, cells] = layouts
+            try:
+                found = Endgame(full.reshape(-1, rows, cols), obs.grid, self.node_limit).best_move(obs.grid)
+            except SearchBudgetExceeded:
+                continue
+            if found is not None:
+                (i, j), wins, n = found
+                return SearchChoice((i, j), "endgame", float(a.probabilities[i, j]), (), wins / n, a.layouts)
+        return None
 
     def _endgame_fits(self, a: BoardAnalysis) -> bool:
         """Whether the exact endgame search is tried on ``a`` (``endgame``, ``endgame_density``)."""
