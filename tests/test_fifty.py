@@ -240,6 +240,8 @@ def test_influence_scales_a_score_by_its_fifty_fifty_share():
         base = {c.cell: c for c in plain.score_candidates(obs, a, np.random.default_rng(0), prune=False)}
         _, enablers = pseudo_fifty_fifty(obs, a, known, living_cells(a))
         for c in fifty.score_candidates(obs, a, np.random.default_rng(0), prune=False):
+            if c.cell not in base:  # a cell the sweep added (see the test below)
+                continue
             layouts = enumerate_layouts(obs.grid, obs.total_mines, obs.flags)
             mines = int(layouts[:, c.cell[0], c.cell[1]].sum())
             safe = a.layouts - mines
@@ -437,3 +439,28 @@ def test_search_plays_an_isolated_area_by_its_exact_game_tree():
     assert (choice.kind, choice.cell, choice.win_probability) == ("endgame", cell, 0.5)
     assert (wins, n) == (1, 2)
     assert SearchSolver().choose(obs, a, np.random.default_rng(0)).kind == "forced"
+
+
+def test_influence_adds_the_swept_cells_it_could_lift_near_the_safest():
+    """With ``influence`` the candidates are the plain ones, then (in reading order) every living cell
+    of the 50/50 sweep whose safe layouts plus its swept count are above 0.9 of the safest cell's
+    safe layouts, counted here from the listed layouts."""
+    added = 0
+    for obs in _guess_positions(40, most=100_000):
+        a = analyze(obs)
+        plain = SearchSolver().candidate_cells(obs, a, np.random.default_rng(0))
+        solver = SearchSolver(influence=True)
+        cells = solver.candidate_cells(obs, a, np.random.default_rng(0))
+        assert np.array_equal(cells[: len(plain)], plain)
+        extra = [tuple(c) for c in cells[len(plain):].tolist()]
+        assert extra == sorted(extra)
+        layouts = enumerate_layouts(obs, limit=100_000)
+        safe = {c: int((~layouts[:, c[0], c[1]]).sum()) for c in map(tuple, np.argwhere(a.unknown).tolist())}
+        swept = solver.patterns(obs, a).swept
+        living = living_cells(a)
+        best = safe[tuple(plain[0].tolist())]
+        expected = [c for c in sorted(swept) if c not in set(map(tuple, plain.tolist())) and living[c]
+                    and (safe[c] + swept[c]) * 10 > 9 * best]
+        assert extra == expected
+        added += len(extra)
+    assert added > 0

@@ -118,6 +118,9 @@ class Patterns:
         self.can_be_mine = self.hidden & (a.probabilities > 0)
         self._counts: dict[frozenset, int] = {}
         self._sweep: tuple[list[Cell], dict[Cell, int]] | None = None
+        #: After :meth:`sweep`: per cell, the counts of the swept patterns it is a cell of plus its
+        #: enablers' counts (the cells a candidate list may add for their 50/50 influence).
+        self.swept: dict[Cell, int] = {}
 
     def layouts_with(self, cells) -> int:
         """:func:`layouts_with_mines` of ``cells``, each set of cells counted once (one cell: read off
@@ -227,9 +230,12 @@ class Patterns:
                 if found:
                     self._sweep = (found, enablers)
                     return self._sweep
+                for c in pattern.cells:
+                    self.swept[c] = self.swept.get(c, 0) + pattern.count
                 if pattern.count * den > num * total:
                     for c in pattern.missing:
                         enablers[c] = enablers.get(c, 0) + pattern.count
+                        self.swept[c] = self.swept.get(c, 0) + pattern.count
         return self._sweep
 
 

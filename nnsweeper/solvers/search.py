@@ -289,6 +289,9 @@ class SearchSolver(Solver):
         score times ``(S + 0.9 I) / S``, with ``S`` its safe layouts and ``I`` those in
         which it is the mine of a closable pair or 2x2 box (:func:`~nnsweeper.solvers.fifty.influence`,
         plus the patterns a mine there would close), at most ``S`` and its mine layouts.
+        Living cells of the board's 50/50 sweep that this could lift near the safest cell
+        (their safe layouts plus the swept patterns' counts above 0.9 times the safest
+        cell's safe layouts) join the candidates.
     dominance : bool, default=False
         After the look-ahead, play instead of its pick ``t`` the first candidate ``e`` that
         is safe in every outcome of ``t`` and safer than ``t`` by more than 1e-4 (where
@@ -493,11 +496,31 @@ class SearchSolver(Solver):
         return out
 
     def candidate_cells(self, obs: Observation, a: BoardAnalysis, rng) -> np.ndarray:
-        """The cells the look-ahead scores, (n, 2): the safest first, then in ``tie_break`` order."""
+        """The cells the look-ahead scores, (n, 2): the safest first, then in ``tie_break`` order
+        (with ``influence``, then the cells :meth:`_influenced_cells` adds)."""
         p = a.probabilities
         open_ = a.unknown & ~a.mines & ~obs.flags
         ranked = rank_cells(p, open_, obs.grid, rng, self.tie_break, 1e-12)
         safety = 1.0 - p[ranked[:, 0], ranked[:, 1]]
+        picked = self._near_cells(obs, a, ranked, safety)
+        return self._influenced_cells(obs, a, picked, ranked[0]) if self.influence else picked
+
+    def _influenced_cells(self, obs: Observation, a: BoardAnalysis, picked: np.ndarray, best) -> np.ndarray:
+        """``picked`` and, after them in reading order, the living cells of the board's 50/50 sweep
+        whose safe layouts plus their swept count (the patterns they are a cell of, and those a mine
+        there would close) are more than 0.9 times the safest cell's safe layouts."""
+        patterns = self.patterns(obs, a)
+        self.sweep(obs, a)
+        total = a.layouts
+        safest = total - patterns.mine_layouts((int(best[0]), int(best[1])))
+        living = living_cells(a)
+        have = {(int(i), int(j)) for i, j in picked.tolist()}
+        more = [c for c, count in sorted(patterns.swept.items()) if c not in have and living[c]
+                and (total - patterns.mine_layouts(c) + count) * 10 > 9 * safest]
+        return np.concatenate([picked, np.array(more, dtype=picked.dtype).reshape(-1, 2)]) if more else picked
+
+    def _near_cells(self, obs: Observation, a: BoardAnalysis, ranked, safety) -> np.ndarray:
+        """The candidates by their safety: within ``margin`` of the safest (see the class)."""
         if self.spread:
             return self._spread_cells(obs, a, ranked, safety)
         near = ranked[safety >= (1.0 - self.margin) * safety[0]]
