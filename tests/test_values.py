@@ -408,6 +408,21 @@ def test_value_solver_scores_candidates_by_the_models_values(tiny_value_model):
         ValueSolver(depth=2)
 
 
+@pytest.mark.parametrize("options", [{}, {"next_value": "blend", "influence": True}])
+def test_a_value_solver_that_never_overrides_plays_the_search_solvers_games(tiny_value_model, options):
+    """With a trust no Q can pass, the guess is the search solver's own, with its guessing options."""
+    path, _ = tiny_value_model
+    value = get_solver("value-gnn", model=str(path), start="corner", trust=1.0, **options)
+    search = get_solver("search", start="corner", **options)
+    guesses = 0
+    for seed in range(5):
+        mine = value.play(ns.MinesweeperEnv(9, 9, 12, seed=60 + seed), np.random.default_rng(seed))
+        theirs = search.play(ns.MinesweeperEnv(9, 9, 12, seed=60 + seed), np.random.default_rng(seed))
+        assert [(m.cell, m.kind) for m in mine.moves] == [(m.cell, m.kind) for m in theirs.moves]
+        guesses += sum(m.kind == "look-ahead" for m in mine.moves)
+    assert guesses > 0
+
+
 # ----------------------------------------------------------------- Monte Carlo values
 def test_play_from_a_position_and_monte_carlo_value():
     from nnsweeper.evaluation.rollouts import monte_carlo_value, play_from

@@ -179,14 +179,6 @@ def blended_value(a: BoardAnalysis) -> int:
     return w1 * _units(float(top[1])) + w2 * _units(float(top[0]))
 
 
-def next_decision(a: BoardAnalysis) -> tuple[Fraction, bool]:
-    """After a guess showed a number (``a``: the board then), P(the next decision is safe) and
-    whether some cell is proved safe there (1 exactly when one is, else the best safety)."""
-    if a.safe.any():
-        return Fraction(1), True
-    return Fraction(_best_safety(a)), False
-
-
 def first_living(cands, order) -> int:
     """The first of ``order`` (indices into ``cands``), or, when that candidate is dead, the first
     living one at least as safe (a dead cell is played only when no living one is as safe)."""
@@ -462,18 +454,20 @@ class SearchSolver(Solver):
 
     # ------------------------------------------------------------------ look-ahead
     def score_candidates(self, obs: Observation, a: BoardAnalysis, rng, depth=None, *,
-                         prune: bool = True) -> tuple[Candidate, ...]:
+                         prune: bool = True, picked: np.ndarray | None = None) -> tuple[Candidate, ...]:
         """The look-ahead's candidates, best first (the first is the guess).
 
         With ``prune``, a candidate is dropped as soon as it cannot beat the best score
         found so far (a score is at most the candidate's chance of being safe, and the
         numbers not looked at yet add at most their share of it); the guess is the
         same, and only the candidates that could have been it are returned.
+        ``picked``: the cells to score, (n, 2) (default: :meth:`candidate_cells`).
         """
         if depth is None:
             depth = self.depth if np.count_nonzero(obs.grid < 0) <= self.deep_cells else 1
         p = a.probabilities
-        picked = self.candidate_cells(obs, a, rng)
+        if picked is None:
+            picked = self.candidate_cells(obs, a, rng)
         scored, best = [], None
         for i, j in picked.tolist():
             found = self._score(obs, a, (i, j), depth, rng, best if prune else None)
@@ -490,7 +484,7 @@ class SearchSolver(Solver):
                     for cell, score, progress, outcomes, dead, _ in scored)
         if out[0].dead:  # a dead cell only when no living one is at least as safe
             if prune and len(picked) > 1:
-                return self.score_candidates(obs, a, rng, depth, prune=False)
+                return self.score_candidates(obs, a, rng, depth, prune=False, picked=picked)
             k = first_living(out, range(len(out)))
             out = (out[k], *(c for j, c in enumerate(out) if j != k))
         return out

@@ -31,7 +31,7 @@ from nnsweeper.engine import BoardAnalysis, each_outcome
 from nnsweeper.errors import check_int
 from nnsweeper.observation import Observation
 
-from .search import Candidate, SearchChoice, SearchSolver, first_living, next_decision
+from .search import Candidate, SearchChoice, SearchSolver, first_living
 
 __all__ = ["ValueSolver"]
 
@@ -57,7 +57,9 @@ class ValueSolver(SearchSolver):
     **options
         The :class:`~nnsweeper.solvers.SearchSolver` options (``start``, ``margin``,
         ``candidates``, ``interior``, ``endgame``, ``node_limit``, ``forced``,
-        ``tie_break``); ``depth`` stays 1.
+        ``tie_break``, and the guessing options: the candidates are the search solver's,
+        and the guess ``trust`` keeps is the one its look-ahead makes with them);
+        ``depth`` stays 1.
     """
 
     name = "value-gnn"
@@ -117,7 +119,8 @@ class ValueSolver(SearchSolver):
 
     def look_ahead(self, obs: Observation, a: BoardAnalysis, rng) -> SearchChoice:
         p = a.probabilities
-        picked = [tuple(c) for c in self.candidate_cells(obs, a, rng).tolist()]
+        cells = self.candidate_cells(obs, a, rng)
+        picked = [tuple(c) for c in cells.tolist()]
         boards, owner, weights, counts = [], [], [], []
         for k, cell in enumerate(picked):
             seen = [0] * 9
@@ -130,21 +133,19 @@ class ValueSolver(SearchSolver):
         values = self.values(boards)
         n = len(picked)
         q = np.zeros(n)
-        # The search solver's exact score of the same candidates, P(safe and the next decision
-        # safe), and its tie-break, the layouts after which a cell is proved safe (progress).
-        exact, progress = [Fraction(0)] * n, [0] * n
+        # The layouts after which a cell is proved safe (progress), for the candidates' records.
+        progress = [0] * n
         for k, w, val, (_, a2) in zip(owner, weights, values, boards, strict=True):
             q[k] += float(w) * val
-            safety, certain = next_decision(a2)
-            progress[k] += a2.layouts if certain else 0
-            exact[k] += w * safety
+            progress[k] += a2.layouts if a2.safe.any() else 0
         q = np.round(q, self.decimals)
         dead = [sum(c > 0 for c in seen) == 1 for seen in counts]
         cands = [Candidate(cell, float(p[cell]), float(q[k]), progress[k] / a.layouts,
                            tuple(c / a.layouts for c in counts[k]), dead[k]) for k, cell in enumerate(picked)]
         best = first_living(cands, sorted(range(n), key=lambda k: -q[k]))  # stable: ties to the earlier
         if self.trust is not None:
-            chosen = first_living(cands, sorted(range(n), key=lambda k: (-exact[k], -progress[k])))
+            # The search solver's own guess among the same candidates, with its options.
+            chosen = picked.index(self.score_candidates(obs, a, rng, picked=cells)[0].cell)
             if q[best] - q[chosen] > self.trust:
                 chosen = best
             best = chosen
