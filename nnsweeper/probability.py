@@ -18,6 +18,7 @@ from nnsweeper.engine.probability import (
     analyze,
     cache_info,
     clear_cache,
+    count_layouts,
     mine_probabilities,
     set_cache_size,
 )
@@ -27,6 +28,6 @@ from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBo
 from nnsweeper.observation import as_observation, check_flags, check_grid_values, validate_board
 
 __all__ = ["mine_probabilities", "analyze", "BoardAnalysis", "validate_board", "MAX_STATES", "CACHE_SIZE",
-           "CacheInfo", "cache_info", "clear_cache", "set_cache_size", "EngineLimitError",
+           "CacheInfo", "cache_info", "clear_cache", "count_layouts", "set_cache_size", "EngineLimitError",
            "InconsistentBoardError", "InvalidBoardError", "as_observation", "check_flags",
            "check_grid_values"]

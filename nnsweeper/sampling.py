@@ -11,9 +11,10 @@ from nnsweeper.engine.sampling import (
     MAX_SAMPLE_CELLS,
     each_outcome,
     enumerate_layouts,
+    isolated_areas,
     outcome_distribution,
     sample_layouts,
 )
 
 __all__ = ["MAX_SAMPLE_CELLS", "MAX_STATES", "analyze", "each_outcome", "enumerate_layouts",
-           "outcome_distribution", "sample_layouts"]
+           "isolated_areas", "outcome_distribution", "sample_layouts"]

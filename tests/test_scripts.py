@@ -394,17 +394,28 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
     for run in mod.RUNS:
         raw = apply_overrides(load_config(ROOT / run.config), run.overrides())
         config = check_config(raw)
-        assert config.data.path == run.data and config.train.init == run.arch == config.model["arch"]
+        assert config.data.path == run.data and run.arch == config.model["arch"]
+        # Fine-tunings start from the bundled model, or from a run of the table; size runs from scratch.
+        parents = {f"runs/decisions/{r.name}/last.pt" for r in mod.RUNS}
+        assert config.train.init == run.arch or config.train.init in parents or (
+            config.train.init is None and run.model)
         assert config.output.dir == f"runs/decisions/{run.name}" and config.train.tensorboard is False
         for key, value in run.train.items():
             assert getattr(config.train, key) == value
     # Equal compute: the same start, epochs, learning rate and batches (one epoch of data/guess_train
     # is 2,296 batches of 64; the runs on other data stop there).
     assert len({(r.train["init"], r.train["lr"]) for r in mod.RUNS if r.arch == "gnn"}) == 1
-    assert {r.train.get("max_batches", 0) for r in mod.RUNS if r.data != "data/guess_train"} == {2296}
-    longer = {r.name: r.train["epochs"] for r in mod.RUNS if r.train["epochs"] != 1}
+    same = [r for r in mod.RUNS if not r.model]  # the runs of the bundled sizes
+    assert {r.train.get("max_batches", 0) for r in same if r.data != "data/guess_train"} == {2296}
+    longer = {r.name: r.train["epochs"] for r in same if r.train["epochs"] != 1}
     assert longer == {"gnn-guess-risk-3": 3, "gnn-guess-listwise-3": 3, "gnn-guess-risk-8": 8,
                       "gnn-guess-listwise-8": 8, "cnn-guess-risk-3": 3}
+    # The size and hardware runs: cnn-l's model on a GPU, the command that ships them says so.
+    gpu = {r.name: r for r in mod.RUNS if r.model}
+    assert set(gpu) == {"cnn-l-gpu", "cnn-l-gpu-guess"}
+    assert gpu["cnn-l-gpu-guess"].train_command == ("python train/decisions.py train cnn-l-gpu-guess "
+                                                    "--device cuda --workers 14")
+    assert mod.run_named("gnn-guess").train_command == "python train/decisions.py train gnn-guess"
 
     def row(name, lowest, gap):
         d = {"positions": 10, "lowest_risk": lowest, "regret_mean": 0.01, "regret_p90": 0.03,

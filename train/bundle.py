@@ -93,6 +93,7 @@ def main(argv=None) -> int:
 
     model = load_checkpoint(args.run / args.checkpoint)
     extra = model.checkpoint_meta["extra"]
+    with_parent_streams(extra)  # a parent gone missing or changed stops here, before the long scoring
     data = extra["data_path"]
     manifest = load_manifest(data)
     scored, scored_command = args.scored_on or (data, args.data_command)

@@ -82,6 +82,14 @@ class Run:
     arch: str = "gnn"
     #: Changes to ``[model]`` (a size other than the config's).
     model: dict = field(default_factory=dict)
+    #: Where it was trained (``train --device``, ``--workers``; the command line may say otherwise).
+    device: str = "cpu"
+    workers: int = 0
+
+    @property
+    def train_command(self) -> str:
+        flags = f" --device {self.device} --workers {self.workers}" if self.device != "cpu" else ""
+        return f"python train/decisions.py train {self.name}{flags}"
 
     @property
     def run_dir(self) -> Path:
@@ -145,12 +153,13 @@ RUNS = (
     # then the same three epochs on guess positions as cnn-guess-risk-3 in batches of 128.
     Run("cnn-l-gpu", "train/cnn_broad.toml",
         {"epochs": 10, "batch_size": 256, "lr": 2e-3, "threads": 0, "in_memory": True, "save_every": 100},
-        data="data/broad", model=CNN_L, arch="cnn",
+        data="data/broad", model=CNN_L, arch="cnn", device="cuda", workers=14,
         note="cnn-l's size (6.5x the parameters), 10 epochs of data/broad on a GPU"),
     Run("cnn-l-gpu-guess", "train/cnn_broad.toml",
         {**_FT, "init": "runs/decisions/cnn-l-gpu/last.pt", "epochs": 3, "batch_size": 128, "threads": 0,
          "in_memory": True, "decision_weight": 0.1, "decision_loss": "risk"},
-        model=CNN_L, arch="cnn", note="cnn-l-gpu, + 0.1 x risk, three epochs on a GPU"),
+        model=CNN_L, arch="cnn", device="cuda", workers=14,
+        note="cnn-l-gpu, + 0.1 x risk, three epochs on a GPU"),
 )
 #: The shipped models, scored as they are.
 BUNDLED = ("gnn", "cnn")
@@ -377,8 +386,9 @@ def ship(run: Run) -> None:
             shutil.move(path, path.with_name(before + path.name[len(run.arch):]))
     command = [sys.executable, str(ROOT / "train" / "bundle.py"), run.arch,
                os.path.relpath(run.run_dir, ROOT), "--checkpoint", "last.pt", "--config", run.config,
-               "--train-command", f"python train/decisions.py train {run.name}",
-               "--data-command", DATA[run.data], "--scored-on", "data/broad", BUNDLE_DATA["data/broad"]]
+               "--train-command", run.train_command, "--data-command", {**BUNDLE_DATA, **DATA}[run.data]]
+    if run.data != "data/broad":  # fine-tuned: scored on the data its first weights learned from too
+        command += ["--scored-on", "data/broad", BUNDLE_DATA["data/broad"]]
     for folder in ("data/broad_test", "data/unseen_test"):
         command += ["--test", folder, BUNDLE_DATA[folder]]
     command += ["--test", TEST, DATA[TEST]]
@@ -446,8 +456,9 @@ def main(argv=None) -> int:
                         choices=("data", "train", "score", "pair", "table", "cards", "ship", "status"))
     parser.add_argument("name", nargs="?", default=None,
                         help="train: the run; score: only this run or bundled model (default: all)")
-    parser.add_argument("--device", default="cpu", help="train: cpu or cuda (default: cpu)")
-    parser.add_argument("--workers", type=int, default=0, help="train: loader processes (default: 0)")
+    parser.add_argument("--device", default=None, help="train: cpu or cuda (default: the run's, mostly cpu)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="train: loader processes (default: the run's, mostly 0)")
     parser.add_argument("--batch", type=int, default=128, help="score: states per batch (default: 128)")
     parser.add_argument("--threads", type=int, default=1, help="score: torch threads (default: 1)")
     args = parser.parse_args(argv)
@@ -456,7 +467,7 @@ def main(argv=None) -> int:
         make_data()
     elif args.step == "train":
         for run in [run_named(args.name)] if args.name else RUNS:
-            train_run(run, args.device, args.workers)
+            train_run(run, args.device or run.device, run.workers if args.workers is None else args.workers)
     elif args.step == "score":
         score_all(args.batch, args.threads, args.name)
     elif args.step == "pair":
