@@ -93,9 +93,13 @@ def main(argv=None) -> int:
 
     model = load_checkpoint(args.run / args.checkpoint)
     extra = model.checkpoint_meta["extra"]
-    with_parent_streams(extra)  # a parent gone missing or changed stops here, before the long scoring
     data = extra["data_path"]
     manifest = load_manifest(data)
+    # The seed streams it carries, its parent's merged in (checkpoints written before training recorded
+    # them: its data's); a parent gone missing or changed stops here, before the long scoring.
+    if "data_seed_streams" not in extra:
+        extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
+    extra = {**extra, "data_seed_streams": with_parent_streams(extra)}
     scored, scored_command = args.scored_on or (data, args.data_command)
     scored_manifest = load_manifest(scored)
     own_test = sum(c["states_per_split"].get("test", 0) for c in scored_manifest["configurations"])
@@ -134,9 +138,6 @@ def main(argv=None) -> int:
                 + "; the checkpoint carries the seed streams of its data after its own)")
     train_command = args.train_command or f"nnsweeper train --config {args.config}"
 
-    if "data_seed_streams" not in extra:
-        extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
-    extra = {**extra, "data_seed_streams": with_parent_streams(extra)}
     save_checkpoint(WEIGHTS / f"{args.name}.pt", model, extra=extra)
     if result is not None:
         to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
