@@ -11,7 +11,7 @@ on this machine or another with the same code), and the table to
 difference from ``search`` with its 95% interval, and its mean time per game::
 
     python eval/search_ablation.py                       # every variant, --trials games per board
-    python eval/search_ablation.py blend pseudo --trials 20000 --jobs 2   # printed; the table needs all
+    python eval/search_ablation.py blend pseudo --trials 20000 --jobs 2
     python eval/search_ablation.py --status              # games recorded so far
     python eval/search_ablation.py --table               # the table from what is recorded
 
@@ -114,15 +114,11 @@ def main(argv=None) -> int:
             print(f"{folder.name}: {games:,} games")
         return 0
     if not args.table:
-        variants = args.variants or list(VARIANTS)
-        table = play(variants, args.trials, args.jobs, args.board or BOARDS)
-        if set(variants) | {"search"} == set(VARIANTS) and not args.board:  # the whole table
-            from nnsweeper.fileio import write_text_atomic
+        table = play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)
+        table.to_json(TABLE)
+        from nnsweeper.fileio import write_text_atomic
 
-            table.to_json(TABLE)
-            write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
-        else:
-            print(f"(some variants or boards only: {TABLE.relative_to(ROOT)} left as it is)", file=sys.stderr)
+        write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
         print(markdown(table))
         return 0
     from nnsweeper.evaluation import EvalTable
