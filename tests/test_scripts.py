@@ -395,8 +395,9 @@ def test_the_decision_runs_are_valid_configs_and_the_table_reads_their_scores(tm
         raw = apply_overrides(load_config(ROOT / run.config), run.overrides())
         config = check_config(raw)
         assert config.data.path == run.data and run.arch == config.model["arch"]
-        # Fine-tunings start from the bundled model, or from a run of the table; size runs from scratch.
-        parents = {f"runs/decisions/{r.name}/last.pt" for r in mod.RUNS}
+        # Fine-tunings start from the bundled model, or from a run of the table (its last or best
+        # checkpoint); size runs from scratch.
+        parents = {f"runs/decisions/{r.name}/{f}.pt" for r in mod.RUNS for f in ("last", "best")}
         assert config.train.init == run.arch or config.train.init in parents or (
             config.train.init is None and run.model)
         assert config.output.dir == f"runs/decisions/{run.name}" and config.train.tensorboard is False

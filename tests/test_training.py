@@ -155,7 +155,10 @@ def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
         spec.loader.exec_module(decisions)
         run = decisions.run_named(Path(recorded["output"]["dir"]).name)
         assert run.config == f"train/{name}.toml"
-        overrides = run.overrides()
+        overrides = run.recorded_overrides()
+        # Where it ran is not a setting of its weights: a GPU run's device and loader processes
+        # are compared as this machine's defaults.
+        recorded = {**recorded, "train": {**recorded["train"], "device": "cpu", "num_workers": 0}}
     config = load_config(root / "train" / f"{name}.toml", overrides)
     assert isinstance(config, TrainingConfig)
     # What the shipped config reads as is what the bundled weights were trained with:
@@ -1095,10 +1098,13 @@ def test_init_starts_a_run_from_a_checkpoints_weights(tmp_path):
 
     from nnsweeper.training.loop import _initial_weights
 
-    # The bundled weights go on under the configs that trained them.
+    # The bundled weights go on under the configs that trained them (with the size a run of
+    # train/decisions.py gave the CNN: cnn-l's).
     root = FIXTURE.parents[2] / "train"
-    for arch, parameters in (("gnn", 689_026), ("cnn", 122_529)):
-        config = load_config(root / f"{arch}_broad.toml", [f"train.init={arch}"])
+    for arch, parameters, model in (("gnn", 689_026, []),
+                                    ("cnn", 791_617, ["model.channels=64", "model.blocks=10",
+                                                      "model.dilations=[1, 2, 4, 8, 16]"])):
+        config = load_config(root / f"{arch}_broad.toml", [f"train.init={arch}", *model])
         assert _initial_weights(config).n_parameters == parameters
 
     first = train(check_config(_config(tmp_path / "a", GNN, epochs=2, tensorboard=False)), progress=False)

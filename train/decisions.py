@@ -85,6 +85,9 @@ class Run:
     #: Where it was trained (``train --device``, ``--workers``; the command line may say otherwise).
     device: str = "cpu"
     workers: int = 0
+    #: Settings the run that made the shipped weights had beyond :meth:`overrides` (a run on a
+    #: lent machine, in a checkout whose run folders lay elsewhere), as ``section.key``: value.
+    ran_as: dict = field(default_factory=dict)
 
     @property
     def train_command(self) -> str:
@@ -101,6 +104,12 @@ class Run:
                 **{f"model.{k}": v for k, v in self.model.items()},
                 **{f"train.{k}": v for k, v in self.train.items()}}
         return [f"{k}={json.dumps(v)}" for k, v in sets.items()]
+
+    def recorded_overrides(self) -> list[str]:
+        """The overrides of the run that made its weights (:meth:`overrides` and :attr:`ran_as`), but
+        for where it ran: ``train.device`` and ``train.num_workers`` are this machine's defaults
+        (the loader processes of a larger machine are refused on a smaller one)."""
+        return self.overrides() + [f"{k}={json.dumps(v)}" for k, v in self.ran_as.items()]
 
 
 #: cnn-l's model (train/scaling.py): twice the bundled CNN's channels, more blocks, a wider reach.
@@ -156,9 +165,11 @@ RUNS = (
         data="data/broad", model=CNN_L, arch="cnn", device="cuda", workers=14,
         note="cnn-l's size (6.5x the parameters), 10 epochs of data/broad on a GPU"),
     Run("cnn-l-gpu-guess", "train/cnn_broad.toml",
-        {**_FT, "init": "runs/decisions/cnn-l-gpu/last.pt", "epochs": 3, "batch_size": 128, "threads": 0,
-         "in_memory": True, "decision_weight": 0.1, "decision_loss": "risk"},
+        {**_FT, "init": "runs/decisions/cnn-l-gpu/best.pt", "epochs": 3, "batch_size": 128, "threads": 0,
+         "in_memory": True, "decision_weight": 0.1, "decision_loss": "risk", "save_every": 100},
         model=CNN_L, arch="cnn", device="cuda", workers=14,
+        # Trained where cnn-l-gpu's folder was runs/cnn-l-gpu (the same best.pt, sha256 4e9c58df739b).
+        ran_as={"output.dir": "runs/cnn-l-gpu-guess", "train.init": "runs/cnn-l-gpu/best.pt"},
         note="cnn-l-gpu, + 0.1 x risk, three epochs on a GPU"),
 )
 #: The shipped models, scored as they are.
