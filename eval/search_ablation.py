@@ -2,7 +2,8 @@
 
 Every variant of :data:`VARIANTS` is :class:`~nnsweeper.solvers.SearchSolver` (first
 click in the corner, safe first click) with one guessing option on (``all``: every
-one), played on the same games as ``search`` as it is, on expert and intermediate,
+one of the published solver's; ``deep``: the two-step look-ahead on the two best
+candidates), played on the same games as ``search`` as it is, on expert and intermediate,
 from base seed :data:`SEED` (kept apart from the records' 2026, on which the chosen
 options are finally measured). The games go to one store,
 ``eval/results/search_ablation.games`` (committed, so a run continues where it stopped,
@@ -43,8 +44,12 @@ VARIANTS: dict[str, dict] = {
     "spread": {"spread": True, "candidates": None, "interior_margin": 0.05},
     "endgame": {"endgame_density": 250},
     "isolated": {"isolated": True},
+    "defer_dead": {"defer_dead": True},
+    "progress": {"progress_weight": True},
+    "deep": {"depth": 2, "deep_top": 2},
     "all": {"next_value": "blend", "pseudo": True, "influence": True, "dominance": True, "spread": True,
-            "candidates": None, "interior_margin": 0.05, "endgame_density": 250, "isolated": True},
+            "candidates": None, "interior_margin": 0.05, "endgame_density": 250, "isolated": True,
+            "defer_dead": True, "progress_weight": True},
 }
 
 

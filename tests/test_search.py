@@ -244,6 +244,9 @@ def test_search_options_play_games(options):
     (dict(margin=1.0), r"margin must be a number in \[0, 1\)"),
     (dict(endgame=-1), "endgame must be at least 0"),
     (dict(forced="yes"), "forced must be True or False"),
+    (dict(defer_dead=1), "defer_dead must be True or False"),
+    (dict(progress_weight="no"), "progress_weight must be True or False"),
+    (dict(depth=2, deep_top=0), "deep_top must be at least 1"),
 ])
 def test_search_refuses_bad_options(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -276,3 +279,68 @@ def test_suggest_move_shows_the_search_choice_and_its_candidates():
     assert end.kind == "endgame"
     assert end.reason.startswith("endgame search over all 2 consistent layouts: best play from here wins "
                                  "with P = 0.5")
+
+
+def test_defer_dead_plays_a_living_candidate_however_much_safer_the_dead_one_is():
+    base = SearchSolver(start="corner", endgame=0, forced=False)
+    defer = SearchSolver(start="corner", endgame=0, forced=False, defer_dead=True)
+    assert defer.options()["defer_dead"] is True and "defer_dead" not in base.options()
+    # An expert position (seeded game 978, its ninth guess) where the safest candidate is dead.
+    positions = []
+    env = ns.MinesweeperEnv(16, 30, 99, seed=978)
+    base.play(env, np.random.default_rng(478), on_decision=lambda d: d.guessed and positions.append(
+        Observation.of(d.grid, 99, d.flags | d.analysis.mines)))
+    obs = positions[8]
+    a = analyze(obs)
+    before = base.score_candidates(obs, a, np.random.default_rng(0))
+    after = defer.score_candidates(obs, a, np.random.default_rng(0))
+    assert before[0].dead and before[0].cell == (14, 0)
+    assert any(not c.dead for c in before)
+    assert not after[0].dead and after[0].probability > before[0].probability
+    # The living one played is the look-ahead's best living candidate (every candidate scored).
+    living = [c for c in after if not c.dead]
+    assert after[0] == max(living, key=lambda c: (c.score, c.progress))
+    assert {c.cell for c in after} == {c.cell for c in before}
+
+
+def test_progress_weight_multiplies_each_score_by_one_plus_a_thousandth_of_its_progress():
+    plain = SearchSolver(start="corner", endgame=0, forced=False)
+    weighted = SearchSolver(start="corner", endgame=0, forced=False, progress_weight=True)
+    positions = _positions(plain, 8, 16, 16, 40)[:10]
+    assert positions
+    differ = 0
+    for obs in positions:
+        a = analyze(obs)
+        full = {c.cell: c for c in plain.score_candidates(obs, a, np.random.default_rng(0), prune=False)}
+        cands = weighted.score_candidates(obs, a, np.random.default_rng(0), prune=False)
+        for c in cands:
+            p = full[c.cell]
+            assert c.progress == p.progress and c.outcomes == p.outcomes
+            assert c.score == pytest.approx(p.score * (1 + p.progress / 1000), rel=1e-12)
+        best = weighted.score_candidates(obs, a, np.random.default_rng(0))[0]  # pruned: the same pick
+        assert best.cell == cands[0].cell
+        if not cands[0].dead:
+            top = (cands[0].score, cands[0].progress)
+            assert all((c.score, c.progress) <= top for c in cands if not c.dead)
+        differ += cands[0].cell != plain.score_candidates(obs, a, np.random.default_rng(0))[0].cell
+    assert differ < len(positions)  # a thousandth moves few picks
+
+
+def test_deep_top_scores_only_the_best_depth_one_candidates_at_depth_two():
+    shallow = SearchSolver(start="corner", endgame=0, forced=False)
+    deep = SearchSolver(start="corner", endgame=0, forced=False, depth=2)
+    top = SearchSolver(start="corner", endgame=0, forced=False, depth=2, deep_top=2)
+    assert top.options()["deep_top"] == 2 and "deep_top" not in deep.options()
+    positions = _positions(shallow, 6, 9, 9, 10)[:6]
+    assert positions
+    cut = 0
+    for obs in positions:
+        a = analyze(obs)
+        first = shallow.score_candidates(obs, a, np.random.default_rng(0), prune=False)
+        two = {c.cell for c in first[:2]}
+        cut += len(first) > 2
+        got = top.score_candidates(obs, a, np.random.default_rng(0), prune=False)
+        assert {c.cell for c in got} == two
+        full = {c.cell: c for c in deep.score_candidates(obs, a, np.random.default_rng(0), prune=False)}
+        assert all(c == full[c.cell] for c in got)
+    assert cut  # some positions had more candidates than the two scored deep

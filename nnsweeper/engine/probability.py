@@ -227,18 +227,13 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     checked when it was made (its flags fit the mines, the mines fit its covered
     cells). A raw ``grid, total_mines, flags`` is checked first, into one.
     """
-    obs = as_observation(grid, total_mines, flags)
-    max_states = check_int("max_states", max_states, 1, InvalidBoardError)
-    board = reduce_board(obs)
+    obs, board, frame, solved, max_states = _counted_components(grid, total_mines, flags, max_states)
     g, total_mines, flags = obs.grid, obs.total_mines, obs.flags
     unknown = (g == -1) & ~flags
     mine, free, mines_left, front = board.mine, board.free, board.mines_left, board.front
     n_interior = board.n_interior
-    frame = Frontier(board) if board.n_front else None
     prob = np.zeros(g.shape, dtype=np.float64)
     prob[mine] = 1.0
-    budget = [STORED_PER_STATE * max_states]  # partial solutions the wide components may still store
-    solved = [_solve(frame, k, mines_left, max_states, budget) for k in range(frame.n)] if frame else []
     sizes = frame.box_size.tolist() if frame is not None else []
     ratios, interior_p, count, mined = _combine(solved, sizes, n_interior, mines_left, max_states)
     if frame is not None:
@@ -267,13 +262,8 @@ def count_layouts(grid, total_mines=None, flags=None, *, max_states: int = MAX_S
     (the look-ahead's pattern counts, with a few more cells flagged) needs. Raises as
     :func:`analyze` does, :class:`~nnsweeper.errors.InconsistentBoardError` where no layout fits.
     """
-    obs = as_observation(grid, total_mines, flags)
-    max_states = check_int("max_states", max_states, 1, InvalidBoardError)
-    board = reduce_board(obs)
+    _, board, _, solved, max_states = _counted_components(grid, total_mines, flags, max_states)
     mines_left, n_interior = board.mines_left, board.n_interior
-    frame = Frontier(board) if board.n_front else None
-    budget = [STORED_PER_STATE * max_states]
-    solved = [_solve(frame, k, mines_left, max_states, budget) for k in range(frame.n)] if frame else []
     polys = [list(s.layouts) for s in solved]
     lo = sum(s.m_lo for s in solved)
     hi = lo + sum(len(p) - 1 for p in polys)
@@ -291,6 +281,19 @@ def count_layouts(grid, total_mines=None, flags=None, *, max_states: int = MAX_S
             f"mines between 0 and {n_interior} out of the {mines_left} mines left"
         )
     return total * math.comb(n_interior, k_lo) // denominator
+
+
+def _counted_components(grid, total_mines, flags, max_states):
+    """What :func:`analyze` and :func:`count_layouts` start from: the checked observation, its
+    reduced board, its frontier (None without one), every component counted, and ``max_states``
+    checked."""
+    obs = as_observation(grid, total_mines, flags)
+    max_states = check_int("max_states", max_states, 1, InvalidBoardError)
+    board = reduce_board(obs)
+    frame = Frontier(board) if board.n_front else None
+    budget = [STORED_PER_STATE * max_states]  # partial solutions the wide components may still store
+    solved = [_solve(frame, k, board.mines_left, max_states, budget) for k in range(frame.n)] if frame else []
+    return obs, board, frame, solved, max_states
 
 
 def _solve(frame: Frontier, k: int, mines_left: int, max_states: int, budget: list):

@@ -29,7 +29,7 @@ from nnsweeper.engine.counting import count_small, interior_weights, pick
 from nnsweeper.engine.frontier import components, make_plan, reduce_board
 from nnsweeper.engine.probability import MAX_STATES, analyze
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, InvalidBoardError, check_int, check_rng
-from nnsweeper.grid import neighbours
+from nnsweeper.grid import dilate, neighbours
 from nnsweeper.observation import Observation, as_observation
 
 __all__ = ["MAX_SAMPLE_CELLS", "each_outcome", "enumerate_layouts", "isolated_areas", "outcome_distribution",
@@ -239,12 +239,7 @@ def isolated_areas(obs: Observation, *, limit: int = 1000,
         cells = np.sort(np.concatenate(sol.comp.cells))
         inside = np.zeros(rows * cols, dtype=bool)
         inside[cells] = True
-        near = np.zeros((rows + 2, cols + 2), dtype=bool)  # the cells next to the area, padded
-        area = inside.reshape(rows, cols)
-        for di in (0, 1, 2):
-            for dj in (0, 1, 2):
-                near[di:di + rows, dj:dj + cols] |= area
-        if (near[1:-1, 1:-1].ravel() & covered & ~inside).any():
+        if (dilate(inside.reshape(rows, cols)).ravel() & covered & ~inside).any():  # it touches another
             continue
         index = np.full(rows * cols, -1, dtype=np.int64)
         index[cells] = np.arange(cells.size)

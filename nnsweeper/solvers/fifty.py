@@ -238,6 +238,11 @@ class Patterns:
                         self.swept[c] = self.swept.get(c, 0) + pattern.count
         return self._sweep
 
+    def swept_counts(self, living: np.ndarray) -> dict[Cell, int]:
+        """:attr:`swept` after the board's :meth:`sweep` (run first if it has not been)."""
+        self.sweep(living)
+        return self.swept
+
 
 def pattern_at(obs: Observation, known: np.ndarray, a, b, *, max_missing: int) -> Pattern | None:
     """The pattern of arrangements ``a`` / ``b`` (cells of ``obs``), or None where it cannot close.

@@ -179,14 +179,15 @@ def blended_value(a: BoardAnalysis) -> int:
     return w1 * _units(float(top[1])) + w2 * _units(float(top[0]))
 
 
-def first_living(cands, order) -> int:
+def first_living(cands, order, *, defer: bool = False) -> int:
     """The first of ``order`` (indices into ``cands``), or, when that candidate is dead, the first
-    living one at least as safe (a dead cell is played only when no living one is as safe)."""
+    living one at least as safe (a dead cell is played only when no living one is as safe);
+    with ``defer``, the first living one however safe (a dead cell only when every one is dead)."""
     order = list(order)
     first = order[0]
     if cands[first].dead:
         for k in order:
-            if not cands[k].dead and cands[k].probability <= cands[first].probability:
+            if not cands[k].dead and (defer or cands[k].probability <= cands[first].probability):
                 return k
     return first
 
@@ -291,6 +292,19 @@ class SearchSolver(Solver):
         information later). (The published solver's second rule, the cell that is the
         unique safest one after every outcome of ``t``, never applied on 323 positions
         of 9x9 and 16x16 games with each candidate as the pick: left out.)
+    defer_dead : bool, default=False
+        Never play a dead candidate while a living one was scored, however much safer the
+        dead one is (the published solver's rule): a dead cell teaches nothing, so clicking
+        it after the other guesses wins whenever clicking it first does, and also when the
+        guesses show it to be a mine.
+    progress_weight : bool, default=False
+        Weigh each candidate's score by ``1 + progress / 1000`` (``progress``: the chance
+        that it is safe and a cell is proved safe after it), as the published solver does,
+        instead of using progress only to order exact ties.
+    deep_top : int or None, default=None
+        At ``depth`` 2, score only the best ``deep_top`` candidates of the depth-1
+        look-ahead at depth 2 (None: every candidate), to spend the deeper look-ahead
+        where the choice is made.
     isolated : bool, default=False
         Before a forced or look-ahead guess, play an isolated area exactly: a frontier
         component that holds the same number of mines in every layout and touches no other
@@ -305,7 +319,8 @@ class SearchSolver(Solver):
     def __init__(self, *, start="center", depth=1, candidates=8, margin=0.1, interior=2, endgame=1000,
                  node_limit=20000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="best",
                  pseudo=False, influence=False, dominance=False, spread=False, interior_margin=None,
-                 endgame_density=0, isolated=False):
+                 endgame_density=0, isolated=False, defer_dead=False, progress_weight=False,
+                 deep_top=None):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
         self.deep_cells = check_int("deep_cells", deep_cells, 0, ValueError)
@@ -324,10 +339,13 @@ class SearchSolver(Solver):
             raise ValueError(f"next_value must be 'best' or 'blend'; got {next_value!r}")
         self.next_value = next_value
         for name, value in (("pseudo", pseudo), ("influence", influence), ("dominance", dominance),
-                            ("isolated", isolated)):
+                            ("isolated", isolated), ("defer_dead", defer_dead),
+                            ("progress_weight", progress_weight)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be True or False; got {value!r}")
         self.pseudo, self.influence, self.dominance, self.isolated = pseudo, influence, dominance, isolated
+        self.defer_dead, self.progress_weight = defer_dead, progress_weight
+        self.deep_top = None if deep_top is None else check_int("deep_top", deep_top, 1, ValueError)
         if not isinstance(spread, bool):
             raise ValueError(f"spread must be True or False; got {spread!r}")
         self.spread = spread
@@ -346,13 +364,14 @@ class SearchSolver(Solver):
         self.last_choice: SearchChoice | None = None
 
     def options(self) -> dict:
-        deep = {"deep_cells": self.deep_cells} if self.depth > 1 else {}  # it matters at depth 2 only
+        deep = ({"deep_cells": self.deep_cells, **({"deep_top": self.deep_top} if self.deep_top else {})}
+                if self.depth > 1 else {})  # they matter at depth 2 only
         return {**super().options(), "depth": self.depth, **deep, "candidates": self.candidates,
                 "margin": self.margin, "interior": self.interior, "endgame": self.endgame,
                 "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break,
                 **({"next_value": self.next_value} if self.next_value != "best" else {}),
-                **{k: True for k in ("pseudo", "influence", "dominance", "spread", "isolated")
-                   if getattr(self, k)},
+                **{k: True for k in ("pseudo", "influence", "dominance", "spread", "isolated", "defer_dead",
+                                     "progress_weight") if getattr(self, k)},
                 **({"interior_margin": self.interior_margin} if self.interior_margin is not None else {}),
                 **({"endgame_density": self.endgame_density} if self.endgame_density else {})}
 
@@ -468,6 +487,9 @@ class SearchSolver(Solver):
         p = a.probabilities
         if picked is None:
             picked = self.candidate_cells(obs, a, rng)
+        if depth > 1 and self.deep_top is not None and len(picked) > self.deep_top:
+            shallow = self.score_candidates(obs, a, rng, 1, prune=False, picked=picked)
+            picked = np.array([c.cell for c in shallow[: self.deep_top]], dtype=picked.dtype)
         scored, best = [], None
         for i, j in picked.tolist():
             found = self._score(obs, a, (i, j), depth, rng, best if prune else None)
@@ -485,7 +507,7 @@ class SearchSolver(Solver):
         if out[0].dead:  # a dead cell only when no living one is at least as safe
             if prune and len(picked) > 1:
                 return self.score_candidates(obs, a, rng, depth, prune=False, picked=picked)
-            k = first_living(out, range(len(out)))
+            k = first_living(out, range(len(out)), defer=self.defer_dead)
             out = (out[k], *(c for j, c in enumerate(out) if j != k))
         return out
 
@@ -504,12 +526,12 @@ class SearchSolver(Solver):
         whose safe layouts plus their swept count (the patterns they are a cell of, and those a mine
         there would close) are more than 0.9 times the safest cell's safe layouts."""
         patterns = self.patterns(obs, a)
-        self.sweep(obs, a)
+        living = living_cells(a)
+        swept = patterns.swept_counts(living)
         total = a.layouts
         safest = total - patterns.mine_layouts((int(best[0]), int(best[1])))
-        living = living_cells(a)
         have = {(int(i), int(j)) for i, j in picked.tolist()}
-        more = [c for c, count in sorted(patterns.swept.items()) if c not in have and living[c]
+        more = [c for c, count in sorted(swept.items()) if c not in have and living[c]
                 and (total - patterns.mine_layouts(c) + count) * 10 > 9 * safest]
         return np.concatenate([picked, np.array(more, dtype=picked.dtype).reshape(-1, 2)]) if more else picked
 
@@ -586,6 +608,8 @@ class SearchSolver(Solver):
                 inf = min(raw, mines, safe)
                 if safe and inf:
                     fnum, fden = 10 * safe + 9 * inf, 10 * safe
+        if self.progress_weight:  # the bounds allow for the weight's most, 1 + 1/1000
+            fnum, fden = fnum * 1001, fden * 1000
         if bound is not None and left * fnum < bound * fden:
             return None
         score = 0
@@ -622,6 +646,8 @@ class SearchSolver(Solver):
             if bound is not None and score * fnum < bound * fden:
                 return None
         dead = sum(c > 0 for c in counts) == 1
+        if self.progress_weight:  # the 50/50 factor times 1 + progress / (1000 layouts)
+            fnum, fden = fnum // 1001 * (1000 * total + progress), fden // 1000 * (1000 * total)
         key = score if fden == 1 else Fraction(score * fnum, fden)
         return key, progress, counts, dead, common
 

@@ -142,7 +142,8 @@ class ValueSolver(SearchSolver):
         dead = [sum(c > 0 for c in seen) == 1 for seen in counts]
         cands = [Candidate(cell, float(p[cell]), float(q[k]), progress[k] / a.layouts,
                            tuple(c / a.layouts for c in counts[k]), dead[k]) for k, cell in enumerate(picked)]
-        best = first_living(cands, sorted(range(n), key=lambda k: -q[k]))  # stable: ties to the earlier
+        order = sorted(range(n), key=lambda k: -q[k])  # stable: ties to the earlier
+        best = first_living(cands, order, defer=self.defer_dead)
         if self.trust is not None:
             # The search solver's own guess among the same candidates, with its options.
             chosen = picked.index(self.score_candidates(obs, a, rng, picked=cells)[0].cell)
