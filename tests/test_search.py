@@ -323,6 +323,10 @@ def test_progress_weight_multiplies_each_score_by_one_plus_a_thousandth_of_its_p
             top = (cands[0].score, cands[0].progress)
             assert all((c.score, c.progress) <= top for c in cands if not c.dead)
         differ += cands[0].cell != plain.score_candidates(obs, a, np.random.default_rng(0))[0].cell
+        # With the 50/50 factor too, pruning keeps the pick (its bounds allow for both factors).
+        both = SearchSolver(start="corner", endgame=0, forced=False, progress_weight=True, influence=True)
+        assert both.score_candidates(obs, a, np.random.default_rng(0))[0].cell == \
+            both.score_candidates(obs, a, np.random.default_rng(0), prune=False)[0].cell
     assert differ < len(positions)  # a thousandth moves few picks
 
 

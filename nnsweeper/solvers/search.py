@@ -594,11 +594,13 @@ class SearchSolver(Solver):
         per_layout = full * _SLACK_DEN  # a layout's share, in the score's units
         # Above the cell's chance of being safe (its probability is rounded once), by 1 / _SLACK_DEN.
         left = (_units(1.0 - float(a.probabilities[i, j])) * _SLACK_DEN + _UNIT) * total * scale
+        # The progress weight 1 + progress / (1000 layouts) is at most 1.001: the bounds allow for it.
+        pnum, pden = (1001, 1000) if self.progress_weight else (1, 1)
         # The 50/50 factor (S + 0.9 I) / S as fnum / fden (1 / 1 without one).
         fnum = fden = 1
         if fifty and self.influence:
             # The factor is at most 1.9 (I <= S): count the patterns only for a cell that can still win.
-            if bound is not None and left * 19 < bound * 10:
+            if bound is not None and left * 19 * pnum < bound * 10 * pden:
                 return None
             patterns = self.patterns(obs, a)
             raw = patterns.influence(cell) + self.sweep(obs, a)[1].get(cell, 0)
@@ -608,9 +610,8 @@ class SearchSolver(Solver):
                 inf = min(raw, mines, safe)
                 if safe and inf:
                     fnum, fden = 10 * safe + 9 * inf, 10 * safe
-        if self.progress_weight:  # the bounds allow for the weight's most, 1 + 1/1000
-            fnum, fden = fnum * 1001, fden * 1000
-        if bound is not None and left * fnum < bound * fden:
+        bnum, bden = fnum * pnum, fden * pden  # the most the factors can multiply the score by
+        if bound is not None and left * bnum < bound * bden:
             return None
         score = 0
         progress = 0
@@ -633,7 +634,7 @@ class SearchSolver(Solver):
             score += n * value * _SLACK_DEN
             if depth > 1 and not certain and value < full:  # full: nothing is left to reveal
                 pending.append((n, value, board, a2))
-            if bound is not None and (score + left) * fnum < bound * fden:
+            if bound is not None and (score + left) * bnum < bound * bden:
                 return None
         # At depth 2 the next decision is worth its own look-ahead, which is at most
         # its safety: put those values in, likeliest outcome first, while the score
@@ -643,11 +644,11 @@ class SearchSolver(Solver):
             obs2 = Observation.from_checked(board.grid, obs.total_mines, obs.flags | a2.mines)
             deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].score) * scale
             score -= n * (safety - deeper) * _SLACK_DEN
-            if bound is not None and score * fnum < bound * fden:
+            if bound is not None and score * bnum < bound * bden:
                 return None
         dead = sum(c > 0 for c in counts) == 1
         if self.progress_weight:  # the 50/50 factor times 1 + progress / (1000 layouts)
-            fnum, fden = fnum // 1001 * (1000 * total + progress), fden // 1000 * (1000 * total)
+            fnum, fden = fnum * (1000 * total + progress), fden * 1000 * total
         key = score if fden == 1 else Fraction(score * fnum, fden)
         return key, progress, counts, dead, common
 
