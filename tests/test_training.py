@@ -1098,13 +1098,13 @@ def test_init_starts_a_run_from_a_checkpoints_weights(tmp_path):
 
     from nnsweeper.training.loop import _initial_weights
 
-    # The bundled weights go on under the configs that trained them (with the size a run of
-    # train/decisions.py gave the CNN: cnn-l's).
-    root = FIXTURE.parents[2] / "train"
-    for arch, parameters, model in (("gnn", 689_026, []),
-                                    ("cnn", 791_617, ["model.channels=64", "model.blocks=10",
-                                                      "model.dilations=[1, 2, 4, 8, 16]"])):
-        config = load_config(root / f"{arch}_broad.toml", [f"train.init={arch}", *model])
+    # The bundled weights go on under the configs that trained them, at the size their checkpoint
+    # records (a run of train/decisions.py gave the CNN cnn-l's).
+    root = FIXTURE.parents[2]
+    for arch, parameters in (("gnn", 689_026), ("cnn", 791_617)):
+        size = json.loads((root / "nnsweeper" / "models" / "weights" / f"{arch}.json").read_text())["config"]
+        model = [f"model.{k}={json.dumps(v)}" for k, v in size.items() if k != "arch"]
+        config = load_config(root / "train" / f"{arch}_broad.toml", [f"train.init={arch}", *model])
         assert _initial_weights(config).n_parameters == parameters
 
     first = train(check_config(_config(tmp_path / "a", GNN, epochs=2, tensorboard=False)), progress=False)
