@@ -3,7 +3,8 @@
 Every variant of :data:`VARIANTS` is :class:`~nnsweeper.solvers.SearchSolver` (first
 click in the corner, safe first click) with one guessing option on (``all``: every
 one of the published solver's; ``deep``: the two-step look-ahead on the two best
-candidates), played on the same games as ``search`` as it is, on expert and intermediate,
+candidates; ``big_endgame``: the exact endgame on 4 times the layouts, with the published
+solver's node budget; ``fast``: ``all`` less its two slowest options, with ``deep``), played on the same games as ``search`` as it is, on expert and intermediate,
 from base seed :data:`SEED` (kept apart from the records' 2026, on which the chosen
 options are finally measured). The games go to one store,
 ``eval/results/search_ablation.games`` (committed, so a run continues where it stopped,
@@ -47,9 +48,14 @@ VARIANTS: dict[str, dict] = {
     "defer_dead": {"defer_dead": True},
     "progress": {"progress_weight": True},
     "deep": {"depth": 2, "deep_top": 2},
+    "big_endgame": {"endgame": 4000, "endgame_density": 250, "node_limit": 300_000},
     "all": {"next_value": "blend", "pseudo": True, "influence": True, "dominance": True, "spread": True,
             "candidates": None, "interior_margin": 0.05, "endgame_density": 250, "isolated": True,
             "defer_dead": True, "progress_weight": True},
+    # The published solver's set less its two slowest options (the 50/50 influence, the spread
+    # candidates), with the two-step look-ahead on the two best candidates.
+    "fast": {"next_value": "blend", "pseudo": True, "dominance": True, "endgame_density": 250,
+             "isolated": True, "defer_dead": True, "progress_weight": True, "depth": 2, "deep_top": 2},
 }
 
 

@@ -348,3 +348,25 @@ def test_deep_top_scores_only_the_best_depth_one_candidates_at_depth_two():
         full = {c.cell: c for c in deep.score_candidates(obs, a, np.random.default_rng(0), prune=False)}
         assert all(c == full[c.cell] for c in got)
     assert cut  # some positions had more candidates than the two scored deep
+
+
+@pytest.mark.parametrize("options", [dict(progress_weight=True), dict(next_value="blend"),
+                                     dict(progress_weight=True, next_value="blend", deep_top=3)])
+def test_depth_two_values_the_next_board_by_its_picks_unweighted_value_and_prunes_soundly(options):
+    # The next board is worth its best guess's value (a chance), not its weighted score, and
+    # what stands in for it while it is unknown is never below it: pruning keeps the pick.
+    one = SearchSolver(start="corner", endgame=0, forced=False, **options)
+    two = SearchSolver(start="corner", endgame=0, forced=False, depth=2, **options)
+    positions = _positions(SearchSolver(start="corner", endgame=0, forced=False), 6, 9, 9, 10)[:8]
+    assert positions
+    for obs in positions:
+        a = analyze(obs)
+        full = two.score_candidates(obs, a, np.random.default_rng(0), prune=False)
+        assert two.score_candidates(obs, a, np.random.default_rng(0))[0].cell == full[0].cell
+        shallow = {c.cell: c for c in one.score_candidates(obs, a, np.random.default_rng(0), prune=False)}
+        for c in full:
+            weight = 1 + c.progress / 1000 if options.get("progress_weight") else 1
+            assert c.score == pytest.approx(c.value * weight, rel=1e-12)
+            assert c.value <= 1 - c.probability + 1e-12  # a chance of surviving this guess and more
+            if not options.get("next_value"):  # the deeper look-ahead can only lower the next board's worth
+                assert c.value <= shallow[c.cell].value + 1e-12

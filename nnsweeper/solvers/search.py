@@ -75,13 +75,18 @@ class Candidate:
     probability : float
         P(mine) of the cell.
     score : float
-        P(the cell is safe and the next decision is safe too), exactly rounded.
+        What the look-ahead ranks the candidates by, exactly rounded: ``value``, times
+        the weights that options add (``influence``, ``progress_weight``; none by default).
     progress : float
         P(the cell is safe and the board after it has a cell proved safe).
     outcomes : tuple of float
         P(safe and shows v) for v = 0..8.
     dead : bool
         The cell shows the same number in every layout where it is safe.
+    value : float or None
+        P(the cell is safe and the next decision is safe too), exactly rounded (with
+        ``next_value="blend"``, the next board's blended value in place of its safety);
+        None where ``score`` is not such a chance (a value network's estimate).
     """
 
     cell: tuple[int, int]
@@ -90,6 +95,7 @@ class Candidate:
     progress: float
     outcomes: tuple[float, ...]
     dead: bool
+    value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -457,7 +463,7 @@ class SearchSolver(Solver):
         """The best-scored of the pseudo 50/50 cells (ties: the first in reading order)."""
         scored = []
         for cell in sorted(cells):
-            key, progress, _, _, _ = self._score(obs, a, cell, 1, rng, fifty=False)
+            key, progress, *_ = self._score(obs, a, cell, 1, rng, fifty=False)
             scored.append((key, progress, cell))
         scored.sort(key=lambda x: (-x[0], -x[1]))  # stable: reading order on ties
         i, j = scored[0][2]
@@ -502,8 +508,8 @@ class SearchSolver(Solver):
         total = a.layouts
         unit = total * _UNIT * _SLACK_DEN * self._scale  # the scores' denominator (rounded once)
         out = tuple(Candidate(cell, float(p[cell]), float(Fraction(score) / unit), progress / total,
-                              tuple(c / total for c in outcomes), dead)
-                    for cell, score, progress, outcomes, dead, _ in scored)
+                              tuple(c / total for c in outcomes), dead, float(Fraction(value, unit)))
+                    for cell, score, progress, outcomes, dead, _, value in scored)
         if out[0].dead:  # a dead cell only when no living one is at least as safe
             if prune and len(picked) > 1:
                 return self.score_candidates(obs, a, rng, depth, prune=False, picked=picked)
@@ -576,16 +582,16 @@ class SearchSolver(Solver):
 
     def _score(self, obs: Observation, a: BoardAnalysis, cell, depth: int, rng, bound=None, *,
                fifty: bool = True):
-        """(score, progress, outcomes, dead, safe after) of guessing ``cell``, exactly.
+        """(score, progress, outcomes, dead, safe after, value) of guessing ``cell``, exactly.
 
-        ``score`` is an integer in units of ``1 / (a.layouts * _UNIT * _SLACK_DEN * _scale)``
+        ``value`` is an integer in units of ``1 / (a.layouts * _UNIT * _SLACK_DEN * _scale)``
         (see :func:`_units`), the same units for every cell of the position, so that
-        scores compare and sum exactly with no fraction to reduce (with ``influence``, a
-        :class:`~fractions.Fraction` in those units: the score times the cell's 50/50
-        factor); ``progress`` and the 9 ``outcomes`` are layout counts (shares of
-        ``a.layouts``); ``safe after`` marks the cells proved safe after every number
-        the cell can show. None when ``bound`` is given and the score is certain to stay
-        below it. ``fifty=False`` leaves the 50/50 factor out.
+        values compare and sum exactly with no fraction to reduce; ``score`` is the value
+        times the cell's weights (the 50/50 factor, the progress weight: then a
+        :class:`~fractions.Fraction` in those units); ``progress`` and the 9 ``outcomes``
+        are layout counts (shares of ``a.layouts``); ``safe after`` marks the cells proved
+        safe after every number the cell can show. None when ``bound`` is given and the
+        score is certain to stay below it. ``fifty=False`` leaves the 50/50 factor out.
         """
         i, j = cell
         total = a.layouts
@@ -631,26 +637,29 @@ class SearchSolver(Solver):
                 value = blended_value(a2)
             else:
                 value = full if certain else _units(_best_safety(a2))
-            score += n * value * _SLACK_DEN
             if depth > 1 and not certain and value < full:  # full: nothing is left to reveal
+                # Worth its own look-ahead's value, which is at most its best safety: that
+                # stands in for it until it is known.
+                value = _units(_best_safety(a2)) * scale
                 pending.append((n, value, board, a2))
+            score += n * value * _SLACK_DEN
             if bound is not None and (score + left) * bnum < bound * bden:
                 return None
-        # At depth 2 the next decision is worth its own look-ahead, which is at most
-        # its safety: put those values in, likeliest outcome first, while the score
-        # can still reach the bound.
+        # At depth 2 the next decision is worth its own look-ahead (its pick's value, not
+        # weighted): put those values in, likeliest outcome first, while the score can
+        # still reach the bound.
         pending.sort(key=lambda x: -x[0])
         for n, safety, board, a2 in pending:
             obs2 = Observation.from_checked(board.grid, obs.total_mines, obs.flags | a2.mines)
-            deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].score) * scale
-            score -= n * (safety - deeper) * _SLACK_DEN
+            deeper = _units(self.score_candidates(obs2, a2, rng, depth - 1)[0].value) * scale
+            score -= n * (safety - min(deeper, safety)) * _SLACK_DEN
             if bound is not None and score * bnum < bound * bden:
                 return None
         dead = sum(c > 0 for c in counts) == 1
         if self.progress_weight:  # the 50/50 factor times 1 + progress / (1000 layouts)
             fnum, fden = fnum * (1000 * total + progress), fden * 1000 * total
         key = score if fden == 1 else Fraction(score * fnum, fden)
-        return key, progress, counts, dead, common
+        return key, progress, counts, dead, common, score
 
     def _dominated(self, obs: Observation, a: BoardAnalysis, picked, scored: list) -> list:
         """``scored`` (best first) with the pick's place taken by the first candidate that is safe in
