@@ -4,9 +4,10 @@ Every variant of :data:`VARIANTS` is :class:`~nnsweeper.solvers.SearchSolver` (f
 click in the corner, safe first click) with one guessing option on (``all``: every
 one of the published solver's; ``deep``: the two-step look-ahead on the two best
 candidates; ``big_endgame``: the exact endgame on 4 times the layouts, with the published
-solver's node budget; ``fast``: ``all`` less its two slowest options, with ``deep``), played on the same games as ``search`` as it is, on expert and intermediate,
-from base seed :data:`SEED` (kept apart from the records' 2026, on which the chosen
-options are finally measured). The games go to one store,
+solver's node budget; ``fast``: ``all`` less its two slowest options, with ``deep``), played
+on the same games as ``search`` as it is, on expert and intermediate, from base seed
+:data:`SEED` (kept apart from the records' 2026, on which the chosen options are finally
+measured). The games go to one store,
 ``eval/results/search_ablation.games`` (committed, so a run continues where it stopped,
 on this machine or another with the same code), and the table to
 ``eval/results/search_ablation.{json,md}``: each variant's win rate, its paired
