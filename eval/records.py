@@ -14,12 +14,14 @@ no table before these used::
     python eval/records.py --status                 # games recorded so far, per run
     python eval/records.py record_expert_models --replay gnn,hybrid-gnn   # new weights
     python eval/records.py compare --replay cnn,gnn,hybrid-cnn,hybrid-gnn  # the compare tables too
+    python eval/records.py expert_corner --replay search --keep-as search-1   # a changed solver
 
 ``--replay`` plays some solvers of a finished run again on its games (after new bundled
 weights, say), in a store of its own (``eval/results/replay/NAME.games``, which continues
 after a kill like the others), then puts their rows in place of the old ones in the run's
 table (:meth:`~nnsweeper.evaluation.EvalTable.replace`), paired game by game with the
-solvers that were not played again.
+solvers that were not played again. With ``--keep-as NAME`` the old rows stay too, under
+that name, so that the table pairs a changed solver with what it was.
 
 ``docs/results.md`` (``eval/results_page.py``, part of ``make figures``) reads the
 tables these runs write, and the progress of the unfinished ones.
@@ -106,18 +108,30 @@ RECORDS = (
 )
 
 
-def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[str, ...]) -> int:
+def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[str, ...],
+           keep_as: str | None = None) -> int:
     """Play ``solvers`` of each chosen finished run again on its games and replace their rows in
-    its table (json, csv and figure); 2 where a run is unfinished or lacks a solver."""
+    its table (json, csv and figure); 2 where a run is unfinished or lacks a solver.
+
+    ``keep_as`` (one solver only): keep the old rows too, under this name, paired with the
+    new ones (the gap a changed solver made, game by game)."""
     from nnsweeper.cli import main as nnsweeper
     from nnsweeper.evaluation import EvalTable
 
     names = [s for s in solvers.split(",") if s]
+    if keep_as is not None and len(names) != 1:
+        print(f"--keep-as names the old rows of one solver; got {len(names)} solvers to replay",
+              file=sys.stderr)
+        return 2
     for r in chosen:
         absent = [s for s in names if s not in r.solvers]
         if not r.table.exists() or absent:
             why = "it is not finished" if not r.table.exists() else f"it has no solver {absent[0]!r}"
             print(f"cannot replay {r.name}: {why}", file=sys.stderr)
+            return 2
+        if keep_as is not None and keep_as in EvalTable.from_json(r.table).solvers:
+            print(f"cannot keep {names[0]}'s rows of {r.name} as {keep_as!r}: the table has that solver "
+                  "already", file=sys.stderr)
             return 2
     for r in chosen:
         out = RESULTS / "replay" / r.name
@@ -131,13 +145,16 @@ def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[st
         code = nnsweeper(command)
         if code:
             return code
-        table = EvalTable.from_json(r.table).replace(EvalTable.from_json(out.with_suffix(".json")))
+        table, again = EvalTable.from_json(r.table), EvalTable.from_json(out.with_suffix(".json"))
+        table = table.renamed(names[0], keep_as).merge(again) if keep_as else table.replace(again)
         table.to_json(r.table)
         table.to_csv(r.table.with_suffix(".csv"))
         code = nnsweeper(["plot", os.path.relpath(r.table)])
         if code:
             return code
-        print(f"{r.name}: rows of {', '.join(names)} replaced ({os.path.relpath(r.table)})", file=sys.stderr)
+        kept = f", the old ones kept as {keep_as}" if keep_as else ""
+        print(f"{r.name}: rows of {', '.join(names)} replaced{kept} ({os.path.relpath(r.table)})",
+              file=sys.stderr)
     return 0
 
 
@@ -164,7 +181,12 @@ def main(argv=None) -> int:
     parser.add_argument("--replay", default=None, metavar="SOLVERS",
                         help="play these solvers (comma-separated) of the finished runs again and put "
                         "their rows in place of the old ones in the runs' tables")
+    parser.add_argument("--keep-as", default=None, metavar="NAME",
+                        help="with --replay of one solver: keep its old rows under this name, paired "
+                        "with the new ones")
     args = parser.parse_args(argv)
+    if args.keep_as is not None and args.replay is None:
+        parser.error("--keep-as goes with --replay")
     chosen = [r for r in RECORDS if args.only in r.name]
     if not chosen and not (args.replay and any(args.only in t.name for t in TABLES)):
         names = ", ".join(r.name for r in RECORDS)
@@ -180,7 +202,7 @@ def main(argv=None) -> int:
                   for x in (k, v))
     if args.replay is not None:
         chosen += [t for t in TABLES if args.only in t.name] if args.only else []
-        return replay(chosen, args.replay, None if args.backend else args.jobs, extra)
+        return replay(chosen, args.replay, None if args.backend else args.jobs, extra, args.keep_as)
     for r in chosen:
         if r.table.exists() and not args.again:
             print(f"== {r.name}: finished ({r.table.relative_to(ROOT)}); --again runs it again",

@@ -749,3 +749,26 @@ def test_replace_puts_a_solver_played_again_in_place_of_its_rows():
     for mines, rules in (([3], {}), ([3, 6], {"first_click": "zero"})):
         with pytest.raises(ValueError, match="needs the same configurations"):
             table.replace(evaluate(["single_point"], mines, rows=5, cols=5, trials=20, **rules))
+
+
+def test_renamed_keeps_a_solvers_rows_under_another_name_to_pair_with_it_played_again():
+    table = evaluate(["csp", "single_point"], [3, 6], rows=5, cols=5, trials=20)
+    kept = table.renamed("single_point", "single_point-1")
+    assert kept.solvers == ["csp", "single_point-1"] and table.solvers == ["csp", "single_point"]
+    assert [r["outcomes"] for r in kept.select(solver="single_point-1")] == \
+        [r["outcomes"] for r in table.select(solver="single_point")]
+    assert kept.metadata["solvers"]["single_point-1"] == table.metadata["solvers"]["single_point"]
+    assert "single_point" not in kept.metadata["solvers"]
+    again = evaluate({"single_point": SinglePointSolver(start="corner")}, [3, 6], rows=5, cols=5, trials=20)
+    both = kept.merge(again)
+    gaps = both.difference("single_point", "single_point-1")
+    direct = evaluate({"old": SinglePointSolver(), "single_point": SinglePointSolver(start="corner")},
+                      [3, 6], rows=5, cols=5, trials=20).difference("single_point", "old")
+    assert [(g["difference"], g["ci_low"], g["paired"]) for g in gaps] == \
+        [(g["difference"], g["ci_low"], g["paired"]) for g in direct]
+    with pytest.raises(ValueError, match="old must be one of csp, single_point; got 'search'"):
+        table.renamed("search", "search-1")
+    with pytest.raises(ValueError, match="'csp' is already a solver of this table"):
+        table.renamed("single_point", "csp")
+    with pytest.raises(ValueError, match="'' is not a solver name"):
+        table.renamed("single_point", "")

@@ -171,6 +171,20 @@ def test_records_replay_puts_solvers_played_again_in_the_finished_table(monkeypa
     assert "--solvers single_point" in after.metadata["replaced"][0]["command"]
     assert (results / "replay" / "r.games").is_dir() and (results / "r.png").is_file()
     assert all(g["paired"] for g in after.difference("single_point"))
+    # --keep-as: the old rows stay beside the new ones, under another name, paired with them.
+    assert records.main(["--replay", "csp,single_point", "--keep-as", "old"]) == 2
+    assert "--keep-as names the old rows of one solver; got 2" in capsys.readouterr().err
+    assert records.main(["--replay", "single_point", "--keep-as", "csp"]) == 2
+    assert "the table has that solver already" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        records.main(["--keep-as", "old"])
+    assert records.main(["--replay", "single_point", "--keep-as", "single_point-old", "--jobs", "1"]) == 0
+    kept = EvalTable.from_json(results / "r.json")
+    assert kept.solvers == ["csp", "single_point-old", "single_point"]
+    assert [r["outcomes"] for r in kept.select(solver="single_point-old")] == \
+        [r["outcomes"] for r in before.select(solver="single_point")]
+    assert kept.metadata["solvers"]["single_point-old"] == before.metadata["solvers"]["single_point"]
+    assert all(g["paired"] and g["difference"] == 0 for g in kept.difference("single_point", "single_point-old"))
 
 
 def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch, tmp_path):

@@ -382,6 +382,28 @@ class EvalTable:
             "solvers": other.solvers}]
         return EvalTable([*self.rows, *other.rows], meta)
 
+    def renamed(self, old: str, new: str) -> EvalTable:
+        """This table with solver ``old`` called ``new`` (its rows, description and weights).
+
+        Keeps a solver's rows beside those of the same name played again (see
+        :meth:`replace`): the rows stay paired game by game with the others.
+
+        Raises
+        ------
+        ValueError
+            ``old`` not in the table, or ``new`` already in it or empty.
+        """
+        self._check_solver("old", old)
+        if not isinstance(new, str) or not new or new in self.solvers:
+            why = "is already a solver of this table" if new in self.solvers else "is not a solver name"
+            raise ValueError(f"cannot rename {old!r} to {new!r}: {new!r} {why}")
+        rows = [{**r, "solver": new} if r["solver"] == old else r for r in self.rows]
+        meta = dict(self.metadata)
+        for key in ("solvers", "weights"):
+            if old in (self.metadata.get(key) or {}):
+                meta[key] = {(new if k == old else k): v for k, v in self.metadata[key].items()}
+        return EvalTable(rows, meta)
+
     def replace(self, other: EvalTable) -> EvalTable:
         """This table with the rows of ``other``'s solvers in place of its own rows of them.
 
