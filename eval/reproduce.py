@@ -34,7 +34,8 @@ def recorded_solver(name: str, description: str):
 
     The recorded text is ``ClassName(option=value, ...)``; options equal to the
     solver's defaults are left to it, the others are passed (options a solver prints
-    only when they are set, too). The rebuilt solver must
+    only when they are set, too; an option absent from the record that the solver prints
+    only when it differs from its ``UNSET`` value is given that value). The rebuilt solver must
     print as recorded, so an option that changed meaning is caught here.
     """
     try:
@@ -51,6 +52,10 @@ def recorded_solver(name: str, description: str):
         raise ValueError(f"solver {name!r} of the table is not in the registry ({', '.join(SOLVERS)})")
     default = get_solver(name).options()  # an option a solver shows only when set is absent here
     given = {k: v for k, v in recorded.items() if k not in default or default[k] != v}
+    # An option a solver prints only when it differs from its value before it was an option
+    # (the class's UNSET): absent from the record, it had that value.
+    unset = getattr(type(get_solver(name)), "UNSET", {})
+    given.update({k: v for k, v in unset.items() if k not in recorded})
     try:
         solver = get_solver(name, **given)
     except ValueError as e:

@@ -1,17 +1,19 @@
 """What each guessing element of ``search`` is worth: paired games with one option on at a time.
 
 Every variant of :data:`VARIANTS` is :class:`~nnsweeper.solvers.SearchSolver` (first
-click in the corner, safe first click) with one guessing option on (``all``: every
-one of the published solver's; ``deep``: the two-step look-ahead on the two best
-candidates; ``big_endgame``: the exact endgame on 4 times the layouts, with the published
-solver's node budget; ``fast``: ``all`` less its two slowest options, with ``deep``), played
-on the same games as ``search`` as it is, on expert and intermediate, from base seed
-:data:`SEED` (kept apart from the records' 2026, on which the chosen options are finally
-measured). The games go to one store,
-``eval/results/search_ablation.games`` (committed, so a run continues where it stopped,
-on this machine or another with the same code), and the table to
-``eval/results/search_ablation.{json,md}``: each variant's win rate, its paired
-difference from ``search`` with its 95% interval, and its mean time per game::
+click in the corner, safe first click) with the options of its first version
+(:data:`~nnsweeper.solvers.search.V1`, the reference, ``search-v1``) and one guessing
+option on (``all``: every one of the published solver's; ``deep``: the two-step
+look-ahead on the two best candidates; ``big_endgame``: the exact endgame on 4 times the
+layouts, with the published solver's node budget; ``fast``: ``all`` less its two slowest
+options, with ``deep``), and ``search`` as it ships (the combination its defaults
+chose), played on the same games, on expert and intermediate, from base seed
+:data:`SEED` (kept apart from the records' 2026, on which ``search`` is finally
+measured). The games go to one store, ``eval/results/search_ablation.games``
+(committed, so a run continues where it stopped, on this machine or another with the
+same code), and the table to ``eval/results/search_ablation.{json,md}``: each
+variant's win rate, its paired difference from ``search-v1`` with its 95% interval,
+and its mean time per game::
 
     python eval/search_ablation.py                       # every variant, --trials games per board
     python eval/search_ablation.py blend pseudo --trials 20000 --jobs 2
@@ -36,9 +38,9 @@ TABLE = RESULTS / "search_ablation.json"
 SEED = 4343
 TRIALS = 100_000
 BOARDS = ("expert", "intermediate")
-#: Each variant's options on top of search's defaults.
-VARIANTS: dict[str, dict] = {
-    "search": {},
+#: Each variant's options on top of the first version's (``V1``); ``search``: as it ships.
+VARIANTS: dict[str, dict | None] = {
+    "v1": {},
     "blend": {"next_value": "blend"},
     "pseudo": {"pseudo": True},
     "influence": {"influence": True},
@@ -57,46 +59,70 @@ VARIANTS: dict[str, dict] = {
     # candidates), with the two-step look-ahead on the two best candidates.
     "fast": {"next_value": "blend", "pseudo": True, "dominance": True, "endgame_density": 250,
              "isolated": True, "defer_dead": True, "progress_weight": True, "depth": 2, "deep_top": 2},
+    "search": None,
 }
+REFERENCE = "search-v1"
 
 
 def solver_name(variant: str) -> str:
-    return "search" if variant == "search" else f"search+{variant}"
+    return {"v1": REFERENCE, "search": "search"}.get(variant, f"{REFERENCE}+{variant}")
+
+
+def solver(variant: str):
+    """The variant's solver: ``V1`` and its options, or ``search`` as it ships."""
+    from nnsweeper.solvers import SearchSolver
+    from nnsweeper.solvers.search import V1
+
+    options = VARIANTS[variant]
+    if options is None:
+        return SearchSolver(start="corner")
+    return SearchSolver(start="corner", **{**V1, **options})
 
 
 def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
-    """Play the variants (and ``search``, their reference) on ``boards``; their table."""
+    """Play the variants (and ``v1``, their reference) on ``boards``; their table."""
     from nnsweeper.evaluation import evaluate
-    from nnsweeper.solvers import SearchSolver
 
-    names = ["search", *(v for v in variants if v != "search")]
-    solvers = {solver_name(v): SearchSolver(start="corner", **VARIANTS[v]) for v in names}
+    names = ["v1", *(v for v in variants if v != "v1")]
+    solvers = {solver_name(v): solver(v) for v in names}
     return evaluate(solvers, boards=list(boards), trials=trials, base_seed=SEED, first_click="safe",
                     n_jobs=jobs, store=STORE, progress=True)
 
 
+def _shipped() -> dict:
+    """The options in which ``search`` as it ships differs from ``V1``."""
+    from nnsweeper.solvers.search import V1
+
+    shipped = solver("search")
+    return {k: getattr(shipped, k) for k in V1 if getattr(shipped, k) != V1[k]}
+
+
 def markdown(table) -> str:
     """The table: per board, each variant's win rate and paired gap to ``search``."""
-    out = [f"Each guessing option of `search` alone (`all`: every one), paired with `search` as it is on "
-           f"the same games (first click in the corner, safe first click, base seed {SEED}); made by "
+    out = [f"Each guessing option of `search` alone on top of its first version's options (`v1`; `all`: "
+           "every one of the published solver's), and `search` as it ships, paired with `v1` on the same "
+           f"games (first click in the corner, safe first click, base seed {SEED}); made by "
            "`python eval/search_ablation.py`. Gaps in percentage points with paired 95% intervals; time: "
            "mean seconds per game of one worker.", ""]
     for board in table.boards:
         rows = table.select(board=board)
         games = rows[0]["games"]
         out += [f"### {board} ({games:,} games per variant)", "",
-                "| variant | options | win rate | - search | time per game |",
+                "| variant | options | win rate | - v1 | time per game |",
                 "| --- | --- | ---: | ---: | ---: |"]
         by_name = {r["solver"]: r for r in rows}
         for variant, options in VARIANTS.items():
             r = by_name.get(solver_name(variant))
             if r is None:
                 continue
-            opts = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "as it is"
-            if variant == "search":
+            if options is None:
+                opts = "as it ships: " + ", ".join(f"{k}={v!r}" for k, v in _shipped().items())
+            else:
+                opts = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "the first version's"
+            if variant == "v1":
                 gap = "reference"
             else:
-                d = table.difference(r["solver"], "search", board=board)[0]
+                d = table.difference(r["solver"], REFERENCE, board=board)[0]
                 gap = (f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to "
                        f"{100 * d['ci_high']:+.2f})")
             out.append(f"| {variant} | {opts} | {100 * r['win_rate']:.2f}% | {gap} | "

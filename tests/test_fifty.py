@@ -22,7 +22,12 @@ from nnsweeper.solvers.fifty import (
     pattern_at,
     pseudo_fifty_fifty,
 )
-from nnsweeper.solvers.search import BLEND, blended_value, living_cells
+from nnsweeper.solvers.search import BLEND, V1, blended_value, living_cells
+
+
+def v1(**options):
+    """The search solver with the options of its first version (:data:`V1`), and ``options``."""
+    return SearchSolver(**{**V1, **options})
 
 
 def _guess_positions(n, rows=8, cols=8, mines=12, most=100_000):
@@ -219,7 +224,7 @@ def _blend_by_hand(a) -> Fraction:
 
 
 def test_blended_look_ahead_scores_are_exact():
-    solver = SearchSolver(start="corner", endgame=0, forced=False, next_value="blend")
+    solver = v1(start="corner", endgame=0, forced=False, next_value="blend")
     for obs in POSITIONS[:15]:
         a = analyze(obs)
         for c in solver.score_candidates(obs, a, np.random.default_rng(0), prune=False):

@@ -542,20 +542,26 @@ def test_search_ablation_pairs_each_option_with_search(monkeypatch, tmp_path, ca
     mod = _module("eval/search_ablation.py")
     monkeypatch.setattr(mod, "STORE", tmp_path / "ablation.games")
     monkeypatch.setattr(mod, "TABLE", tmp_path / "ablation.json")
-    assert mod.main(["blend", "--trials", "6", "--board", "intermediate"]) == 0
+    assert mod.main(["blend", "search", "--trials", "6", "--board", "intermediate"]) == 0
     table = EvalTable.from_json(tmp_path / "ablation.json")
-    assert table.solvers == ["search", "search+blend"] and table.boards == ["intermediate"]
+    assert table.solvers == ["search-v1", "search-v1+blend", "search"] and table.boards == ["intermediate"]
     assert all(r["base_seed"] == mod.SEED and r["games"] == 6 for r in table)
+    # The reference plays as the first version did, the shipped one with today's defaults.
+    assert "candidates=8, margin=0.1, interior=2, endgame=1000, node_limit=20000, forced=True, " \
+           "tie_break='prob_zero')" in table.metadata["solvers"]["search-v1"]
+    assert "next_value='blend', spread=True" in table.metadata["solvers"]["search"]
     text = (tmp_path / "ablation.md").read_text()
-    assert "| search | as it is |" in text and "| blend | next_value='blend' |" in text
-    d = table.difference("search+blend", "search")[0]
+    assert "| v1 | the first version's |" in text and "| blend | next_value='blend' |" in text
+    shipped = "| search | as it ships: candidates=None, endgame=2000, node_limit=100000, next_value='blend'"
+    assert shipped in text
+    d = table.difference("search-v1+blend", "search-v1")[0]
     assert f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to" in text
     # Played again: every game comes from the store.
-    assert mod.main(["blend", "--trials", "6", "--board", "intermediate"]) == 0
+    assert mod.main(["blend", "search", "--trials", "6", "--board", "intermediate"]) == 0
     again = EvalTable.from_json(tmp_path / "ablation.json")
     assert [r["outcomes"] for r in again] == [r["outcomes"] for r in table]
     capsys.readouterr()
     assert mod.main(["--status"]) == 0
-    assert "search+blend-16x16x40: 6 games" in capsys.readouterr().out
+    assert "search-v1+blend-16x16x40: 6 games" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         mod.main(["nosuch"])

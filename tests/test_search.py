@@ -15,6 +15,12 @@ from nnsweeper.grid import neighbour_sum
 from nnsweeper.observation import Observation
 from nnsweeper.solvers import GUESS_KINDS, MOVE_KINDS, SearchSolver, forced_guess, get_solver
 from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
+from nnsweeper.solvers.search import V1
+
+
+def v1(**options):
+    """The search solver with the options of its first version (:data:`V1`), and ``options``."""
+    return SearchSolver(**{**V1, **options})
 
 
 def _layouts_by_brute_force(grid, mines, flags):
@@ -147,7 +153,7 @@ def _positions(solver, n, rows=9, cols=9, mines=10, start="corner"):
 
 
 def test_look_ahead_scores_are_the_exact_outcome_distributions():
-    solver = SearchSolver(start="corner", endgame=0, forced=False, depth=1)
+    solver = v1(start="corner", endgame=0, forced=False, depth=1)
     positions = _positions(solver, 12, 16, 16, 40)[:12]
     assert positions
     for obs in positions:
@@ -179,8 +185,8 @@ def test_look_ahead_scores_are_the_exact_outcome_distributions():
 
 
 def test_depth_two_values_the_next_guess_by_its_own_look_ahead():
-    deep = SearchSolver(start="corner", endgame=0, forced=False, depth=2)
-    shallow = SearchSolver(start="corner", endgame=0, forced=False)
+    deep = v1(start="corner", endgame=0, forced=False, depth=2)
+    shallow = v1(start="corner", endgame=0, forced=False)
     assert shallow.depth == 1
     positions = _positions(shallow, 6, 9, 9, 10)[:6]
     assert positions
@@ -203,7 +209,7 @@ def test_depth_two_values_the_next_guess_by_its_own_look_ahead():
                 score += Fraction(after.layouts, a.layouts) * nxt
             assert c.score == float(score)
         # Above deep_cells covered cells the look-ahead stays at depth 1.
-        flat = SearchSolver(start="corner", endgame=0, forced=False, depth=2,
+        flat = v1(start="corner", endgame=0, forced=False, depth=2,
                             deep_cells=int((obs.grid < 0).sum()) - 1)
         assert flat.score_candidates(obs, a, np.random.default_rng(0)) == \
             shallow.score_candidates(obs, a, np.random.default_rng(0))
@@ -282,8 +288,8 @@ def test_suggest_move_shows_the_search_choice_and_its_candidates():
 
 
 def test_defer_dead_plays_a_living_candidate_however_much_safer_the_dead_one_is():
-    base = SearchSolver(start="corner", endgame=0, forced=False)
-    defer = SearchSolver(start="corner", endgame=0, forced=False, defer_dead=True)
+    base = v1(start="corner", endgame=0, forced=False)
+    defer = v1(start="corner", endgame=0, forced=False, defer_dead=True)
     assert defer.options()["defer_dead"] is True and "defer_dead" not in base.options()
     # An expert position (seeded game 978, its ninth guess) where the safest candidate is dead.
     positions = []
@@ -304,8 +310,8 @@ def test_defer_dead_plays_a_living_candidate_however_much_safer_the_dead_one_is(
 
 
 def test_progress_weight_multiplies_each_score_by_one_plus_a_thousandth_of_its_progress():
-    plain = SearchSolver(start="corner", endgame=0, forced=False)
-    weighted = SearchSolver(start="corner", endgame=0, forced=False, progress_weight=True)
+    plain = v1(start="corner", endgame=0, forced=False)
+    weighted = v1(start="corner", endgame=0, forced=False, progress_weight=True)
     positions = _positions(plain, 8, 16, 16, 40)[:10]
     assert positions
     differ = 0
@@ -324,16 +330,16 @@ def test_progress_weight_multiplies_each_score_by_one_plus_a_thousandth_of_its_p
             assert all((c.score, c.progress) <= top for c in cands if not c.dead)
         differ += cands[0].cell != plain.score_candidates(obs, a, np.random.default_rng(0))[0].cell
         # With the 50/50 factor too, pruning keeps the pick (its bounds allow for both factors).
-        both = SearchSolver(start="corner", endgame=0, forced=False, progress_weight=True, influence=True)
+        both = v1(start="corner", endgame=0, forced=False, progress_weight=True, influence=True)
         assert both.score_candidates(obs, a, np.random.default_rng(0))[0].cell == \
             both.score_candidates(obs, a, np.random.default_rng(0), prune=False)[0].cell
     assert differ < len(positions)  # a thousandth moves few picks
 
 
 def test_deep_top_scores_only_the_best_depth_one_candidates_at_depth_two():
-    shallow = SearchSolver(start="corner", endgame=0, forced=False)
-    deep = SearchSolver(start="corner", endgame=0, forced=False, depth=2)
-    top = SearchSolver(start="corner", endgame=0, forced=False, depth=2, deep_top=2)
+    shallow = v1(start="corner", endgame=0, forced=False)
+    deep = v1(start="corner", endgame=0, forced=False, depth=2)
+    top = v1(start="corner", endgame=0, forced=False, depth=2, deep_top=2)
     assert top.options()["deep_top"] == 2 and "deep_top" not in deep.options()
     positions = _positions(shallow, 6, 9, 9, 10)[:6]
     assert positions
@@ -355,9 +361,9 @@ def test_deep_top_scores_only_the_best_depth_one_candidates_at_depth_two():
 def test_depth_two_values_the_next_board_by_its_picks_unweighted_value_and_prunes_soundly(options):
     # The next board is worth its best guess's value (a chance), not its weighted score, and
     # what stands in for it while it is unknown is never below it: pruning keeps the pick.
-    one = SearchSolver(start="corner", endgame=0, forced=False, **options)
-    two = SearchSolver(start="corner", endgame=0, forced=False, depth=2, **options)
-    positions = _positions(SearchSolver(start="corner", endgame=0, forced=False), 6, 9, 9, 10)[:8]
+    one = v1(start="corner", endgame=0, forced=False, **options)
+    two = v1(start="corner", endgame=0, forced=False, depth=2, **options)
+    positions = _positions(v1(start="corner", endgame=0, forced=False), 6, 9, 9, 10)[:8]
     assert positions
     for obs in positions:
         a = analyze(obs)
@@ -370,3 +376,28 @@ def test_depth_two_values_the_next_board_by_its_picks_unweighted_value_and_prune
             assert c.value <= 1 - c.probability + 1e-12  # a chance of surviving this guess and more
             if not options.get("next_value"):  # the deeper look-ahead can only lower the next board's worth
                 assert c.value <= shallow[c.cell].value + 1e-12
+
+
+def test_defaults_are_the_measured_combination_and_v1_prints_as_the_first_version_did():
+    s = SearchSolver(start="corner")
+    chosen = {"next_value": "blend", "spread": True, "candidates": None, "interior_margin": 0.05,
+              "endgame": 2000, "endgame_density": 250, "node_limit": 100_000, "defer_dead": True,
+              "progress_weight": True}
+    assert {k: getattr(s, k) for k in chosen} == chosen
+    assert not (s.pseudo or s.influence or s.dominance or s.isolated) and s.depth == 1
+    # The first version's record (as the committed record tables hold it) rebuilds as V1.
+    assert repr(v1(start="corner")) == (
+        "SearchSolver(start='corner', depth=1, candidates=8, margin=0.1, interior=2, endgame=1000, "
+        "node_limit=20000, forced=True, tie_break='prob_zero')")
+    assert set(V1) <= set(s.options()) | set(SearchSolver.UNSET)
+    # What the defaults print names every option that differs from its value before it was one.
+    shown = s.options()
+    assert all(shown[k] == getattr(s, k) for k, unset in SearchSolver.UNSET.items()
+               if k != "deep_top" and getattr(s, k) != unset)
+    deep = get_solver("search-deep")
+    assert deep.depth == 2 and deep.deep_top == 2
+    # The defaults and V1 play differently on some expert games, and each wins some.
+    rng_games = [(ns.MinesweeperEnv(16, 30, 99, seed=900 + k), k) for k in range(12)]
+    moves = [[m.cell for m in solver.play(env, np.random.default_rng(k)).moves]
+             for env, k in rng_games for solver in (s, v1(start="corner"))]
+    assert any(moves[2 * k] != moves[2 * k + 1] for k in range(12))

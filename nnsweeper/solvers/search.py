@@ -5,28 +5,32 @@ Each turn, in this order:
 1. **Certain moves**, as :class:`~nnsweeper.solvers.csp.CSPSolver` makes them: the
    local single-point rules, else every cell the exact engine proves safe.
 2. **Endgame** (kind ``"endgame"``): when at most ``endgame`` mine layouts fit the
-   board, they are enumerated and the game tree is searched exactly
-   (:mod:`nnsweeper.solvers.endgame`); the move maximises the probability of winning
-   the whole game. With ``isolated``, an area that is a game of its own is searched
-   the same way.
+   board (or a few more on a dense board: ``endgame_density``), they are enumerated
+   and the game tree is searched exactly (:mod:`nnsweeper.solvers.endgame`); the move
+   maximises the probability of winning the whole game. With ``isolated``, an area that
+   is a game of its own is searched the same way.
 3. **Forced guess** (kind ``"forced"``): two covered cells that hold exactly one mine
    between them and that no other cell can ever tell apart (every cell next to one of
    them and not the other is a known mine, or off the board) must be guessed sooner
    or later at even odds, and nothing learnt elsewhere helps; the solver takes such a
    guess at once.
 4. **Look-ahead guess** (kind ``"look-ahead"``): the cells nearly as safe as the
-   safest one (at least ``1 - margin`` times its chance of being safe, at most
-   ``candidates`` of them, a few of those away from the numbers) are scored
-   by the chance to survive this guess and the next decision: for every number ``v``
-   a candidate could show, the engine gives the exact share of layouts in which it is
-   safe and shows ``v`` and the board after it; the next decision is safe for sure
-   when that board has a cell proved safe, and otherwise as safe as its safest cell
-   (at ``depth`` 2, on boards with at most ``deep_cells`` covered cells: as good as
-   its best look-ahead guess). A candidate that would
-   show the same number in every layout (a *dead* cell: revealing it teaches
-   nothing) is never played while a living candidate at least as safe exists. Ties
-   go to the candidate more likely to be followed by a certain move (progress), then
-   to the earlier one in the ``tie_break`` order.
+   safest one (at least ``1 - margin`` times its chance of being safe; the interior
+   ones, away from the numbers, only when nearly as safe and then a few chosen by
+   where they lie: ``spread``) are scored by the chance to survive this guess and the
+   next decision: for every number ``v`` a candidate could show, the engine gives the
+   exact share of layouts in which it is safe and shows ``v`` and the board after it;
+   the board after it is worth a blend of its best and second-best safety among the
+   cells that can still teach something (``next_value``; a cell proved safe counts as
+   safe for sure), and at ``depth`` 2, on boards with at most
+   ``deep_cells`` covered cells, as much as its best look-ahead guess. Each score is
+   weighed by ``1 + progress / 1000`` (``progress``: the chance that a cell is proved
+   safe after the guess). A candidate that would show the same number in every layout
+   (a *dead* cell: revealing it teaches nothing) is never played while a living one
+   was scored (``defer_dead``). Ties go to the candidate with more progress, then to
+   the earlier one in the ``tie_break`` order. :data:`V1` holds the options of the
+   first version (the next board worth its best safety, 8 candidates, progress only on
+   ties, a dead cell played when strictly safer than every living one).
 
 Every score is a ratio of the engine's exact layout counts, summed exactly (as
 integers over one denominator per position) and rounded once, so the choices are the
@@ -49,8 +53,13 @@ from nnsweeper.solvers.endgame import Endgame, SearchBudgetExceeded
 from nnsweeper.solvers.fifty import Patterns
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
-__all__ = ["BLEND", "Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "blended_value",
+__all__ = ["BLEND", "V1", "Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "blended_value",
            "forced_guess", "living_cells"]
+
+#: The options of ``search`` before its guessing options were measured and chosen (the record
+#: runs of version 1 played with them): ``SearchSolver(**V1)`` plays as it did.
+V1 = {"candidates": 8, "endgame": 1000, "node_limit": 20000, "next_value": "best", "spread": False,
+      "interior_margin": None, "endgame_density": 0, "defer_dead": False, "progress_weight": False}
 
 # Added to a rounded probability's complement to bound the exact one from above: 1 / _SLACK_DEN.
 _SLACK_DEN = 10**12
@@ -230,15 +239,17 @@ class SearchSolver(Solver):
         Decisions the look-ahead scores: 1, this guess and the next decision's safety;
         2, the next decision as its own look-ahead, on positions with at most
         ``deep_cells`` covered cells. Depth 2 takes 5 to 7 times the time of depth 1
-        (more on dense boards); measured against depth 1 on the same games, it is
-        no better beyond noise on intermediate (-0.6 points, -1.6 to +0.4, on 5000
-        games; +0.6, -0.2 to +1.3, on 10,000 from base seed 2), +0.1 on beginner and
-        +0.3 (+0.0 to +0.5) on expert.
+        (more on dense boards); measured against depth 1 on the same games (with the
+        options of :data:`V1`), it is no better beyond noise on intermediate (-0.6
+        points, -1.6 to +0.4, on 5000 games; +0.6, -0.2 to +1.3, on 10,000 from base
+        seed 2), +0.1 on beginner and +0.3 (+0.0 to +0.5) on expert; on its two best
+        candidates only (``deep_top=2``), +0.04 (-0.08 to +0.15) on expert and +0.07
+        (-0.13 to +0.26) on intermediate (20,000 games each, ``eval/search_ablation.py``).
     deep_cells : int, default=300
         At ``depth`` 2, positions with more covered cells than this are scored at
         depth 1 (on expert, the guesses of the first few moves), to bound a game's time.
-    candidates : int or None, default=8
-        Most cells the look-ahead scores (None: no cap).
+    candidates : int or None, default=None
+        Most cells the look-ahead scores (None: no cap; 8 in ``V1``).
     margin : float, default=0.1
         Cells whose chance of being safe is at least ``1 - margin`` times the safest
         cell's are candidates.
@@ -246,24 +257,24 @@ class SearchSolver(Solver):
         Interior cells (away from the numbers) are alike but for their neighbourhood:
         the first ``interior`` of them in ``tie_break`` order, and the first
         ``interior`` of those next to a frontier cell, stand for them.
-    spread : bool, default=False
+    spread : bool, default=True
         Pick the interior candidates as the strongest published solver does instead:
         only when the interior's chance of being safe is above ``1 - interior_margin``
         times the safest cell's; then every interior cell when fewer than 30 are left,
         else those two steps straight out from a number that still has covered
         neighbours and those with two or three covered neighbours that are not known
         mines (cells boxed in, likeliest to show a useful number).
-    interior_margin : float or None, default=None
+    interior_margin : float or None, default=0.05
         With ``spread``: the interior's margin (None: ``margin``).
-    endgame : int, default=1000
+    endgame : int, default=2000
         Search the game tree exactly when at most this many layouts fit the board;
         0 turns the endgame search off.
-    endgame_density : int, default=0
+    endgame_density : int, default=250
         Search it also when ``layouts * d**3 <= endgame_density``, ``d`` the share of
         the covered cells (known mines aside) that are safe (dense boards have fewer
         ways to go on), up to ``10 * endgame`` layouts; 0 turns this off. The
         strongest published solver uses 250.
-    node_limit : int, default=20000
+    node_limit : int, default=100000
         Most positions one endgame search may expand before it gives up for the turn
         (then the look-ahead decides; the search is tried again once the layouts have
         halved).
@@ -272,7 +283,7 @@ class SearchSolver(Solver):
     tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default="prob_zero"
         The order of the candidates (see :class:`~nnsweeper.solvers.csp.CSPSolver`);
         the last word on exact ties of the look-ahead.
-    next_value : {"best", "blend"}, default="best"
+    next_value : {"best", "blend"}, default="blend"
         What the board after a guess is worth to the look-ahead: ``"best"``, 1 when a
         cell is proved safe there, else its best safety; ``"blend"``,
         :func:`blended_value` (4/5 of the best safety among the living cells and 1/5 of
@@ -298,12 +309,12 @@ class SearchSolver(Solver):
         information later). (The published solver's second rule, the cell that is the
         unique safest one after every outcome of ``t``, never applied on 323 positions
         of 9x9 and 16x16 games with each candidate as the pick: left out.)
-    defer_dead : bool, default=False
+    defer_dead : bool, default=True
         Never play a dead candidate while a living one was scored, however much safer the
         dead one is (the published solver's rule): a dead cell teaches nothing, so clicking
         it after the other guesses wins whenever clicking it first does, and also when the
         guesses show it to be a mine.
-    progress_weight : bool, default=False
+    progress_weight : bool, default=True
         Weigh each candidate's score by ``1 + progress / 1000`` (``progress``: the chance
         that it is safe and a cell is proved safe after it), as the published solver does,
         instead of using progress only to order exact ties.
@@ -318,14 +329,25 @@ class SearchSolver(Solver):
         chance of being cleared no move elsewhere changes; the smallest one with at most
         ``endgame`` layouts whose game tree the search finishes gives the move (kind
         ``"endgame"``, its ``win_probability`` the area's).
+
+    The defaults are those of the measured combination (``eval/search_ablation.py``: on
+    50,000 paired expert games it won 0.17 points more than :data:`V1`, interval +0.01 to
+    +0.33, at 1.55 times the time per game; the blended value alone is worth +0.6 to +0.8
+    on intermediate). ``SearchSolver(**V1)`` plays as ``search`` did before them.
     """
 
     name = "search"
+    #: Options printed (in :meth:`options`, so in a table's record of the solver) only when
+    #: they differ from these values, which they had before they were options: a record
+    #: that lacks one was played with this value (``eval/reproduce.py`` rebuilds it so).
+    UNSET = {"next_value": "best", "pseudo": False, "influence": False, "dominance": False, "spread": False,
+             "isolated": False, "defer_dead": False, "progress_weight": False, "interior_margin": None,
+             "endgame_density": 0, "deep_top": None}
 
-    def __init__(self, *, start="center", depth=1, candidates=8, margin=0.1, interior=2, endgame=1000,
-                 node_limit=20000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="best",
-                 pseudo=False, influence=False, dominance=False, spread=False, interior_margin=None,
-                 endgame_density=0, isolated=False, defer_dead=False, progress_weight=False,
+    def __init__(self, *, start="center", depth=1, candidates=None, margin=0.1, interior=2, endgame=2000,
+                 node_limit=100_000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="blend",
+                 pseudo=False, influence=False, dominance=False, spread=True, interior_margin=0.05,
+                 endgame_density=250, isolated=False, defer_dead=True, progress_weight=True,
                  deep_top=None):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
@@ -375,11 +397,8 @@ class SearchSolver(Solver):
         return {**super().options(), "depth": self.depth, **deep, "candidates": self.candidates,
                 "margin": self.margin, "interior": self.interior, "endgame": self.endgame,
                 "node_limit": self.node_limit, "forced": self.forced, "tie_break": self.tie_break,
-                **({"next_value": self.next_value} if self.next_value != "best" else {}),
-                **{k: True for k in ("pseudo", "influence", "dominance", "spread", "isolated", "defer_dead",
-                                     "progress_weight") if getattr(self, k)},
-                **({"interior_margin": self.interior_margin} if self.interior_margin is not None else {}),
-                **({"endgame_density": self.endgame_density} if self.endgame_density else {})}
+                **{k: getattr(self, k) for k, unset in self.UNSET.items()
+                   if k != "deep_top" and getattr(self, k) != unset}}
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -704,12 +723,13 @@ class SearchSolver(Solver):
 class DeepSearchSolver(SearchSolver):
     """:class:`SearchSolver` at ``depth=2``, registered as ``search-deep``.
 
-    The same solver with the deeper look-ahead by default, so that the command line
-    can play it beside ``search``. It is not in ``compare``'s defaults: on dense
-    boards it takes several times as long.
+    The same solver with the deeper look-ahead by default, on the two best candidates
+    of the one-step look-ahead (``deep_top=2``; every candidate at depth 2 takes about 4
+    times as long on expert), so that the command line can play it beside ``search``. It
+    is not in ``compare``'s defaults: it takes longer, for no gain measured beyond noise.
     """
 
     name = "search-deep"
 
-    def __init__(self, *, depth=2, **options):
-        super().__init__(depth=depth, **options)
+    def __init__(self, *, depth=2, deep_top=2, **options):
+        super().__init__(depth=depth, deep_top=deep_top, **options)
