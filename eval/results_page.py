@@ -276,6 +276,8 @@ def decisions_section() -> list[str]:
 SOLVER_NOTES = {
     "csp": "exact logic, then the cell of lowest exact P(mine)",
     "search": "csp's certain moves, then guesses scored by a look-ahead and an exact endgame search",
+    "search-v1": "search's first version, on the same games (the next board worth its best safety, at "
+                 "most 8 candidates, an endgame of 1000 layouts: `SearchSolver(**V1)`)",
     "value-gnn": "search with a value network (a GNN's estimate of search's chance to win from the "
                  "position after each candidate guess) scoring its look-ahead guesses",
     "hybrid-gnn": "csp's certain moves, the bundled GNN's safest cell for each guess",
