@@ -14,7 +14,7 @@ no table before these used::
     python eval/records.py --status                 # games recorded so far, per run
     python eval/records.py record_expert_models --replay gnn,hybrid-gnn   # new weights
     python eval/records.py compare --replay cnn,gnn,hybrid-cnn,hybrid-gnn  # the compare tables too
-    python eval/records.py expert_corner --replay search --keep-as search-1   # a changed solver
+    python eval/records.py expert_corner --replay search --keep-as search-v1  # a changed solver
 
 ``--replay`` plays some solvers of a finished run again on its games (after new bundled
 weights, say), in a store of its own (``eval/results/replay/NAME.games``, which continues

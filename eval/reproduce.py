@@ -50,11 +50,12 @@ def recorded_solver(name: str, description: str):
         name = next((n for n, cls in SOLVERS.items() if cls.__name__ == call.func.id), name)
     if name not in SOLVERS:
         raise ValueError(f"solver {name!r} of the table is not in the registry ({', '.join(SOLVERS)})")
-    default = get_solver(name).options()  # an option a solver shows only when set is absent here
+    plain = get_solver(name)
+    default = plain.options()  # an option a solver shows only when set is absent here
     given = {k: v for k, v in recorded.items() if k not in default or default[k] != v}
     # An option a solver prints only when it differs from its value before it was an option
     # (the class's UNSET): absent from the record, it had that value.
-    unset = getattr(type(get_solver(name)), "UNSET", {})
+    unset = getattr(type(plain), "UNSET", {})
     given.update({k: v for k, v in unset.items() if k not in recorded})
     try:
         solver = get_solver(name, **given)

@@ -98,7 +98,7 @@ def _shipped() -> dict:
 
 
 def markdown(table) -> str:
-    """The table: per board, each variant's win rate and paired gap to ``search``."""
+    """The table: per board, each variant's win rate and paired gap to ``v1``."""
     out = [f"Each guessing option of `search` alone on top of its first version's options (`v1`; `all`: "
            "every one of the published solver's), and `search` as it ships, paired with `v1` on the same "
            f"games (first click in the corner, safe first click, base seed {SEED}); made by "

@@ -56,10 +56,14 @@ from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 __all__ = ["BLEND", "V1", "Candidate", "DeepSearchSolver", "SearchChoice", "SearchSolver", "blended_value",
            "forced_guess", "living_cells"]
 
+#: The guessing options' values before they were options (:attr:`SearchSolver.UNSET`).
+_UNSET = {"next_value": "best", "pseudo": False, "influence": False, "dominance": False, "spread": False,
+          "isolated": False, "defer_dead": False, "progress_weight": False, "interior_margin": None,
+          "endgame_density": 0, "deep_top": None}
 #: The options of ``search`` before its guessing options were measured and chosen (the record
 #: runs of version 1 played with them): ``SearchSolver(**V1)`` plays as it did.
-V1 = {"candidates": 8, "endgame": 1000, "node_limit": 20000, "next_value": "best", "spread": False,
-      "interior_margin": None, "endgame_density": 0, "defer_dead": False, "progress_weight": False}
+V1 = {"candidates": 8, "endgame": 1000, "node_limit": 20000,
+      **{k: v for k, v in _UNSET.items() if k != "deep_top"}}
 
 # Added to a rounded probability's complement to bound the exact one from above: 1 / _SLACK_DEN.
 _SLACK_DEN = 10**12
@@ -340,9 +344,7 @@ class SearchSolver(Solver):
     #: Options printed (in :meth:`options`, so in a table's record of the solver) only when
     #: they differ from these values, which they had before they were options: a record
     #: that lacks one was played with this value (``eval/reproduce.py`` rebuilds it so).
-    UNSET = {"next_value": "best", "pseudo": False, "influence": False, "dominance": False, "spread": False,
-             "isolated": False, "defer_dead": False, "progress_weight": False, "interior_margin": None,
-             "endgame_density": 0, "deep_top": None}
+    UNSET = _UNSET
 
     def __init__(self, *, start="center", depth=1, candidates=None, margin=0.1, interior=2, endgame=2000,
                  node_limit=100_000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="blend",
@@ -652,15 +654,16 @@ class SearchSolver(Solver):
                 progress += n
             if self.dominance:
                 common = a2.safe if common is None else common & a2.safe
-            if blend:
+            if depth > 1 and not certain:
+                # Worth its own look-ahead's value, which is at most its best safety: that
+                # stands in for it until it is known (full: nothing is left to reveal).
+                value = _units(_best_safety(a2)) * scale
+                if value < full:
+                    pending.append((n, value, board, a2))
+            elif blend:
                 value = blended_value(a2)
             else:
                 value = full if certain else _units(_best_safety(a2))
-            if depth > 1 and not certain and value < full:  # full: nothing is left to reveal
-                # Worth its own look-ahead's value, which is at most its best safety: that
-                # stands in for it until it is known.
-                value = _units(_best_safety(a2)) * scale
-                pending.append((n, value, board, a2))
             score += n * value * _SLACK_DEN
             if bound is not None and (score + left) * bnum < bound * bden:
                 return None
