@@ -69,20 +69,46 @@ def _pp(x: float) -> str:
     return f"{100 * x:+.2f}"
 
 
+#: A solver description's ``start`` option.
+_START = re.compile(r"start=(\(\d+, \d+\)|'[^']*'|[^,)]*)")
+
+
 def _start(table) -> str:
     """Where the table's solvers click first (their ``start`` option), if they agree."""
-    starts = {m.group(1) for d in table.metadata.get("solvers", {}).values()
-              for m in [re.search(r"start=(\(\d+, \d+\)|'[^']*'|[^,)]*)", d)] if m}
+    starts = {m.group(1) for d in table.metadata.get("solvers", {}).values() for m in [_START.search(d)] if m}
     return starts.pop().strip("'") if len(starts) == 1 else "mixed"
 
 
-def _runs(table) -> str:
-    """Where and how long the table's runs played, each machine and worker count with its games.
+def _earlier(table) -> dict[str, str]:
+    """The table's solvers whose rows an earlier version played, each with its recorded description.
+
+    A solver's row is today's where the table's description of it (its options, with its
+    ``start``) and the weights it recorded are what the solver of that name is now; rows
+    kept under a name no solver has (``search-v1``) are what they say they are.
+    """
+    from nnsweeper.solvers import get_solver
+
+    out = {}
+    weights = table.metadata.get("weights") or {}
+    for name, recorded in (table.metadata.get("solvers") or {}).items():
+        try:
+            solver = get_solver(name)
+        except ValueError:  # no solver of that name today
+            continue
+        start = _START.search(recorded)
+        now = repr(solver) if start is None else _START.sub(lambda _, s=start[0]: s, repr(solver), count=1)
+        if now != recorded or (name in weights and weights[name] != solver.weights()):
+            out[name] = recorded
+    return out
+
+
+def _runs(runs: list[dict], jobs=None) -> str:
+    """Where and how long ``runs`` (a table's recorded runs) played, each machine and worker count
+    with its games.
 
     The recorded command is the last run's (each run records its own); where an earlier
-    run had another number of workers than its ``--jobs``, that is said too.
+    run had another number of workers than its ``--jobs`` (``jobs``), that is said too.
     """
-    runs = table.metadata.get("runs") or []
     if not runs:
         return "where the games were played is not recorded"
     wall = sum(r["wall_seconds"] for r in runs)
@@ -100,13 +126,33 @@ def _runs(table) -> str:
         text += "; " + "; ".join(
             f"{n} run{'s' * (n > 1)} on {where}: {games:,} games in {seconds / 3600:.2f} h"
             for where, (n, games, seconds) in places.items())
-    jobs = (table.metadata.get("arguments") or {}).get("n_jobs")
     other = sorted({r["workers"] for r in runs if r["workers"] != jobs})
     if len(runs) > 1 and isinstance(jobs, int) and jobs > 0 and other:
         text += (f"; the command, with its --jobs {jobs}, is the last run's: the runs on "
                  f"{' or '.join(map(str, other))} workers were started with another --jobs, which the "
                  "results do not depend on")
     return text
+
+
+def _later_runs(table) -> list[str]:
+    """A sentence for each run whose rows the table took in after it was made, oldest first:
+    solvers played again on the same games (:meth:`~nnsweeper.evaluation.EvalTable.replace`,
+    or :meth:`~nnsweeper.evaluation.EvalTable.merge` beside their earlier rows, renamed) or
+    added (merged)."""
+    entries = sorted(((e.get("created") or "", how, e) for how in ("replaced", "added")
+                      for e in table.metadata.get(how) or []), key=lambda t: t[0])
+    out = []
+    for created, how, entry in entries:
+        kept = entry.get("kept_as") or {}
+        verb = "were played again" if how == "replaced" or kept else "were added, played"
+        command = (entry.get("command") or "").removeprefix("nnsweeper ")
+        text = (f"The rows of {', '.join(entry.get('solvers') or [])} {verb} on the same games on "
+                f"{created[:10]} by `nnsweeper {command}`")
+        if entry.get("runs"):
+            text += f" ({_runs(entry['runs'])})"
+        text += "".join(f"; the earlier rows of {a} are kept as {b}" for a, b in kept.items())
+        out.append(text + ".")
+    return out
 
 
 def _gap_cell(s) -> str:
@@ -124,6 +170,7 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
     by_ref = {ref: summarize(table, ref) for ref in ("csp", "search") if ref in solvers}
     base = summarize(table, solvers[0])
     start = _start(table)
+    earlier = _earlier(table)
     for k, b in enumerate(base):
         rule = table.rows[0]["first_click"]
         games = "/".join(f"{g:,}" for g in b.games)
@@ -148,7 +195,8 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
             out.append(f"| {s.solver} | {s.games:,} | {s.wins:,} | {_pct(s.win_rate)} | "
                        f"{_pct(low)} to {_pct(high)} | " + " | ".join(gaps) + " |")
             if single:  # the README's headline holds the classic boards
-                heads.append({"solver": s.solver, "board": where, "rule": rule, "start": start,
+                heads.append({"solver": s.solver, "earlier": s.solver in earlier,
+                              "board": where, "rule": rule, "start": start,
                               "games": s.games, "rate": s.win_rate, "low": low, "high": high,
                               "base_seed": table.metadata.get("arguments", {}).get("base_seed")})
         out.append("")
@@ -182,8 +230,15 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
             if heads and heads[-len(b.solvers)]["solver"] == ours.solver:
                 heads[-len(b.solvers)]["peers"] = standings
             out.append("")
-        out.append(f"Made by `{table.metadata.get('command', '')}` ({_runs(table)}).")
+        runs = _runs(table.metadata.get("runs"), (table.metadata.get("arguments") or {}).get("n_jobs"))
+        out.append(f"Made by `{table.metadata.get('command', '')}` ({runs})."
+                   + "".join(f" {line}" for line in _later_runs(table)))
         out.append("")
+        for name, recorded in earlier.items():
+            out.append(f"**The rows of {name} were played by an earlier version of it** (`{recorded}`, "
+                       f"not today's options or weights): `python eval/records.py {record.name} --replay "
+                       f"{name}` plays today's on the same games.")
+            out.append("")
     return out, heads
 
 
@@ -289,6 +344,11 @@ def _where(h: dict) -> str:
     return f"{h['board']}, {h['rule']} first click at {h['start']}"
 
 
+def _shown(h: dict) -> str:
+    """A headline row's solver, said to be an earlier version where it is (:func:`_earlier`)."""
+    return h["solver"] + (" (an earlier version)" if h.get("earlier") else "")
+
+
 def readme_block(heads: list[dict]) -> str:
     """The README's headline: the records' rows grouped by games, and how they stand against the peers."""
     if not heads:
@@ -310,7 +370,7 @@ def readme_block(heads: list[dict]) -> str:
         caption += ", every solver of a board on the same games:"
         out += [caption, "", "| board, rule | solver | win rate (95% interval) |", "| --- | --- | --- |"]
         for h in rows:
-            out.append(f"| {_where(h)} | {h['solver']} | "
+            out.append(f"| {_where(h)} | {_shown(h)} | "
                        f"{_pct(h['rate'])} ({_pct(h['low'])} to {_pct(h['high'])}) |")
         out.append("")
     named = [n for n in SOLVER_NOTES if any(h["solver"] == n for h in heads)]
@@ -338,7 +398,7 @@ def _peer_line(heads: list[dict]) -> str:
         for p in h["peers"]:
             org, _, name = p["who"].rpartition(", ")  # "Tu et al., PSEQ-D256": PSEQ-D256 (Tu et al.)
             parts[p["standing"]].setdefault(f"{name} ({org})" if org else name, []).append(
-                f"on {board} ({h['solver']} {_pct(h['rate'])} against {p['theirs']:.3f}%)")
+                f"on {board} ({_shown(h)} {_pct(h['rate'])} against {p['theirs']:.3f}%)")
     games = sorted({h["games"] for h in largest.values()})
     count = " and ".join(f"{g:,}" for g in games)
 

@@ -186,6 +186,11 @@ def test_records_replay_puts_solvers_played_again_in_the_finished_table(monkeypa
     assert kept.metadata["solvers"]["single_point-old"] == before.metadata["solvers"]["single_point"]
     gaps = kept.difference("single_point", "single_point-old")
     assert all(g["paired"] and g["difference"] == 0 for g in gaps)
+    # The table says which run made the new rows, where it ran, and what the old rows are called now.
+    added = kept.metadata["added"][-1]
+    assert added["solvers"] == ["single_point"] and added["kept_as"] == {"single_point": "single_point-old"}
+    assert "--solvers single_point" in added["command"] and added["runs"][-1]["workers"] == 1
+    assert kept.metadata["replaced"][-1]["runs"][-1]["games"] == 60  # 30 trials on 2 boards
 
 
 def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch, tmp_path):
@@ -239,16 +244,33 @@ def test_results_page_says_how_the_runs_ran_and_groups_the_headline(monkeypatch,
                 "wall_seconds": seconds}
 
     # Runs on two machines: each with its games and time, and the command's --jobs is the last run's.
-    table = SimpleNamespace(metadata={"arguments": {"n_jobs": 2},
-                                      "runs": [run(16, 1_410_000, 180, "Xeon"), run(2, 590_000, 540)]})
-    assert page._runs(table) == (
+    assert page._runs([run(16, 1_410_000, 180, "Xeon"), run(2, 590_000, 540)], 2) == (
         "2 runs, 0.20 h wall time in all; 1 run on 16 workers on 16 cores (Xeon): 1,410,000 games in 0.05 h; "
         "1 run on 2 workers on 2 cores (AMD EPYC): 590,000 games in 0.15 h; the command, with its --jobs 2, "
         "is the last run's: the runs on 16 workers were started with another --jobs, which the results do "
         "not depend on")
-    one = SimpleNamespace(metadata={"arguments": {"n_jobs": 2},
-                                    "runs": [run(2, 10, 3600), run(2, 10, 3600)]})
-    assert page._runs(one) == "2 runs, 2.00 h wall time in all, on 2 workers on 2 cores (AMD EPYC)"
+    assert page._runs([run(2, 10, 3600), run(2, 10, 3600)], 2) == (
+        "2 runs, 2.00 h wall time in all, on 2 workers on 2 cores (AMD EPYC)")
+    assert page._runs([]) == "where the games were played is not recorded"
+
+    # Rows taken in later (a solver played again beside its earlier rows; one replaced), oldest first.
+    day = "2026-11-2{}T10:00:00+00:00".format
+    later = SimpleNamespace(metadata={
+        "added": [{"command": "nnsweeper eval --solvers search --out x", "created": day(7),
+                   "solvers": ["search"],
+                   "runs": [run(2, 1_000_000, 3600)], "kept_as": {"search": "search-v1"}},
+                  {"command": "eval --solvers gnn", "created": day(0), "solvers": ["gnn"]}],
+        "replaced": [{"command": "nnsweeper eval --solvers csp", "created": day(5), "solvers": ["csp"],
+                      "runs": []}]})
+    assert page._later_runs(later) == [
+        "The rows of gnn were added, played on the same games on 2026-11-20 by "
+        "`nnsweeper eval --solvers gnn`.",
+        "The rows of csp were played again on the same games on 2026-11-25 by "
+        "`nnsweeper eval --solvers csp`.",
+        "The rows of search were played again on the same games on 2026-11-27 by `nnsweeper eval --solvers "
+        "search --out x` (1 run, 1.00 h wall time in all, on 2 workers on 2 cores (AMD EPYC)); the earlier "
+        "rows of search are kept as search-v1."]
+    assert page._later_runs(SimpleNamespace(metadata={})) == []
 
     def head(solver, games, rate, board="expert 16x30/99", rule="safe", start="corner", peers=None):
         h = {"solver": solver, "board": board, "rule": rule, "start": start, "games": games, "rate": rate,
@@ -565,3 +587,28 @@ def test_search_ablation_pairs_each_option_with_search(monkeypatch, tmp_path, ca
     assert "search-v1+blend-16x16x40: 6 games" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         mod.main(["nosuch"])
+
+
+def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from nnsweeper.solvers import get_solver
+    from nnsweeper.solvers.search import V1
+
+    _, page = _records_and_page(monkeypatch, tmp_path)
+    today = repr(get_solver("search", start=(3, 3)))
+    before = repr(get_solver("search", start=(3, 3), **V1))
+    assert today != before
+    csp = repr(get_solver("csp", start="corner"))
+    table = SimpleNamespace(metadata={"solvers": {"search": before, "csp": csp, "search-v1": before}})
+    assert page._earlier(table) == {"search": before}  # search-v1 is no solver's name today
+    table.metadata["solvers"]["search"] = today
+    assert page._earlier(table) == {}
+    # The same options with other weights are an earlier version too.
+    gnn = get_solver("gnn", start="corner")
+    table = SimpleNamespace(metadata={"solvers": {"gnn": repr(gnn)}, "weights": {"gnn": gnn.weights()}})
+    assert page._earlier(table) == {}
+    table.metadata["weights"]["gnn"] = {"gnn": "0" * 64}
+    assert page._earlier(table) == {"gnn": repr(gnn)}
+    assert page._shown({"solver": "search", "earlier": True}) == "search (an earlier version)"
+    assert page._shown({"solver": "search"}) == "search"

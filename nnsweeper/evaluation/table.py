@@ -340,7 +340,7 @@ class EvalTable:
         run had played them all. The recorded arguments must agree (the number of
         worker processes aside, which changes no result). The metadata keeps this
         table's, with the solvers of both and, under ``"added"``, each added run's
-        command, date and solvers.
+        command, date, solvers and runs (where and how long it played).
 
         Raises
         ------
@@ -377,9 +377,7 @@ class EvalTable:
                              f"{theirs.get(k)!r}")
         meta = dict(self.metadata)
         meta["solvers"] = {**(self.metadata.get("solvers") or {}), **(other.metadata.get("solvers") or {})}
-        meta["added"] = [*(self.metadata.get("added") or []), {
-            "command": other.metadata.get("command"), "created": other.metadata.get("created"),
-            "solvers": other.solvers}]
+        meta["added"] = [*(self.metadata.get("added") or []), _provenance(other, other.solvers)]
         return EvalTable([*self.rows, *other.rows], meta)
 
     def renamed(self, old: str, new: str) -> EvalTable:
@@ -412,8 +410,8 @@ class EvalTable:
         configurations it has here, as many games and the same ``base_seed``, so that
         the new rows pair game by game with the others as the old ones did. The rows keep
         their places; the metadata keeps this table's, with the solvers' descriptions and
-        weights of ``other`` and, under ``"replaced"``, each replacing run's command, date
-        and solvers.
+        weights of ``other`` and, under ``"replaced"``, each replacing run's command, date,
+        solvers and runs.
 
         Raises
         ------
@@ -449,9 +447,7 @@ class EvalTable:
         if self.metadata.get("weights") or other.metadata.get("weights"):
             weights = {k: v for k, v in (self.metadata.get("weights") or {}).items() if k not in new}
             meta["weights"] = {**weights, **(other.metadata.get("weights") or {})}
-        meta["replaced"] = [*(self.metadata.get("replaced") or []), {
-            "command": other.metadata.get("command"), "created": other.metadata.get("created"),
-            "solvers": new}]
+        meta["replaced"] = [*(self.metadata.get("replaced") or []), _provenance(other, new)]
         return EvalTable(rows, meta)
 
     # ----------------------------------------------------------------- files
@@ -503,6 +499,13 @@ class EvalTable:
             return cls(rows, metadata if isinstance(metadata, dict) else None)
         except ValueError as e:
             raise ValueError(f"{path} is not an evaluation table: {e}") from None
+
+
+def _provenance(other: EvalTable, solvers: list[str]) -> dict:
+    """What a table keeps of a run whose rows it took in (:meth:`EvalTable.merge`,
+    :meth:`EvalTable.replace`): its command, date, solvers and runs."""
+    return {"command": other.metadata.get("command"), "created": other.metadata.get("created"),
+            "solvers": list(solvers), "runs": list(other.metadata.get("runs") or [])}
 
 
 def _is_nan(v) -> bool:
