@@ -335,6 +335,8 @@ SOLVER_NOTES = {
                  "most 8 candidates, an endgame of 1000 layouts: `SearchSolver(**V1)`)",
     "value-gnn": "search with a value network (a GNN's estimate of search's chance to win from the "
                  "position after each candidate guess) scoring its look-ahead guesses",
+    "value-gnn-v1": "value-gnn on the same games before search's defaults changed (search's first "
+                    "version's options, `V1`, around the same value network)",
     "hybrid-gnn": "csp's certain moves, the bundled GNN's safest cell for each guess",
     "gnn": "the bundled GNN's probabilities alone",
 }
