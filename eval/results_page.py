@@ -16,6 +16,7 @@ is written from the same tables.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -86,20 +87,30 @@ def _earlier(table) -> dict[str, str]:
     ``start``) and the weights it recorded are what the solver of that name is now; rows
     kept under a name no solver has (``search-v1``) are what they say they are.
     """
-    from nnsweeper.solvers import get_solver
-
     out = {}
     weights = table.metadata.get("weights") or {}
     for name, recorded in (table.metadata.get("solvers") or {}).items():
-        try:
-            solver = get_solver(name)
-        except ValueError:  # no solver of that name today
+        today = _today(name)
+        if today is None:  # no solver of that name today
             continue
         start = _START.search(recorded)
-        now = repr(solver) if start is None else _START.sub(lambda _, s=start[0]: s, repr(solver), count=1)
-        if now != recorded or (name in weights and weights[name] != solver.weights()):
+        now = today[0] if start is None else _START.sub(lambda _, s=start[0]: s, today[0], count=1)
+        if now != recorded or (name in weights and weights[name] != today[1]):
             out[name] = recorded
     return out
+
+
+@functools.cache
+def _today(name: str) -> tuple[str, dict] | None:
+    """The description and weights of the solver called ``name`` today (None: no such solver),
+    made once per page (a neural solver loads its model and digests its checkpoint)."""
+    from nnsweeper.solvers import get_solver
+
+    try:
+        solver = get_solver(name)
+    except ValueError:
+        return None
+    return repr(solver), solver.weights()
 
 
 def _runs(runs: list[dict], jobs=None) -> str:
