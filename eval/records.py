@@ -146,11 +146,7 @@ def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[st
         if code:
             return code
         table, again = EvalTable.from_json(r.table), EvalTable.from_json(out.with_suffix(".json"))
-        if keep_as:
-            table = table.renamed(names[0], keep_as).merge(again)
-            table.metadata["added"][-1]["kept_as"] = {names[0]: keep_as}  # said on the results page
-        else:
-            table = table.replace(again)
+        table = table.replace(again, keep_as=keep_as)
         table.to_json(r.table)
         table.to_csv(r.table.with_suffix(".csv"))
         code = nnsweeper(["plot", os.path.relpath(r.table)])

@@ -772,3 +772,28 @@ def test_renamed_keeps_a_solvers_rows_under_another_name_to_pair_with_it_played_
         table.renamed("single_point", "csp")
     with pytest.raises(ValueError, match="'' is not a solver name"):
         table.renamed("single_point", "")
+
+
+def test_replace_keeping_the_earlier_rows_pairs_a_changed_solver_with_what_it_was():
+    table = evaluate(["csp", "single_point"], [3, 6], rows=5, cols=5, trials=20)
+    again = evaluate({"single_point": SinglePointSolver(start="corner")}, [3, 6], rows=5, cols=5, trials=20)
+    both = table.replace(again, keep_as="single_point-1")
+    assert both.solvers == ["csp", "single_point-1", "single_point"]
+    assert [r["outcomes"] for r in both.select(solver="single_point-1")] == \
+        [r["outcomes"] for r in table.select(solver="single_point")]
+    assert [r["outcomes"] for r in both.select(solver="single_point")] == [r["outcomes"] for r in again]
+    assert both.metadata["added"][-1]["kept_as"] == {"single_point": "single_point-1"}
+    assert "replaced" not in both.metadata and "added" not in table.metadata
+    direct = evaluate({"old": SinglePointSolver(), "single_point": SinglePointSolver(start="corner")},
+                      [3, 6], rows=5, cols=5, trials=20).difference("single_point", "old")
+    def gaps(rows):
+        return [(g["difference"], g["ci_low"], g["paired"]) for g in rows]
+
+    assert gaps(both.difference("single_point", "single_point-1")) == gaps(direct)
+    with pytest.raises(ValueError, match="'csp' is already a solver of this table"):
+        table.replace(again, keep_as="csp")
+    two = evaluate(["csp", "single_point"], [3, 6], rows=5, cols=5, trials=20, base_seed=0)
+    with pytest.raises(ValueError, match="earlier rows of one solver; the new table plays 2"):
+        table.replace(two, keep_as="old")
+    with pytest.raises(ValueError, match="not the same games"):
+        table.replace(evaluate(["single_point"], [3, 6], rows=5, cols=5, trials=20, base_seed=1), keep_as="x")

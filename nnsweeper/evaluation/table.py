@@ -402,7 +402,7 @@ class EvalTable:
                 meta[key] = {(new if k == old else k): v for k, v in self.metadata[key].items()}
         return EvalTable(rows, meta)
 
-    def replace(self, other: EvalTable) -> EvalTable:
+    def replace(self, other: EvalTable, *, keep_as: str | None = None) -> EvalTable:
         """This table with the rows of ``other``'s solvers in place of its own rows of them.
 
         The table of a solver played again (new weights, say) on the same games: every
@@ -413,11 +413,17 @@ class EvalTable:
         weights of ``other`` and, under ``"replaced"``, each replacing run's command, date,
         solvers and runs.
 
+        With ``keep_as`` (``other`` playing one solver), the old rows stay too, under that
+        name (:meth:`renamed`), and the new ones are added after them (:meth:`merge`):
+        the table then pairs a changed solver with what it was, game by game, and the
+        ``"added"`` entry of the run says which rows were kept as what (``"kept_as"``).
+
         Raises
         ------
         ValueError
             A solver this table lacks, other configurations or other games, or
-            arguments that differ (as for :meth:`merge`).
+            arguments that differ (as for :meth:`merge`); with ``keep_as``, ``other``
+            playing more than one solver, or ``keep_as`` a solver this table has.
         """
         if not isinstance(other, EvalTable):
             raise ValueError(f"can only replace rows by another EvalTable's; got {type(other).__name__}")
@@ -437,6 +443,13 @@ class EvalTable:
                     raise ValueError(f"{name} played {games} games from base_seed {seed} on {key}; this "
                                      f"table's row there played {old[key][0]} from base_seed {old[key][1]}: "
                                      "not the same games")
+        if keep_as is not None:
+            if len(new) != 1:
+                raise ValueError(f"keep_as names the earlier rows of one solver; the new table plays "
+                                 f"{len(new)}: {', '.join(new)}")
+            merged = self.renamed(new[0], keep_as).merge(other)
+            merged.metadata["added"][-1]["kept_as"] = {new[0]: keep_as}
+            return merged
         kept = [r for r in self.rows if r["solver"] not in new]
         if kept:  # the arguments must agree, as for merge (the rows were checked above)
             EvalTable(kept, self.metadata).merge(other)
