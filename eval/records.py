@@ -11,7 +11,7 @@ no table before these used::
     python eval/records.py                          # every run, in order (all cores)
     python eval/records.py expert --jobs 16         # the runs whose name holds "expert"
     python eval/records.py --backend dask --scheduler tcp://host:8786
-    python eval/records.py --status                 # games recorded so far, per run
+    python eval/records.py --status                 # games recorded so far, per run and replay
     python eval/records.py record_expert_models --replay gnn,hybrid-gnn   # new weights
     python eval/records.py compare --replay cnn,gnn,hybrid-cnn,hybrid-gnn  # the compare tables too
     python eval/records.py expert_corner --replay search --keep-as search-v1  # a changed solver
@@ -77,13 +77,30 @@ class Record:
 
     def recorded(self) -> int:
         """Games the run's store holds so far, of the trials asked for (0 without a store)."""
-        total = 0
-        for chunk in self.store.glob("*/*.npz"):
-            if chunk.name.startswith("."):
-                continue
-            a, b = (int(x) for x in chunk.stem.split("-"))
-            total += max(0, min(b, self.trials) - a)
-        return total
+        return sum(_games(job, self.trials) for job in _jobs(self.store))
+
+    def replaying(self) -> dict[str, int]:
+        """The games of each unfinished job (solver and board) of the run's replay store
+        (``--replay``), by the job's folder name; empty when no replay is under way."""
+        store = RESULTS / "replay" / f"{self.name}.games"
+        jobs = {job.name: _games(job, self.trials) for job in _jobs(store)}
+        return {name: games for name, games in sorted(jobs.items()) if games < self.trials}
+
+
+def _jobs(store: Path) -> list[Path]:
+    """The job folders (one per solver and board) of a game store; none where it does not exist."""
+    return [p for p in store.iterdir() if p.is_dir()] if store.is_dir() else []
+
+
+def _games(job: Path, trials: int) -> int:
+    """Games of the first ``trials`` that a store's job folder holds in finished chunks."""
+    total = 0
+    for chunk in job.glob("*.npz"):
+        if chunk.name.startswith("."):  # a chunk being written
+            continue
+        a, b = (int(x) for x in chunk.stem.split("-"))
+        total += max(0, min(b, trials) - a)
+    return total
 
 
 def _eval(*args: str, trials: int, solvers: str) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
@@ -174,7 +191,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=-1, help="worker processes (default: -1, all cores)")
     parser.add_argument("--backend", default=None, help="dask or ray: run on a cluster (see docs/cluster.md)")
     parser.add_argument("--scheduler", default=None, help="with --backend dask: the scheduler's address")
-    parser.add_argument("--status", action="store_true", help="print the games recorded per run; play none")
+    parser.add_argument("--status", action="store_true",
+                        help="print the games recorded per run (and per unfinished replay); play none")
     parser.add_argument("--again", action="store_true",
                         help="run the finished records too (their tables are written again from their "
                         "stores, or their games played again where no store is kept)")
@@ -194,6 +212,8 @@ def main(argv=None) -> int:
     if args.status:
         for r in chosen:
             state = "finished" if r.table.exists() else f"{r.recorded():,} of {r.games:,} games recorded"
+            state += "".join(f"; replay under way: {job} {games:,} of {r.trials:,} games"
+                             for job, games in r.replaying().items())
             print(f"{r.name}: {state}")
         return 0
     from nnsweeper.cli import main as nnsweeper

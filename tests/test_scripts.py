@@ -143,6 +143,14 @@ def test_records_count_the_games_their_stores_hold(monkeypatch, tmp_path, capsys
     monkeypatch.setattr(records, "RECORDS", (rec,))
     assert records.main(["--status"]) == 0
     assert capsys.readouterr().out == "r: 130 of 200 games recorded\n"
+    # A replay under way (--replay search) is said beside the run's state; a finished job is not.
+    for job, b in (("search-9x9x10", 40), ("csp-9x9x10", 100)):
+        (tmp_path / "replay" / "r.games" / job).mkdir(parents=True)
+        (tmp_path / "replay" / "r.games" / job / f"{0:012d}-{b:012d}.npz").write_bytes(b"")
+    assert rec.replaying() == {"search-9x9x10": 40}
+    assert records.main(["--status"]) == 0
+    said = "r: 130 of 200 games recorded; replay under way: search-9x9x10 40 of 100 games\n"
+    assert capsys.readouterr().out == said
 
 
 def test_records_replay_puts_solvers_played_again_in_the_finished_table(monkeypatch, tmp_path, capsys):
