@@ -79,12 +79,21 @@ class Record:
         """Games the run's store holds so far, of the trials asked for (0 without a store)."""
         return sum(_games(job, self.trials) for job in _jobs(self.store))
 
+    @property
+    def replay_store(self) -> Path:
+        """Where ``--replay`` keeps the games of the solvers it plays again."""
+        return RESULTS / "replay" / f"{self.name}.games"
+
     def replaying(self) -> dict[str, int]:
         """The games of each unfinished job (solver and board) of the run's replay store
         (``--replay``), by the job's folder name; empty when no replay is under way."""
-        store = RESULTS / "replay" / f"{self.name}.games"
-        jobs = {job.name: _games(job, self.trials) for job in _jobs(store)}
+        jobs = {job.name: _games(job, self.trials) for job in _jobs(self.replay_store)}
         return {name: games for name, games in sorted(jobs.items()) if games < self.trials}
+
+    def replayed(self, solver: str) -> int:
+        """Games of ``solver`` (on every board of the run) that its replay store holds."""
+        return sum(_games(job, self.trials) for job in _jobs(self.replay_store)
+                   if job.name.rsplit("-", 1)[0] == solver)
 
 
 def _jobs(store: Path) -> list[Path]:

@@ -246,11 +246,21 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
                    + "".join(f" {line}" for line in _later_runs(table)))
         out.append("")
         for name, recorded in earlier.items():
-            out.append(f"**The rows of {name} were played by an earlier version of it** (`{recorded}`, "
-                       f"not today's options or weights): `python eval/records.py {record.name} --replay "
-                       f"{name}` plays today's on the same games.")
-            out.append("")
+            out += [_earlier_line(record, name, recorded), ""]
     return out, heads
+
+
+def _earlier_line(record: Record, name: str, recorded: str) -> str:
+    """What the page says under a record whose rows of ``name`` an earlier version played
+    (``recorded``, its description): the command that plays today's, and how far it got."""
+    text = (f"**The rows of {name} were played by an earlier version of it** (`{recorded}`, not today's "
+            f"options or weights): `python eval/records.py {record.name} --replay {name}` plays today's on "
+            "the same games")
+    played, games = record.replayed(name), record.trials * record.configurations
+    if 0 < played < games:
+        text += (f"; it is under way: {played:,} of the {games:,} games are played "
+                 "(`python eval/records.py --status`)")
+    return text + "."
 
 
 def page() -> tuple[str, list[dict]]:

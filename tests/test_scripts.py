@@ -620,3 +620,15 @@ def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp
     assert page._earlier(table) == {"gnn": repr(gnn)}
     assert page._shown({"solver": "search", "earlier": True}) == "search (an earlier version)"
     assert page._shown({"solver": "search"}) == "search"
+    # Under such rows, the command that plays today's, and how far a replay of it got.
+    rec = page.Record("r", ("eval", "--solvers", "csp,search"), 100, ("csp", "search"), configurations=2)
+    assert page._earlier_line(rec, "search", before) == (
+        f"**The rows of search were played by an earlier version of it** (`{before}`, not today's options or "
+        "weights): `python eval/records.py r --replay search` plays today's on the same games.")
+    for job, b in (("search-9x9x10", 100), ("search-16x16x40", 30), ("value-search-9x9x10", 50)):
+        (tmp_path / "replay" / "r.games" / job).mkdir(parents=True)
+        (tmp_path / "replay" / "r.games" / job / f"{0:012d}-{b:012d}.npz").write_bytes(b"")
+    assert rec.replayed("search") == 130 and rec.replayed("value-search") == 50
+    assert page._earlier_line(rec, "search", before).endswith(
+        "on the same games; it is under way: 130 of the 200 games are played "
+        "(`python eval/records.py --status`).")
