@@ -80,9 +80,15 @@ class Record:
         return sum(_games(job, self.trials) for job in _jobs(self.store))
 
     @property
+    def replay_out(self) -> Path:
+        """Where ``--replay`` writes (its ``--out``): the table of the solvers it plays again
+        (``.json``) and their games (:attr:`replay_store`)."""
+        return RESULTS / "replay" / self.name
+
+    @property
     def replay_store(self) -> Path:
         """Where ``--replay`` keeps the games of the solvers it plays again."""
-        return RESULTS / "replay" / f"{self.name}.games"
+        return self.replay_out.with_suffix(".games")
 
     def replaying(self) -> dict[str, int]:
         """The games of each unfinished job (solver and board) of the run's replay store
@@ -160,7 +166,7 @@ def replay(chosen: list[Record], solvers: str, jobs: int | None, extra: tuple[st
                   "already", file=sys.stderr)
             return 2
     for r in chosen:
-        out = RESULTS / "replay" / r.name
+        out = r.replay_out
         command = list(r.command(jobs, extra))
         command[command.index("--out") + 1] = os.path.relpath(out)
         if command[0] == "eval":
