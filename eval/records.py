@@ -30,6 +30,7 @@ tables these runs write, and the progress of the unfinished ones.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -98,13 +99,22 @@ class Record:
 
     def replayed(self, solver: str) -> int:
         """Games of ``solver`` (on every board of the run) that its replay store holds."""
-        return sum(_games(job, self.trials) for job in _jobs(self.replay_store)
-                   if job.name.rsplit("-", 1)[0] == solver)
+        return sum(_games(job, self.trials) for job in _jobs(self.replay_store) if _solver(job) == solver)
 
 
 def _jobs(store: Path) -> list[Path]:
     """The job folders (one per solver and board) of a game store; none where it does not exist."""
     return [p for p in store.iterdir() if p.is_dir()] if store.is_dir() else []
+
+
+def _solver(job: Path) -> str | None:
+    """The solver whose games a store's job folder holds, as its ``job.json`` names it (the
+    folder's own name is made safe for a file system); None where that file is missing or
+    unreadable (a folder the store has not finished opening)."""
+    try:
+        return json.loads((job / "job.json").read_text())["solver"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _games(job: Path, trials: int) -> int:

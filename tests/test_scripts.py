@@ -625,10 +625,23 @@ def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp
     assert page._earlier_line(rec, "search", before) == (
         f"**The rows of search were played by an earlier version of it** (`{before}`, not today's options or "
         "weights): `python eval/records.py r --replay search` plays today's on the same games.")
-    for job, b in (("search-9x9x10", 100), ("search-16x16x40", 30), ("value-search-9x9x10", 50)):
-        (tmp_path / "replay" / "r.games" / job).mkdir(parents=True)
-        (tmp_path / "replay" / "r.games" / job / f"{0:012d}-{b:012d}.npz").write_bytes(b"")
+    # A job's solver is the one its job.json names: a name the store must make safe for a file
+    # system (a crc suffix on the folder) counts too, and a folder without job.json not at all.
+    from nnsweeper.evaluation.games import Board
+    from nnsweeper.evaluation.store import _job_folder_name
+
+    small, mid = Board("9x9", 9, 9, 10), Board("16x16", 16, 16, 40)
+    for name, board, b in (("search", small, 100), ("search", mid, 30), ("value-search", small, 50),
+                           ("odd/name", small, 70), (None, mid, 40)):
+        job = tmp_path / "replay" / "r.games" / _job_folder_name(name or "search", board)
+        if name is None:
+            job = job.with_name(job.name + "-half-open")
+        job.mkdir(parents=True)
+        if name is not None:
+            (job / "job.json").write_text(json.dumps({"solver": name, "rows": board.rows}))
+        (job / f"{0:012d}-{b:012d}.npz").write_bytes(b"")
     assert rec.replayed("search") == 130 and rec.replayed("value-search") == 50
+    assert rec.replayed("odd/name") == 70 and rec.replayed("odd") == 0
     assert page._earlier_line(rec, "search", before).endswith(
         "on the same games; it is under way: 130 of the 200 games are played "
         "(`python eval/records.py --status`).")

@@ -444,5 +444,5 @@ def evaluation_title(table, x: str) -> str:
         where = ", ".join(dict.fromkeys(f"{r['rows']}x{r['cols']}" for r in table))
     rules = "/".join(dict.fromkeys(r["first_click"] for r in table))
     games = sorted({r["games"] for r in table})
-    count = str(games[0]) if len(games) == 1 else f"{games[0]}-{games[-1]}"
+    count = f"{games[0]:,}" if len(games) == 1 else f"{games[0]:,}-{games[-1]:,}"
     return f"{where}, {rules} first click, {count} games per point"
