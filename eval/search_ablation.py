@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
     if args.status:
-        for folder in sorted(STORE.glob("*")) if STORE.is_dir() else []:
+        for folder in sorted(p for p in STORE.iterdir() if p.is_dir()) if STORE.is_dir() else []:
             games = sum(int(c.stem.split("-")[1]) - int(c.stem.split("-")[0])
                         for c in folder.glob("*.npz") if not c.name.startswith("."))
             print(f"{folder.name}: {games:,} games")

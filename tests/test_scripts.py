@@ -592,7 +592,9 @@ def test_search_ablation_pairs_each_option_with_search(monkeypatch, tmp_path, ca
     assert [r["outcomes"] for r in again] == [r["outcomes"] for r in table]
     capsys.readouterr()
     assert mod.main(["--status"]) == 0
-    assert "search-v1+blend-16x16x40: 6 games" in capsys.readouterr().out
+    status = capsys.readouterr().out
+    assert "search-v1+blend-16x16x40: 6 games" in status
+    assert "store.json" not in status and "LOCK" not in status  # the store's files are no jobs
     with pytest.raises(SystemExit):
         mod.main(["nosuch"])
 
