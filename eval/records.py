@@ -30,12 +30,13 @@ tables these runs write, and the progress of the unfinished ones.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from nnsweeper.evaluation.store import held_games
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "eval" / "results"
@@ -78,7 +79,7 @@ class Record:
 
     def recorded(self) -> int:
         """Games the run's store holds so far, of the trials asked for (0 without a store)."""
-        return sum(_games(job, self.trials) for job in _jobs(self.store))
+        return sum(games for _, games in held_games(self.store, self.trials).values())
 
     @property
     def replay_out(self) -> Path:
@@ -94,38 +95,13 @@ class Record:
     def replaying(self) -> dict[str, int]:
         """The games of each unfinished job (solver and board) of the run's replay store
         (``--replay``), by the job's folder name; empty when no replay is under way."""
-        jobs = {job.name: _games(job, self.trials) for job in _jobs(self.replay_store)}
-        return {name: games for name, games in sorted(jobs.items()) if games < self.trials}
+        return {name: games for name, (_, games) in held_games(self.replay_store, self.trials).items()
+                if games < self.trials}
 
     def replayed(self, solver: str) -> int:
         """Games of ``solver`` (on every board of the run) that its replay store holds."""
-        return sum(_games(job, self.trials) for job in _jobs(self.replay_store) if _solver(job) == solver)
-
-
-def _jobs(store: Path) -> list[Path]:
-    """The job folders (one per solver and board) of a game store; none where it does not exist."""
-    return [p for p in store.iterdir() if p.is_dir()] if store.is_dir() else []
-
-
-def _solver(job: Path) -> str | None:
-    """The solver whose games a store's job folder holds, as its ``job.json`` names it (the
-    folder's own name is made safe for a file system); None where that file is missing or
-    unreadable (a folder the store has not finished opening)."""
-    try:
-        return json.loads((job / "job.json").read_text())["solver"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _games(job: Path, trials: int) -> int:
-    """Games of the first ``trials`` that a store's job folder holds in finished chunks."""
-    total = 0
-    for chunk in job.glob("*.npz"):
-        if chunk.name.startswith("."):  # a chunk being written
-            continue
-        a, b = (int(x) for x in chunk.stem.split("-"))
-        total += max(0, min(b, trials) - a)
-    return total
+        held = held_games(self.replay_store, self.trials).values()
+        return sum(games for name, games in held if name == solver)
 
 
 def _eval(*args: str, trials: int, solvers: str) -> tuple[tuple[str, ...], int, tuple[str, ...]]:

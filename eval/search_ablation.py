@@ -146,10 +146,10 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
     if args.status:
-        for folder in sorted(p for p in STORE.iterdir() if p.is_dir()) if STORE.is_dir() else []:
-            games = sum(int(c.stem.split("-")[1]) - int(c.stem.split("-")[0])
-                        for c in folder.glob("*.npz") if not c.name.startswith("."))
-            print(f"{folder.name}: {games:,} games")
+        from nnsweeper.evaluation.store import held_games
+
+        for folder, (_, games) in held_games(STORE, args.trials).items():
+            print(f"{folder}: {games:,} games")
         return 0
     if not args.table:
         table = play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)

@@ -20,7 +20,7 @@ from nnsweeper.evaluation.rows import median_of_chunks as _median
 from nnsweeper.evaluation.rows import pack_stream as _pack_stream
 from nnsweeper.evaluation.runner import SEED_BLOCK as _SEED_BLOCK
 from nnsweeper.evaluation.runner import Seeds as _Seeds
-from nnsweeper.evaluation.store import GameStore, MemoryStore, StoreError
+from nnsweeper.evaluation.store import GameStore, MemoryStore, StoreError, held_games
 from nnsweeper.evaluation.table import pack_outcomes
 from nnsweeper.solvers import get_solver
 
@@ -174,6 +174,26 @@ def test_job_folders_are_safe_and_distinct(tmp_path):
         a = store.job("../x", ident("A"), Board("5x5", 5, 5, 3))
         b = store.job("_/x", ident("B"), Board("5x5", 5, 5, 3))
         assert a.folder.parent == b.folder.parent == tmp_path / "s" and a.folder != b.folder
+
+
+def test_held_games_counts_a_store_being_written_without_opening_it(tmp_path):
+    path = tmp_path / "s"
+    assert held_games(path, 10) == {}  # no store yet
+    with GameStore(path, base_seed=0, first_click="safe", version="1") as store:
+        odd = store.job("a/b", ident("A"), Board("5x5", 5, 5, 3))  # a name made safe: crc-suffixed folder
+        odd.write(0, results([True] * 4))
+        odd.write(2, results([False] * 5))  # overlaps games 2 and 3: each game counts once
+        odd.write(9, results([True] * 3))
+        plain = store.job("csp", ident("CSP()"), Board("5x5", 5, 5, 4))
+        plain.write(0, results([True, False]))
+        (odd.folder / ".000000000020-000000000030.npz.tmp").write_bytes(b"")  # a chunk being written
+        (path / "csp-5x5x9").mkdir()  # a job folder whose job.json is not written yet
+        # The writer holds the lock; reading what it holds takes none.
+        held = held_games(path, 10)
+        assert held == {odd.folder.name: ("a/b", 8), "csp-5x5x4": ("csp", 2), "csp-5x5x9": (None, 0)}
+        assert odd.folder.name != "a/b-5x5x3" and held_games(path, 100)[odd.folder.name] == ("a/b", 10)
+    (path / plain.folder.name / "job.json").write_text("{")  # unreadable: no solver, games still counted
+    assert held_games(path, 10)["csp-5x5x4"] == (None, 2)
 
 
 # ------------------------------------------------------- resumed evaluations

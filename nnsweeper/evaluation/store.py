@@ -54,7 +54,7 @@ from nnsweeper.fileio import atomic_path, exclusive_lock, leftovers, write_text_
 
 from .games import Board, GameResults
 
-__all__ = ["GameStore", "MemoryStore", "StoreError", "STORE_FORMAT", "ON_CHANGE"]
+__all__ = ["GameStore", "MemoryStore", "StoreError", "STORE_FORMAT", "ON_CHANGE", "held_games"]
 
 #: Version of the folder layout and chunk files; a store of another format is refused.
 #: 2: every chunk records its experiment (format 1 chunks recorded nothing).
@@ -268,6 +268,39 @@ class MemoryStore:
         self.close()
 
 
+def _chunks(folder: Path) -> list[tuple[int, int]]:
+    """The ``(first, end)`` of every finished chunk file in a job's folder, sorted."""
+    out = []
+    for entry in os.scandir(folder):
+        m = _CHUNK.match(entry.name)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if b > a:
+                out.append((a, b))
+    return sorted(out)
+
+
+def held_games(path, trials: int) -> dict[str, tuple[str | None, int]]:
+    """What a game store on disk holds of games ``[0, trials)``, per job, read without opening it.
+
+    For a progress line while another process writes the store: no lock is taken and
+    nothing is checked (a chunk of another experiment counts until a run opens the
+    store and refuses it). Returns, for each job folder (by its name, sorted), the
+    solver its ``job.json`` names (None where that file is missing or unreadable) and
+    how many of the games its finished chunks hold, each game once. Empty where
+    ``path`` is no folder.
+    """
+    path = Path(path)
+    out = {}
+    for folder in sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []:
+        try:
+            solver = json.loads((folder / _JOB_FILE).read_text())["solver"]
+        except (OSError, ValueError, KeyError, TypeError):
+            solver = None
+        out[folder.name] = (solver, sum(hi - lo for _, _, lo, hi in _cover(_chunks(folder), trials)[0]))
+    return out
+
+
 class _DiskJob(_Job):
     """The chunks of one job in its folder; ``record`` is the experiment every chunk must carry."""
 
@@ -278,14 +311,7 @@ class _DiskJob(_Job):
         self._checked: set[tuple[int, int]] = set()  # chunks whose record was read and found right
 
     def chunks(self) -> list[tuple[int, int]]:
-        out = []
-        for entry in os.scandir(self.folder):
-            m = _CHUNK.match(entry.name)
-            if m:
-                a, b = int(m.group(1)), int(m.group(2))
-                if b > a:
-                    out.append((a, b))
-        return sorted(out)
+        return _chunks(self.folder)
 
     def _path(self, a: int, b: int) -> Path:
         return self.folder / f"{a:012d}-{b:012d}.npz"
