@@ -294,8 +294,8 @@ def held_games(path, trials: int) -> dict[str, tuple[str | None, int]]:
     out = {}
     for folder in sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []:
         try:
-            solver = json.loads((folder / _JOB_FILE).read_text())["solver"]
-        except (OSError, ValueError, KeyError, TypeError):
+            solver = _read_json(folder / _JOB_FILE, way_out="").get("solver")
+        except StoreError:  # not written yet, or damaged: a run that opens the store says so
             solver = None
         out[folder.name] = (solver, sum(hi - lo for _, _, lo, hi in _cover(_chunks(folder), trials)[0]))
     return out
