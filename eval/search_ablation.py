@@ -103,7 +103,9 @@ def markdown(table) -> str:
            "every one of the published solver's), and `search` as it ships, paired with `v1` on the same "
            f"games (first click in the corner, safe first click, base seed {SEED}); made by "
            "`python eval/search_ablation.py`. Gaps in percentage points with paired 95% intervals; time: "
-           "mean seconds per game of one worker.", ""]
+           "mean time per game of one worker as the variants were played (in several runs over days and "
+           "machines, the other core busy), so a rough guide only: times to compare come from "
+           "`benchmarks/bench_games.py --against`, which alternates the two versions.", ""]
     for board in table.boards:
         rows = table.select(board=board)
         games = rows[0]["games"]
