@@ -65,6 +65,16 @@ def test_a_cell_only_the_engine_proves_safe(neural):
     assert gnn.model_probability is not None
 
 
+def test_a_single_point_guess_says_its_own_cells_exact_risk():
+    # On the example with seed 0 the random guess is (5, 7), a mine the engine proves;
+    # the exact P(mine) is said of that cell, not of the safe cells the local rules miss.
+    sp = suggest_move("single_point", parse_observation(EXAMPLE.read_text(), 10), 0)
+    assert (sp.cell, sp.kind, sp.exact_probability) == ((5, 7), "guess", 1.0)
+    assert sp.reason == ("guess: no local rule applies, so a random covered cell next to a number; "
+                         "the solver computes no probabilities; the exact P(mine) of (5, 7) = 1, a proven "
+                         "mine; the engine proves 3 cells safe that local rules miss")
+
+
 def test_a_local_rule_names_the_number_behind_it():
     obs = parse_observation("1 F .\n. . .", 2)
     for name in ("single_point", "csp"):

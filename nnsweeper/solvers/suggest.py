@@ -472,10 +472,14 @@ def _reason(solver: Solver, move: Move, exact, seen, obs: Observation, flags, an
         where = " next to a number" if near else ""
         text = (f"guess: no local rule applies, so a random covered cell{where}; "
                 "the solver computes no probabilities")
+        # The guessed cell's exact risk, said of that cell before any note on other cells.
+        if exact is not None:
+            proven = {0.0: ", proven safe", 1.0: ", a proven mine"}
+            text += f"; the exact P(mine) of ({i}, {j}) = {_p(exact)}{proven.get(float(exact), '')}"
         if analysis is not None and analysis.safe.any():
             n = int(analysis.safe.sum())
             text += f"; the engine proves {n} {'cell' if n == 1 else 'cells'} safe that local rules miss"
-        return text + exact_text
+        return text
     if getattr(solver, "tie_break", None) is not None and not math.isnan(move.probability):
         p = move.probability
         if getattr(solver, "lookahead", 0):
