@@ -164,12 +164,21 @@ def parse_mine_counts(field: str, *, limit: int = MAX_BOARDS_PER_TEXT) -> list[i
     return counts
 
 
-def parse_boards(text: str) -> list[tuple[str, int, int, int]]:
+def parse_boards(text: str, *, first_click: str = "safe") -> list[tuple[str, int, int, int]]:
     """Boards from the one board syntax of the command line, the scripts and the benchmarks.
 
     ``ROWSxCOLS:MINES`` with ``MINES`` as in :func:`parse_mine_counts`, a preset name
     (``beginner``, ``intermediate``, ``expert``) or ``classic`` (all three). Sizes and
-    mine counts are checked against the game's limits for a safe first click.
+    mine counts are checked against the game's limits under ``first_click``.
+
+    Parameters
+    ----------
+    text : str
+        The board text.
+    first_click : {"safe", "zero", "none"}, default="safe"
+        The rule whose mine limit (:meth:`Rules.max_mines`) the boards must keep: a 9x9
+        board holds at most 79 mines with a safe first click, 71 with an opening (zero)
+        and 80 with none.
 
     Returns
     -------
@@ -187,7 +196,13 @@ def parse_boards(text: str) -> list[tuple[str, int, int, int]]:
     [('10x10', 10, 10, 10), ('10x10', 10, 10, 20)]
     >>> parse_boards("expert")
     [('expert', 16, 30, 99)]
+    >>> parse_boards("9x9:80", first_click="none")
+    [('9x9', 9, 9, 80)]
     """
+    if first_click not in FIRST_CLICK_RULES:
+        raise InvalidRulesError(
+            f"first_click must be one of {', '.join(FIRST_CLICK_RULES)}; got {first_click!r}"
+        )
     if not isinstance(text, str) or not text.strip():
         raise InvalidRulesError(f"a board must be {BOARD_SYNTAX}; got {text!r}")
     head, sep, field = (t.strip() for t in text.strip().lower().partition(":"))
@@ -206,7 +221,7 @@ def parse_boards(text: str) -> list[tuple[str, int, int, int]]:
         counts = parse_mine_counts(field)
     except ValueError as e:
         raise InvalidRulesError(f"board {text!r:.80}: {e}") from None
-    Rules(rows, cols, max(counts))  # the size and the most mines, refused naming the limit
+    Rules(rows, cols, max(counts), first_click)  # the size and the most mines, refused naming the limit
     return [(f"{rows}x{cols}", rows, cols, m) for m in counts]
 
 

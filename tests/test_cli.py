@@ -631,6 +631,35 @@ def test_board_syntax_plays_the_boards_it_names(tmp_path, capsys):
                    "--board sets the board; do not combine it with --mines")
 
 
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_board_syntax_takes_the_first_click_rule(command, tmp_path, capsys):
+    # 80 mines on 81 cells need no protected cell, as --rows 9 --cols 9 --mines 80 already ran;
+    # an opening protects the 3x3 block of the first click.
+    for rule, board, mines in [("none", "9x9:80", 80), ("zero", "9x9:71", 71)]:
+        out = tmp_path / rule
+        code = main([command, "--solvers", "single_point", "--board", board, "--first-click", rule,
+                     "--trials", "1", "--jobs", "1", "--out", str(out), "--quiet"])
+        assert code == 0, capsys.readouterr().err
+        table = EvalTable.from_json(out.with_suffix(".json"))
+        assert [(r["rows"], r["cols"], r["mines"], r["first_click"], r["games"]) for r in table] == [
+            (9, 9, mines, rule, 1)]
+    capsys.readouterr()
+
+
+def test_board_syntax_refuses_more_mines_than_its_rule_allows(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for rule, board, fragments in [
+        ("safe", "9x9:80", ["between 1 and 79", "9x9 board with a safe first click", "got 80"]),
+        ("zero", "9x9:72", ["between 1 and 71", "9x9 board with an opening (zero) first click", "got 72"]),
+        ("zero", "3x3:1", ["3x3 board with an opening (zero) first click has no room for mines"]),
+        ("none", "9x9:81", ["between 1 and 80", "9x9 board with an unprotected first click", "got 81"]),
+    ]:
+        for command in ("eval", "compare"):
+            one_error_line(capsys, main([command, "--solvers", "single_point", "--board", board,
+                                         "--first-click", rule, "--trials", "1", "--jobs", "1"]), *fragments)
+    assert list(tmp_path.iterdir()) == []  # refused before any game
+
+
 def test_one_board_is_the_scripts_board_type():
     import argparse
 

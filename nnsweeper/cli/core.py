@@ -24,8 +24,9 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["PROG", "Parser", "UsageError", "add_backend_options", "boards", "fail", "int_in",
-           "make_parser", "n_jobs", "name_list", "note", "one_board", "out_prefix", "run", "start_cell"]
+__all__ = ["PROG", "Parser", "UsageError", "add_backend_options", "boards", "boards_any_rule",
+           "check_boards", "fail", "int_in", "make_parser", "n_jobs", "name_list", "note", "one_board",
+           "out_prefix", "run", "start_cell"]
 
 PROG = "nnsweeper"
 #: What ``eval`` and ``compare`` write at an ``--out`` prefix (:func:`out_prefix` drops one given).
@@ -228,14 +229,38 @@ def start_cell(text: str):
     return (i, j)
 
 
-def boards(text: str) -> list[tuple[str, int, int, int]]:
-    """An argparse type: boards in nnsweeper's board syntax, as ``(name, rows, cols, mines)``."""
+def boards(text: str, *, first_click: str = "safe") -> list[tuple[str, int, int, int]]:
+    """An argparse type: boards in nnsweeper's board syntax, as ``(name, rows, cols, mines)``.
+
+    Mine counts are checked against the limit of ``first_click``. A command with a
+    ``--first-click`` option takes its boards with :func:`boards_any_rule` instead and
+    checks them with :func:`check_boards` once every option is known.
+    """
     from nnsweeper.game import parse_boards
 
     try:
-        return parse_boards(text)
+        return parse_boards(text, first_click=first_click)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def boards_any_rule(text: str) -> list[tuple[str, int, int, int]]:
+    """An argparse type: :func:`boards` within the loosest first-click rule's limits.
+
+    That is ``none`` (every cell may hold a mine): the syntax and the sizes are checked
+    while parsing, the mine counts against the command's own rule by :func:`check_boards`.
+    """
+    return boards(text, first_click="none")
+
+
+def check_boards(found: list[tuple[str, int, int, int]], first_click: str) -> list[tuple[str, int, int, int]]:
+    """``found`` (from :func:`boards_any_rule`) as it is, or the InvalidRulesError of the
+    first board that ``first_click`` refuses, naming the board, the limit and the rule."""
+    from nnsweeper.game import Rules
+
+    for _, rows, cols, mines in found:
+        Rules(rows, cols, mines, first_click)
+    return found
 
 
 def one_board(text: str) -> tuple[int, int, int]:

@@ -18,6 +18,8 @@ from nnsweeper.cli.core import (
     PROG,
     add_backend_options,
     boards,
+    boards_any_rule,
+    check_boards,
     int_in,
     n_jobs,
     name_list,
@@ -174,10 +176,10 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
     )
     p.set_defaults(default_solvers=list(solvers))
     p.add_argument(
-        "--board", type=boards, action="append", default=[], metavar="BOARD",
+        "--board", type=boards_any_rule, action="append", default=[], metavar="BOARD",
         help="boards to play, in the one board syntax of nnsweeper: ROWSxCOLS:MINES with MINES as "
-        "N, A-B, A-B/STEP or a comma list (10x10:5-30), a preset name, or classic "
-        "(repeatable; instead of --rows/--cols/--mines/--preset)",
+        "N, A-B, A-B/STEP or a comma list (10x10:5-30), a preset name, or classic; mine counts "
+        "within the limit of --first-click (repeatable; instead of --rows/--cols/--mines/--preset)",
     )
     p.add_argument(
         "--rows", type=int_in(1, MAX_ROWS, "the largest board"), default=None,
@@ -326,6 +328,7 @@ def _board_arguments(args) -> tuple[dict, str]:
         from nnsweeper.game import PRESETS
 
         played = [b for spec in args.board or [boards(args.preset)] for b in spec]  # --preset: one spec
+        check_boards(played, args.first_click)  # --board was read before the rule was known
         sizes = {(r, c) for name, r, c, _ in played if name not in PRESETS}
         x = "mines" if len(sizes) == 1 and all(name not in PRESETS for name, *_ in played) else "board"
         return {"boards": [name if name in PRESETS else (r, c, m) for name, r, c, m in played]}, x
