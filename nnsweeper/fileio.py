@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock", "fsync_folder",
-           "leftover_of", "leftovers"]
+           "leftover_of", "leftovers", "reader_error"]
 
 
 def _default_mode() -> int:
@@ -136,6 +136,19 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def reader_error(exc: BaseException) -> str:
+    """What a reader's exception says of a damaged file, for a message: its type and first sentence.
+
+    Readers of damaged bytes (numpy, zipfile, zlib, torch) raise many kinds of exception, some
+    with advice that does not fit a damaged file (numpy's "If you trust the file you can load it
+    unsafely" for a header changed into an object array's); the first sentence, cut to 160
+    characters, says what went wrong.
+    """
+    said = " ".join(str(exc).split())
+    first = said.split(". ", 1)[0].rstrip(".")
+    return f"{type(exc).__name__}: {first[:160]}" if first else type(exc).__name__
 
 
 def file_sha256(path: str | os.PathLike) -> str:

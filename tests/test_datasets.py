@@ -393,6 +393,55 @@ def test_damaged_shard_is_named(small, tmp_path, damage):
         generate(copy, [Part(**p) for p in args["parts"]], seed=args["seed"], shard_games=args["shard_games"])
 
 
+def test_every_single_byte_change_of_a_shard_is_named_or_changes_nothing(tmp_path):
+    # A shard read without its digest (as generate reads what a killed run finished): each byte in
+    # turn set to its complement is refused as damaged, naming the shard and the way out, or reads
+    # back the very arrays written; never another exception of the zip reader.
+    m = generate(tmp_path / "d", ["5x5:3:1"], seed=1, shard_games=1, splits=(1, 0, 0))
+    path = tmp_path / "d" / m["shards"][0]["file"]
+    data, written = path.read_bytes(), read_shard(path)
+    refused = same = 0
+    for i in range(len(data)):
+        changed = bytearray(data)
+        changed[i] ^= 0xFF
+        path.write_bytes(bytes(changed))
+        try:
+            arrays = read_shard(path)
+        except DatasetError as e:
+            assert f"shard '{path}' is damaged" in str(e), i
+            assert "remove it and run the same generate" in str(e), i
+            refused += 1
+            continue
+        assert arrays.keys() == written.keys(), i
+        for name, array in written.items():
+            assert arrays[name].dtype == array.dtype and np.array_equal(arrays[name], array), (i, name)
+        same += 1
+    assert refused + same == len(data) and refused > len(data) // 2 and same > 0  # the zip has slack
+
+
+def test_a_damaged_zip_index_of_a_resumed_shard_is_one_line(tmp_path, capsys):
+    from nnsweeper.cli import main
+    from nnsweeper.datasets.generate import generating_code
+
+    out = tmp_path / "d"
+    argv = ["generate", str(out), "5x5:3:4", "--shard-games", "1", "--seed", "2", "--jobs", "1", "--quiet"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    # As a killed run leaves it: shards and the plan, no manifest.
+    m = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").unlink()
+    (out / ".generate.json").write_text(json.dumps({"nnsweeper_version": m["nnsweeper_version"],
+                                                    "code": generating_code(), "arguments": m["arguments"]}))
+    shard = out / m["shards"][0]["file"]
+    data = bytearray(shard.read_bytes())
+    entry = data.index(b"PK\x01\x02")  # the zip's index: its first entry's flags, marked encrypted
+    data[entry + 8] ^= 0x01
+    shard.write_bytes(bytes(data))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"shard '{shard}' is damaged" in err and "RuntimeError" in err, err
+
+
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [

@@ -169,6 +169,60 @@ def test_a_damaged_chunk_is_named(tmp_path):
             list(job.read(2))
 
 
+def test_every_single_byte_change_of_a_chunk_is_named_or_changes_nothing(tmp_path):
+    # Each byte of a chunk, in turn, set to its complement: reading the store either refuses the
+    # chunk as damaged (naming it, with the way out) or gives back the very games written. The
+    # zip reader raises many kinds of exception for damaged bytes (a changed compression method
+    # NotImplementedError, an "encrypted" flag RuntimeError); none may escape as itself.
+    board, written = Board("5x5", 5, 5, 3), results([True, False, True])
+    with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
+        store.job("sp", ident("SP()"), board).write(0, written)
+    chunk = next((tmp_path / "s").glob("*/*.npz"))
+    data = chunk.read_bytes()
+
+    def read():
+        with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
+            job = store.job("sp", ident("SP()"), board)
+            return job.tally(3), list(job.read(3))
+
+    refused = same = 0
+    for i in range(len(data)):
+        changed = bytearray(data)
+        changed[i] ^= 0xFF
+        chunk.write_bytes(bytes(changed))
+        try:
+            tally, (part,) = read()
+        except StoreError as e:
+            assert f"chunk '{chunk}'" in str(e) and "remove it and run again" in str(e), (i, str(e))
+            refused += 1
+            continue
+        assert tally == (2, 3), i
+        for name, _ in GameResults.FIELDS:
+            assert np.array_equal(getattr(part, name), getattr(written, name)), (i, name)
+        assert part.setup_seconds == written.setup_seconds, i
+        same += 1
+    assert refused + same == len(data) and refused > len(data) // 2 and same > 0  # the zip has slack
+
+
+def test_a_damaged_zip_index_is_one_line_of_the_command(tmp_path, capsys):
+    from nnsweeper.cli import main
+
+    out = tmp_path / "t"
+    argv = ["eval", "--solvers", "single_point", "--rows", "5", "--cols", "5", "--mines", "3",
+            "--trials", "4", "--jobs", "1", "--quiet", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    chunk = sorted(tmp_path.glob("t.games/*/*.npz"))[0]
+    data = bytearray(chunk.read_bytes())
+    entry = data.index(b"PK\x01\x02")  # the zip's index: its first entry's compression method (deflate)
+    data[entry + 10] ^= 0x01  # 8 -> 9, deflate64, which zipfile cannot read (NotImplementedError)
+    chunk.write_bytes(bytes(data))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"chunk '{chunk}' is damaged (NotImplementedError" in err, err
+    assert "remove it and run again to play its games anew" in err
+
+
 def test_job_folders_are_safe_and_distinct(tmp_path):
     with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
         a = store.job("../x", ident("A"), Board("5x5", 5, 5, 3))

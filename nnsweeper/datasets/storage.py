@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import ChecksumError, DatasetError
-from nnsweeper.fileio import atomic_path, file_sha256
+from nnsweeper.fileio import atomic_path, file_sha256, reader_error
 from nnsweeper.seeds import MANIFEST_NAME, read_manifest_json
 
 __all__ = [
@@ -131,7 +131,8 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None, *,
     ChecksumError
         The file's SHA-256 differs from ``sha256`` (a truncated or edited shard).
     DatasetError
-        The file is missing, not a shard, or its arrays have the wrong types or shapes.
+        The file is missing, or damaged: unreadable as ``.npz`` (whatever the zip reader
+        raises) or with arrays of the wrong names, types or shapes.
     """
     where = os.fspath(path)
     try:
@@ -148,10 +149,19 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None, *,
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise DatasetError(f"shard {where!r} cannot be read as .npz: {exc}") from None
-    _check_arrays(arrays, where, fields)
-    return arrays
+    # Any exception of the reader is damage: numpy, zipfile and zlib raise many kinds (one byte of
+    # the zip's index changed gives NotImplementedError or RuntimeError, an array header that asks
+    # for exabytes MemoryError), so no list of types is complete.
+    except Exception as exc:
+        why = f"it cannot be read as .npz: {reader_error(exc)}"
+    else:
+        try:
+            _check_arrays(arrays, where, fields)
+            return arrays
+        except DatasetError as exc:
+            why = str(exc).removeprefix(f"{where}: ")
+    raise DatasetError(f"shard {where!r} is damaged ({why}); remove it and run the same generate command "
+                       f"again to make it anew")
 
 
 def load_manifest(folder: str | os.PathLike) -> dict:

@@ -42,7 +42,6 @@ import json
 import os
 import re
 import shutil
-import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import NnsweeperError
-from nnsweeper.fileio import atomic_path, exclusive_lock, leftovers, write_text_atomic
+from nnsweeper.fileio import atomic_path, exclusive_lock, leftovers, reader_error, write_text_atomic
 
 from .games import Board, GameResults
 
@@ -73,8 +72,13 @@ _CHUNK = re.compile(r"^(\d{12})-(\d{12})\.npz$")
 _DISK_DTYPES = {"seconds": np.float32, "guesses": np.float32}
 
 
-#: What reading a damaged chunk raises (a zero-length file: EOFError; cut short: BadZipFile, zlib.error).
-_DAMAGE = (OSError, EOFError, ValueError, KeyError, zlib.error, zipfile.BadZipFile)
+#: What reading a damaged chunk may raise: any exception of the reader. numpy, zipfile and zlib
+#: raise many kinds (a zero-length file: EOFError; cut short: BadZipFile, zlib.error; one byte of
+#: the zip's index changed: NotImplementedError for an unknown compression method, RuntimeError
+#: for an entry marked encrypted; an array header that asks for exabytes: MemoryError), so no list
+#: of types is complete. Only the reading of the file stands inside the ``try``, and a
+#: :class:`StoreError` of the checks is raised before this is caught.
+_DAMAGE = Exception
 
 
 class StoreError(NnsweeperError):
@@ -373,7 +377,7 @@ class _DiskJob(_Job):
         except StoreError:
             raise
         except _DAMAGE as e:
-            raise StoreError(f"chunk {os.fspath(path)!r} is damaged ({type(e).__name__}: {e}); remove it "
+            raise StoreError(f"chunk {os.fspath(path)!r} is damaged ({reader_error(e)}); remove it "
                              f"and run again to play its games anew") from None
         if len(part) != b - a:
             raise StoreError(f"chunk {os.fspath(path)!r} holds {len(part)} games, not {b - a}; remove "
