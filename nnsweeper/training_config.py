@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from nnsweeper.configs import Settings, describe_keys, read_toml
+from nnsweeper.configs import Settings, describe_keys, format_value, read_toml
 from nnsweeper.errors import NnsweeperError
 
 __all__ = [
@@ -363,18 +363,35 @@ def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:
     return TrainingConfig(data=data, model=model, train=TrainSection(**given["train"]), output=output)
 
 
-def config_help() -> str:
-    """Every config key, ``section.key = default``, with what it is (the help of ``nnsweeper train``)."""
+def config_help(*, value: bool = False) -> str:
+    """Every config key, ``section.key = default``, with what it is (the help of ``nnsweeper train``,
+    or with ``value`` of ``nnsweeper train-value``: its architectures and the defaults
+    :func:`load_value_config` fills in)."""
     from nnsweeper.models import ARCHITECTURES
 
+    archs = _value_archs() if value else ARCHITECTURES
+    # What load_value_config fills in for a key left out is that key's default for train-value.
+    filled = {f"train.{key}": format_value(v) for key, v in VALUE_TRAIN_DEFAULTS.items()}
+    filled = {**filled, "output.dir": format_value(VALUE_OUTPUT_DIR)} if value else {}
     parts = ["config keys (section.key = default; none: not set):"]
     for section, cls in SECTIONS.items():
         if cls is not None:
-            parts.append(describe_keys(cls.describe(f"{section}.")))
+            rows = cls.describe(f"{section}.")
+            # A key filled in is not required: its comment loses the word.
+            rows = [(key, filled[key], comment.replace("; required.", ".")) if key in filled
+                    else (key, default, comment) for key, default, comment in rows]
+            parts.append(describe_keys(rows))
             continue
-        rows = [("model.arch", "none", f"The architecture, required: {', '.join(ARCHITECTURES)}.")]
+        if value:
+            from nnsweeper.models.value import LEGACY_ARCHS
+
+            legacy = ", ".join(f"{old} means {new}" for old, new in LEGACY_ARCHS.items())
+            rows = [("model.arch", format_value(VALUE_ARCH),
+                     f"The architecture: {', '.join(archs)} ({legacy}).")]
+        else:
+            rows = [("model.arch", "none", f"The architecture, required: {', '.join(archs)}.")]
         parts.append(describe_keys(rows))
-        for name, arch in ARCHITECTURES.items():
+        for name, arch in archs.items():
             parts.append(f"  with arch = {json.dumps(name)}:")
             parts.append(describe_keys(arch.model_class().Config.describe("model.")))
     return "\n".join(parts)
@@ -384,6 +401,8 @@ def config_help() -> str:
 #: The ``[train]`` defaults of a value network's config (a model of target "value") that differ
 #: from a probability model's: fewer epochs and a longer warm-up.
 VALUE_TRAIN_DEFAULTS = {"epochs": 8, "warmup": 0.1}
+#: The architecture and the run folder of a value network's config that names none.
+VALUE_ARCH, VALUE_OUTPUT_DIR = "value-gnn", "runs/value_gnn"
 
 
 def _value_archs() -> dict:
@@ -450,7 +469,7 @@ def load_value_config(config, overrides=()) -> TrainingConfig:
     model = raw.get("model", {})
     if not isinstance(model, Mapping):
         raise TrainingError(f"[model] must be a table of keys; got {model!r}")
-    arch = model.get("arch", "value-gnn")
+    arch = model.get("arch", VALUE_ARCH)
     arch = LEGACY_ARCHS.get(arch, arch) if isinstance(arch, str) else arch
     if arch not in _value_archs():
         raise TrainingError(f"model.arch of a value network must be one of "
@@ -458,5 +477,5 @@ def load_value_config(config, overrides=()) -> TrainingConfig:
     raw["model"] = {**model, "arch": arch}
     output = raw.get("output", {})
     if isinstance(output, Mapping):
-        raw["output"] = {"dir": "runs/value_gnn", **output}
+        raw["output"] = {"dir": VALUE_OUTPUT_DIR, **output}
     return check_config(raw)

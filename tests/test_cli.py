@@ -180,6 +180,21 @@ def test_help_for_each_command(capsys):
     assert "example: nnsweeper train" in out and "\n\nconfig keys (section.key = default" in out
 
 
+def test_train_value_help_gives_the_defaults_it_fills_in(capsys):
+    assert main(["train-value", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert '  model.arch = "value-gnn"\n      The architecture: value-gnn, value-cnn (gnn means' in out
+    assert "required: cnn, gnn" not in out and 'with arch = "gnn"' not in out
+    assert '  with arch = "value-gnn":' in out and '  with arch = "value-cnn":' in out
+    assert "  train.epochs = 8\n" in out and "  train.warmup = 0.1\n" in out
+    assert ('  output.dir = "runs/value_gnn"\n      The run folder (new or empty; --resume continues the run '
+            "in it).\n") in out
+    assert main(["train", "--help"]) == 0  # train's keep theirs
+    out = capsys.readouterr().out
+    assert "  model.arch = none\n      The architecture, required: cnn, gnn." in out
+    assert "  train.epochs = 10\n" in out and "  output.dir = none\n" in out
+
+
 @pytest.mark.parametrize(
     ("argv", "fragments"),
     [

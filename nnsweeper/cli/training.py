@@ -12,21 +12,23 @@ probabilities on a dataset split next to the exact engine's
 from __future__ import annotations
 
 import shlex
+from functools import partial
 from pathlib import Path
 
 from nnsweeper.cli.core import PROG, int_in, note, out_prefix
 
 
 # ----------------------------------------------------------------------- train
-def _config_keys() -> str:
-    """Every config key with its default and comment, printed after ``train``'s help.
+def _config_keys(*, value: bool = False) -> str:
+    """Every config key with its default and comment, printed after ``train``'s help (``value``:
+    ``train-value``'s, with its architectures and defaults).
 
     The keys are read from the config classes when the help is shown (which imports
     the models), not when the parser is built.
     """
     from nnsweeper.training_config import config_help
 
-    return config_help()
+    return config_help(value=value)
 
 
 def _overrides_anywhere(args, extras: list[str]) -> list[str]:
@@ -97,7 +99,7 @@ def add_train_value(sub):
         "gnn and cnn of these configs mean value-gnn and value-cnn), [train] epochs to 8 and warmup to 0.1; "
         "the older [train] n_jobs is num_workers.",
         epilog="example: nnsweeper train-value --config train/value_gnn.toml train.epochs=2",
-        help_tail=_config_keys,
+        help_tail=partial(_config_keys, value=True),
         take_extras=_overrides_anywhere,
     )
     _train_options(tv, _cmd_train_value)
