@@ -91,6 +91,12 @@ _END = object()
 #: closes it on purpose (the consumer stopped) and kills the workers.
 _EARLY_EXIT_WARNING = r"\d+ tasks (have been successfully executed|which were still being processed)"
 
+#: The start of loky's warning when it replaces a worker: one that grew by more than 300 MB
+#: since its first task (torch, a model, the engine's caches) exits between two tasks, as
+#: loky's guard against leaks, and a fresh worker takes the tasks given to it. No task or
+#: result is lost, so the notice, printed from loky's thread across the progress bar, is noise.
+_WORKER_RESTART_WARNING = "A worker stopped while some jobs were given to the executor"
+
 
 def max_jobs() -> int:
     """The largest ``n_jobs`` accepted here: :data:`JOBS_PER_CPU` times the usable CPUs.
@@ -273,6 +279,9 @@ def imap(fn: Callable, tasks: Iterable, n_jobs: int | None, *, ordered: bool = T
     options = {}
     if _loky_is_active():
         options["initializer"] = _LokyWorkerStart(worker_setup)
+        # For the whole process, not a catch_warnings scope: loky warns from its own thread at any
+        # time, and a scope held open across this generator's yields would undo the caller's filters.
+        warnings.filterwarnings("ignore", message=_WORKER_RESTART_WARNING, category=UserWarning)
     with single_threaded_workers():
         parallel = Parallel(n_jobs=n_jobs, return_as="generator" if ordered else "generator_unordered",
                             **options)

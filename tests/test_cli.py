@@ -2,6 +2,8 @@
 
 import io
 import json
+import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -147,6 +149,23 @@ def test_plot_refuses_bad_input(make, extra, fragments, tmp_path, capsys):
         source.write_text(make)
     one_error_line(capsys, main(["plot", str(source), *extra]), *fragments)
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_loky_restarting_a_worker_prints_nothing_across_the_progress_bar(tmp_path, capsys):
+    # loky replaces a worker that grew by 300 MB, with this notice from its own thread; the
+    # games are unaffected, so the workers eval starts leave the notice silent.
+    restart = ("A worker stopped while some jobs were given to the executor. This can be caused by a "
+               "too short worker timeout or by a memory leak.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["eval", "--solvers", "csp", "--board", "5x5:3", "--trials", "8", "--jobs", "2",
+                     "--out", str(tmp_path / "run"), "--quiet"]) == 0
+        for message in (restart, "another notice"):  # from a thread of its own, as loky warns
+            thread = threading.Thread(target=warnings.warn, args=(message, UserWarning, 1))
+            thread.start()
+            thread.join()
+    assert [str(w.message) for w in caught] == ["another notice"]
+    capsys.readouterr()
 
 
 def test_eval_classic_presets(tmp_path, capsys):
