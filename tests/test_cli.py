@@ -784,6 +784,17 @@ def test_watch_writes_the_game_it_plays(tmp_path, capsys):
                  str(tmp_path / "b.gif")]) == 0
 
 
+def test_watch_shows_the_frames_it_draws_unless_quiet(tmp_path, capsys):
+    # Drawing is most of watch's time (most of a second a frame on an expert board).
+    argv = ["watch", "csp", "--preset", "beginner", "--seed", "3", "--out", str(tmp_path / "b.gif")]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == f"wrote {tmp_path / 'b.gif'}: 8 frames; won after 21 moves (2 guesses)"
+    assert "drawing frames: 100%" in err and "8/8" in err
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("argv, message", [
     (["watch", "nope", "--out", "x.gif"], "unknown solver 'nope'"),
     (["watch", "csp", "--out", "x.png"], "--out must end in .gif or .mp4"),

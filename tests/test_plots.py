@@ -565,6 +565,14 @@ def test_animate_game_writes_one_gif_frame_per_move(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["game.gif"]  # no temporary file left
 
 
+def test_animate_game_shows_the_frames_drawn_only_when_asked(tmp_path, capsys):
+    animate_game(hand_frames(), tmp_path / "game.gif", progress=True)
+    err = capsys.readouterr().err
+    assert "drawing frames: 100%" in err and "3/3" in err
+    animate_game(hand_frames(), tmp_path / "game.gif")
+    assert capsys.readouterr().err == ""
+
+
 def test_animate_game_outlines_the_move_and_titles_the_label(tmp_path, monkeypatch):
     from matplotlib.animation import PillowWriter
 

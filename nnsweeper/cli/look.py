@@ -255,6 +255,7 @@ def add_watch(sub):
     wa.add_argument("--exact", action="store_true", help="colour by the exact engine's P(mine)")
     wa.add_argument("--fps", type=float, default=1.5, help="frames per second (default: 1.5)")
     wa.add_argument("--out", required=True, help="the animation to write: .gif, or .mp4 with ffmpeg")
+    wa.add_argument("--quiet", action="store_true", help="no progress bar of the frames drawn")
     wa.set_defaults(handler=_cmd_watch)
     return wa
 
@@ -293,7 +294,7 @@ def _cmd_watch(args, argv) -> int:
     title = f"{args.solver}, {rows}x{cols}, {mines} mines, seed {seed}\ncolour: {colours}"
     if model and getattr(solver, "hybrid", False):
         title += "; P in the label: exact risk"
-    path = animate_game(frames, args.out, fps=args.fps, title=title)
+    path = animate_game(frames, args.out, fps=args.fps, title=title, progress=not args.quiet)
     record = solver.last_record
     result = "won" if record.won else "lost"
     print(f"wrote {path}: {len(frames)} frames; {result} after {len(record.moves)} moves "

@@ -21,7 +21,7 @@ __all__ = ["animate_game"]
 
 
 def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", title=None,
-                 dpi=100, fig=None) -> Path:
+                 dpi=100, fig=None, progress=False) -> Path:
     """Write a game as an animated GIF (or MP4): one frame per move, coloured by the solver's P(mine).
 
     Each frame is drawn like one panel of :func:`~nnsweeper.plots.plot_probability_boards`,
@@ -53,6 +53,9 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
         An empty figure to draw the frames on (its size is set here, as for a new one);
         it is left holding the last frame. A new figure (through pyplot), closed once
         the file is written, when omitted.
+    progress : bool, default=False
+        Show a progress bar of the frames drawn (tqdm, on stderr): drawing is most of the
+        time of a long game (most of a second per frame of an expert board).
 
     Returns
     -------
@@ -82,6 +85,7 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
     if suffix not in (".gif", ".mp4"):
         raise ValueError(f"path must end in .gif or .mp4; got {str(path)!r}")
     from matplotlib import animation
+    from tqdm.auto import tqdm
 
     if suffix == ".mp4" and not animation.writers.is_available("ffmpeg"):
         raise ValueError(f"writing {str(path)!r} needs ffmpeg on the PATH; write a .gif instead")
@@ -109,7 +113,7 @@ def animate_game(frames, path: str | os.PathLike, *, fps=2, cmap="magma_r", titl
         # .mp4) as the writer needs to pick the format.
         with atomic_path(path) as tmp:
             writer.setup(fig, tmp, dpi=dpi)
-            for frame in checked:
+            for frame in tqdm(checked, disable=not progress, desc="drawing frames", unit="frame"):
                 ax.clear()
                 draw_board(ax, frame["grid"], frame["probabilities"], frame["flags"], cmap=cm,
                             move=frame["move"])
