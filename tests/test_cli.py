@@ -42,7 +42,8 @@ def test_eval_writes_table_json_and_plot(tmp_path, capsys):
     table = EvalTable.from_json(prefix.with_suffix(".json"))
     # The answer, not the table: per board, each solver and its paired gap to csp.
     assert out == format_summary(table) + "\n"
-    assert out.splitlines()[0].startswith("5x6, safe first click, 2 to 5 mines (2 counts), 6 games each")
+    assert out.splitlines()[0].startswith("5x6, safe first click in the corner, 2 to 5 mines (2 counts), "
+                                          "6 games each")
     assert "reference" in out and "single_point" in out
     assert [(r["solver"], r["mines"], r["games"]) for r in table] == [
         ("single_point", 2, 6), ("single_point", 5, 6), ("csp", 2, 6), ("csp", 5, 6)]

@@ -669,9 +669,9 @@ def test_evaluation_axis_and_title_read_the_table():
     assert evaluation_axis(searched) == "mines"
     mixed = EvalTable([*sweep, *(dict(r, board="9x9", rows=9, cols=9) for r in sweep)])
     assert evaluation_axis(mixed) == "board"
-    assert evaluation_title(sweep, "mines") == "10x10, safe first click, 1,000 games per point"
-    assert evaluation_title(classic, "board") == ("beginner, intermediate, expert, safe first click, "
-                                                  "2,000 games per point")
+    assert evaluation_title(sweep, "mines") == "10x10, safe first click at the center, 1,000 games per point"
+    assert evaluation_title(classic, "board") == ("beginner, intermediate, expert, safe first click in the "
+                                                  "corner, 2,000 games per point")
     uneven = [dict(r, games=500 if i % 2 else 1_000_000) for i, r in enumerate(sweep)]  # its rows
     assert evaluation_title(uneven, "mines").endswith(", 500-1,000,000 games per point")
     fig = agg_figure((3, 2))

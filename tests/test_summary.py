@@ -65,6 +65,25 @@ def test_boards_are_summarised_apart_and_without_a_reference():
     assert text.splitlines()[-1] == "ms per game: csp 2.0, x 2.0"
 
 
+def test_the_heading_says_where_the_first_click_goes():
+    rows = [_row("csp", 99, B20, board="expert", rows=16, cols=30), _row("x", 99, A20, board="expert",
+                                                                          rows=16, cols=30)]
+    described = {"csp": "CSPSolver(start='corner', tie_break='prob_zero')", "x": "XSolver(start='corner')"}
+    text = format_summary(EvalTable(rows, {"solvers": described}))
+    assert text.startswith("expert 16x30/99, safe first click in the corner, 10 games")
+    assert summarize(EvalTable(rows, {"solvers": described}))[0].first_click == "in the corner"
+    zero = {"csp": "CSPSolver(start=(3, 3), tie_break='prob_zero')", "x": "XSolver(start=(3, 3))"}
+    assert format_summary(EvalTable(rows, {"solvers": zero})).startswith(
+        "expert 16x30/99, safe first click at (3, 3), 10 games")
+    both = {"csp": "CSPSolver(start='center')", "x": "XSolver(start='corner')"}
+    assert format_summary(EvalTable(rows, {"solvers": both})).startswith(
+        "expert 16x30/99, safe first click at each solver's start (center, corner), 10 games")
+    # A plain function says nothing of its first click: neither does the heading.
+    plain = {"csp": "CSPSolver(start='corner')", "x": "notebook.solve"}
+    assert format_summary(EvalTable(rows, {"solvers": plain})).startswith(
+        "expert 16x30/99, safe first click, 10 games")
+
+
 def test_one_solver_verdict_reads_a_million_games():
     won = np.zeros(1_000_000, dtype=bool)
     won[:541_558] = True

@@ -19,13 +19,14 @@ gaps.
 from __future__ import annotations
 
 import dataclasses
+import re
 import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
 from .stats import newcombe_interval, newcombe_paired_interval, wilson_interval
 
-__all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "format_summary", "summarize"]
+__all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "first_click_words", "format_summary", "summarize"]
 
 #: Percentage-point distances from the reference that the summary counts configurations within.
 THRESHOLDS = (1.0, 3.0, 5.0)
@@ -95,6 +96,9 @@ class BoardSummary:
     against_best : list of SolverSummary
         The other solvers with their gaps to the best one (:attr:`best`), in the order
         of ``solvers``: what the verdict reads.
+    first_click : str
+        Where the solvers click first (:func:`first_click_words`: ``"in the corner"``,
+        ``"at (3, 3)"``); empty when the table does not say.
     """
 
     board: str
@@ -103,6 +107,7 @@ class BoardSummary:
     reference: str | None
     solvers: list[SolverSummary]
     against_best: list[SolverSummary] = dataclasses.field(default_factory=list)
+    first_click: str = ""
 
     @property
     def best(self) -> SolverSummary:
@@ -164,7 +169,7 @@ def summarize(table, reference: str = "csp") -> list[BoardSummary]:
         out.append(BoardSummary(
             board=f"{board}, {rule} first click", configurations=configs,
             games=sorted({r["games"] for r in rows}), reference=ref, solvers=per_solver,
-            against_best=against,
+            against_best=against, first_click=first_click_words(table, solvers),
         ))
     return out
 
@@ -181,6 +186,31 @@ def format_summary(table, reference: str = "csp") -> str:
     legend = _legend(boards)
     timing = _timing_line(table)
     return "\n\n".join(blocks) + (f"\n\n{legend}" if legend else "") + (f"\n\n{timing}" if timing else "")
+
+
+#: A solver description's ``start`` option, the first of its options (``Solver.__repr__``).
+_START = re.compile(r"\w+\(start=(\(\d+, \d+\)|'\w+')")
+_START_WORDS = {"corner": "in the corner", "center": "at the center", "random": "on a random cell"}
+
+
+def first_click_words(table, solvers=None) -> str:
+    """Where ``solvers`` (default: all the table's) click first, in words, from the descriptions
+    the metadata of ``table`` (an :class:`~nnsweeper.evaluation.EvalTable`) records:
+    ``"in the corner"``, ``"at the center"``, ``"at (3, 3)"``, ``"on a random cell"``, or
+    ``"at each solver's start (center, corner)"`` when they differ.
+
+    Empty when a solver's description gives no ``start`` (a plain function, a table without
+    metadata): the table does not say.
+    """
+    described = (getattr(table, "metadata", None) or {}).get("solvers") or {}
+    names = list(dict.fromkeys(r["solver"] for r in table)) if solvers is None else solvers
+    found = [_START.match(described.get(name, "")) for name in names]
+    if not found or not all(found):
+        return ""
+    starts = list(dict.fromkeys(m.group(1).strip("'") for m in found))
+    if len(starts) > 1:
+        return f"at each solver's start ({', '.join(starts)})"
+    return _START_WORDS.get(starts[0], f"at {starts[0]}")
 
 
 def _legend(boards: list[BoardSummary]) -> str:
@@ -286,17 +316,18 @@ def _format_board(b: BoardSummary) -> str:
     n = len(b.configurations)
     games = "/".join(map(str, b.games))
     board, rule = b.board.rsplit(", ", 1)
+    start = f" {b.first_click}" if b.first_click else ""
     if n == 1:
         config = b.configurations[0]
         where = config if " " in board else f"{board}/{config.removesuffix(' mines')}"
-        head = f"{where}, {rule}, {games} games"
+        head = f"{where}, {rule}{start}, {games} games"
     else:
         first, last = b.configurations[0], b.configurations[-1]
         if first.endswith(" mines") and last.endswith(" mines"):
             span = f"{first.removesuffix(' mines')} to {last} ({n} counts)"
         else:
             span = f"{n} configurations ({first} to {last})"
-        head = f"{board}, {rule}, {span}, {games} games each"
+        head = f"{board}, {rule}{start}, {span}, {games} games each"
     many = n > 1
     ref = b.reference
     headers = ["solver", "win rate"]

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from nnsweeper.evaluation import config_key
+from nnsweeper.evaluation.summary import first_click_words
 from nnsweeper.plots._common import new_axes, new_figure
 from nnsweeper.plots.palette import solver_style
 
@@ -437,7 +438,8 @@ def evaluation_axis(table) -> str:
 
 def evaluation_title(table, x: str) -> str:
     """The title ``nnsweeper eval`` gives a table's figure: where the games were played,
-    the first-click rule and the games per point, read from its rows."""
+    the first-click rule and where the first click goes, and the games per point, read from its
+    rows and the solvers its metadata describes (``first_click_words`` of the summary)."""
     if x == "board":
         where = ", ".join(dict.fromkeys(r["board"] for r in table))
     else:
@@ -445,4 +447,5 @@ def evaluation_title(table, x: str) -> str:
     rules = "/".join(dict.fromkeys(r["first_click"] for r in table))
     games = sorted({r["games"] for r in table})
     count = f"{games[0]:,}" if len(games) == 1 else f"{games[0]:,}-{games[-1]:,}"
-    return f"{where}, {rules} first click, {count} games per point"
+    start = first_click_words(table)
+    return f"{where}, {rules} first click{' ' + start if start else ''}, {count} games per point"
