@@ -45,7 +45,14 @@ def _subset(table, solvers):
     from nnsweeper.evaluation import EvalTable
 
     rows = [r for s in solvers for r in table if r["solver"] == s]
-    return EvalTable(rows, {**table.metadata, "solvers": list(solvers)})
+    described = table.metadata.get("solvers") or {}
+    return EvalTable(rows, {**table.metadata, "solvers": {s: described.get(s, s) for s in solvers}})
+
+
+def _counts(name: str) -> str:
+    """``"7 solvers over 26 mine counts"``: what a table holds, read from it, so the text stays true."""
+    table = _table(name)
+    return f"{len(table.solvers)} solvers over {len({r['mines'] for r in table})} mine counts"
 
 
 def _evaluation(name: str, *, x: str, reference: str = "csp", solvers=None, note: str = ""):
@@ -164,7 +171,7 @@ def draw(out: Path) -> list[tuple[Path, str]]:
     evaluations = [
         ("evaluation_compare_10x10.png",
          _evaluation("compare_10x10", x="mines"),
-         "`eval/results/compare_10x10.json`: six solvers over 26 mine counts on 10x10; below, "
+         f"`eval/results/compare_10x10.json`: {_counts('compare_10x10')} on 10x10; below, "
          "each solver minus csp with its paired 95% interval as dodged bars (single_point, far "
          "weaker, is named off scale)"),
         ("evaluation_compare_classic.png",
@@ -179,7 +186,7 @@ def draw(out: Path) -> list[tuple[Path, str]]:
         ("evaluation_three_solvers.png",
          _evaluation("compare_10x10", x="mines", solvers=("single_point", "csp", "gnn"),
                      note="single_point, csp and gnn only"),
-         "three solvers of `compare_10x10.json`: the same colours as in the six-solver figure; "
+         "three solvers of `compare_10x10.json`: the same colours as in the figure of all of them; "
          "with few lines the differences keep their bands"),
         ("evaluation_single_board.png",
          _evaluation("csp_expert_corner", x="board"),

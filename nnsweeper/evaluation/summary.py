@@ -202,7 +202,8 @@ def first_click_words(table, solvers=None) -> str:
     Empty when a solver's description gives no ``start`` (a plain function, a table without
     metadata): the table does not say.
     """
-    described = (getattr(table, "metadata", None) or {}).get("solvers") or {}
+    described = (getattr(table, "metadata", None) or {}).get("solvers")
+    described = described if isinstance(described, dict) else {}  # a list names them only
     names = list(dict.fromkeys(r["solver"] for r in table)) if solvers is None else solvers
     found = [_START.match(described.get(name, "")) for name in names]
     if not found or not all(found):
