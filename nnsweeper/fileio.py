@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_text_atomic", "file_sha256", "exclusive_lock", "fsync_folder",
-           "leftover_of", "leftovers", "reader_error"]
+__all__ = ["atomic_path", "write_text_atomic", "write_bytes_atomic", "file_sha256", "exclusive_lock",
+           "fsync_folder", "leftover_of", "leftovers", "reader_error"]
 
 
 def _default_mode() -> int:
@@ -113,10 +113,19 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     ------
     pathlib.Path
         Where to write the content.
+
+    Raises
+    ------
+    OSError
+        The file could not be written (a full disk, a file-size limit, a read-only
+        folder): of the kind of the error met, its message naming ``path``.
     """
     target = Path(path)
     _make_folders(target.parent)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+    except OSError as exc:
+        raise _cannot_write(exc, target) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -125,16 +134,32 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         _fsync_file(tmp_path)
         os.replace(tmp_path, target)
         fsync_folder(target.parent)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp_path.unlink()
+        # A write that failed (a full disk, a file-size limit, a folder made read-only) names the file
+        # it was for: the error of a write to an open file names none, and the temporary file is gone.
+        if isinstance(exc, OSError) and exc.filename in (None, os.fspath(tmp_path)):
+            raise _cannot_write(exc, target) from None
         raise
+
+
+def _cannot_write(exc: OSError, target: Path) -> OSError:
+    """``exc`` (an error while writing ``target``) as an OSError of the same kind that names ``target``."""
+    return OSError(exc.errno, f"cannot write {os.fspath(target)!r}: {exc.strerror or exc}")
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically; returns ``path`` as a Path."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data) -> Path:
+    """Write ``data`` (bytes or a buffer) to ``path`` atomically; returns ``path`` as a Path."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
     return Path(path)
 
 
@@ -161,13 +186,17 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: str | os.PathLike, *, what: str, error: type[Exception]) -> Iterator[None]:
+def exclusive_lock(path: str | os.PathLike, *, what: str, error: type[Exception],
+                   then: str = "running the same command again resumes it") -> Iterator[None]:
     """Hold the exclusive lock file ``path`` (its folder created if new), or refuse at once.
 
     The lock is an ``flock`` (through ``filelock``), so the operating system drops it
-    when its process dies, however it dies. The (empty) file stays: were it removed at
-    the end, a second process that had opened it just before could lock the removed
-    file while a third locks a new one, and both would write.
+    when its process dies, however it dies; a killed process leaves the (empty) file,
+    which locks nothing. On release the file is removed while it is still locked, so a
+    finished run leaves none. That is safe because a second process never waits for the
+    lock: one that opened the file just before its removal and locks it afterwards finds
+    it unlinked (``filelock`` checks the link count) and is refused, while a third that
+    creates the file anew holds the only lock.
 
     Parameters
     ----------
@@ -177,8 +206,10 @@ def exclusive_lock(path: str | os.PathLike, *, what: str, error: type[Exception]
         What the lock guards, for the message (``"dataset 'data/x'"``).
     error : type of Exception
         Raised, naming ``what``, when another process holds the lock.
+    then : str
+        How the work goes on once a killed process released the lock, for the message.
     """
-    from filelock import FileLock, Timeout
+    from filelock import FileLock, Timeout, UnixFileLock
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -187,10 +218,12 @@ def exclusive_lock(path: str | os.PathLike, *, what: str, error: type[Exception]
         lock.acquire()
     except Timeout:
         raise error(
-            f"another process is writing {what}; wait for it to end (a killed run releases it, and "
-            f"running the same command again resumes it)"
+            f"another process is writing {what}; wait for it to end (a killed run releases it, and {then})"
         ) from None
     try:
         yield
     finally:
+        if isinstance(lock, UnixFileLock):  # (the fallback without flock, and Windows, remove it themselves)
+            with contextlib.suppress(OSError):
+                path.unlink()
         lock.release()

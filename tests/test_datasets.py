@@ -338,7 +338,7 @@ def test_resume_after_kill_gives_identical_bytes(tmp_path):
     assert (out / "manifest.json").read_bytes() == (ref / "manifest.json").read_bytes()
     files = sorted(p.relative_to(ref) for p in ref.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
-    assert len(files) == total + 2  # the shards, the manifest and the (released) writer's lock
+    assert len(files) == total + 1  # the shards and the manifest: a finished run leaves no lock file
     for f in files:
         assert (out / f).read_bytes() == (ref / f).read_bytes(), f
 
@@ -647,6 +647,7 @@ def test_second_writer_is_refused_and_the_folder_resumes_once_the_lock_is_free(t
         held.release()
     m = generate(out, ["5x5:3:4"], shard_games=2)
     assert m["splits"]["train"]["games"] + m["splits"]["val"]["games"] + m["splits"]["test"]["games"] == 4
+    assert not (out / LOCK_NAME).exists()  # removed as the run ended
     with FileLock(os.fspath(out / LOCK_NAME), timeout=0):  # free once the run ends
         pass
 

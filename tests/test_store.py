@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -139,6 +140,8 @@ def test_a_store_refuses_other_games_and_a_second_writer(tmp_path):
         store.job("csp", ident("CSP(start='corner')"), Board("5x5", 5, 5, 3))
         with pytest.raises(StoreError, match="another process is writing game store"):
             GameStore(path, base_seed=4, first_click="safe", version="1")
+        assert (path / "LOCK").exists()
+    assert not (path / "LOCK").exists()  # a closed store leaves no lock file
     with pytest.raises(StoreError, match=r"its base_seed 4 \(this run: 5\)"):
         GameStore(path, base_seed=5, first_click="safe", version="1")
     with pytest.raises(StoreError, match=r"its first_click 'safe' \(this run: 'zero'\)"):
@@ -566,6 +569,16 @@ def test_leftover_temporary_files_do_not_block_a_store(tmp_path):
     assert not list(store.glob(".*"))
 
 
+def test_a_newer_store_format_is_refused_with_upgrade_as_the_way_out(tmp_path):
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "store.json").write_text(json.dumps({"format": 3, "base_seed": 0, "first_click": "safe"}))
+    _rerun_refused(r"has format 3, newer than the format 2 this nnsweeper \(.*\) reads: a newer nnsweeper "
+                   r"wrote it; upgrade nnsweeper to continue it \(its games are kept\)",
+                   {"sp": get_solver("single_point")}, [3], rows=5, cols=5, trials=30, store=store)
+    assert json.loads((store / "store.json").read_text())["format"] == 3  # left as it was
+
+
 def test_an_older_store_format_is_refused(tmp_path):
     store = tmp_path / "s"
     store.mkdir()
@@ -652,3 +665,20 @@ def test_chunks_played_by_other_code_or_weights_are_not_kept(tmp_path, monkeypat
                                          r"checkpoint replaced during the run\?"):
         evaluate({"r": Replaced()}, [3], rows=5, cols=5, trials=40, store=store)
     assert len(_chunks(store, "r-5x5x3")) == 1  # the chunk played before the change, and no other
+
+
+def test_a_write_past_a_file_size_limit_names_the_file(tmp_path):
+    import resource
+
+    def limit():  # store.json and job.json fit, a chunk of games does not
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, resource.RLIM_INFINITY))
+
+    out = tmp_path / "t"
+    proc = subprocess.run([sys.executable, "-m", "nnsweeper", "eval", "--solvers", "single_point", "--rows",
+                           "5", "--cols", "5", "--mines", "3", "--trials", "20", "--jobs", "1", "--quiet",
+                           "--out", str(out)], preexec_fn=limit, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    job = tmp_path / "t.games" / "single_point-5x5x3"
+    assert re.fullmatch(rf"nnsweeper: error: \[Errno 27\] cannot write '{job}/\d{{12}}-\d{{12}}\.npz': File "
+                        r"too large\n", proc.stderr), proc.stderr
+    assert not list(job.glob(".*"))  # no temporary file left

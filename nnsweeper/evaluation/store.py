@@ -11,7 +11,7 @@ with the number of games. The table is summarised from the store at the end.
     OUT.games/
         store.json                      format, base seed, first-click rule
         runs.json                       each run: games played, wall time, workers, machine
-        LOCK                            held by the run writing the store
+        LOCK                            held by the run writing the store (removed as it ends)
         csp-30x16x99/
             job.json                    the job's experiment (below)
             000000000000-000000001000.npz   games [0, 1000): every figure of every game,
@@ -449,7 +449,13 @@ class GameStore:
         if file.exists():
             old = _read_json(file, way_out="remove it and run the same command again: every game is "
                                            "kept (each chunk records its experiment)")
-            if old.get("format") != STORE_FORMAT:
+            found = old.get("format")
+            if isinstance(found, int) and not isinstance(found, bool) and found > STORE_FORMAT:
+                raise StoreError(
+                    f"game store {os.fspath(self.path)!r} has format {found}, newer than the format "
+                    f"{STORE_FORMAT} this nnsweeper ({self.version}) reads: a newer nnsweeper wrote it; "
+                    f"upgrade nnsweeper to continue it (its games are kept), or choose another output")
+            if found != STORE_FORMAT:
                 raise StoreError(
                     f"game store {os.fspath(self.path)!r} has format {old.get('format')!r}, not "
                     f"{STORE_FORMAT} (before format 2 its chunks recorded no experiment, so they cannot be "
