@@ -125,6 +125,36 @@ def test_every_command_runs_as_written_on_tiny_sizes(tmp_path, monkeypatch, caps
     assert {r["solver"] for r in table["rows"]} >= {"mygnn", "hybrid-mygnn"}
 
 
+def _files_written(words: list[str]) -> list[str]:
+    """The files a documented ``nnsweeper`` command writes (tables, figures, animations)."""
+    options = {w: words[k + 1] for k, w in enumerate(words[:-1]) if w.startswith("--")}
+    command = words[1]
+    if command in ("eval", "compare") and "--out" in options:
+        return [options["--out"] + suffix for suffix in (".csv", ".json", ".png")]
+    if command == "plot":
+        tables = [w for w in words[2:] if w.endswith(".json")]
+        return [options.get("--out", str(Path(tables[0]).with_suffix(".png")))]
+    if command == "watch":
+        return [options["--out"]]
+    if command == "analyze" and "--png" in options:
+        return [options["--png"]]
+    return []
+
+
+def test_no_command_of_a_page_overwrites_what_another_of_it_wrote():
+    # A reader following a page keeps each result: a second command writing the same file
+    # (two animations into one GIF, a plot redrawing compare's figure) loses the first.
+    assert _files_written(shlex.split("nnsweeper plot board12.json")) == ["board12.png"]
+    for path in (figures.README, *PAGES):
+        wrote = {}
+        for _, commands in figures.bash_blocks(path.read_text(encoding="utf-8")):
+            for command in commands:
+                words = shlex.split(command)
+                for name in _files_written(words) if words[0] == "nnsweeper" else []:
+                    assert name not in wrote, f"{path.name}: {command!r} overwrites {name} of {wrote[name]!r}"
+                    wrote[name] = command
+
+
 def test_every_docs_page_is_run_or_says_why_not():
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert pages == {p.name for p in PAGES} | set(NOT_RUN), pages ^ ({p.name for p in PAGES} | set(NOT_RUN))
