@@ -82,6 +82,8 @@ def test_the_heading_says_where_the_first_click_goes():
     plain = {"csp": "CSPSolver(start='corner')", "x": "notebook.solve"}
     assert format_summary(EvalTable(rows, {"solvers": plain})).startswith(
         "expert 16x30/99, safe first click, 10 games")
+    assert format_summary(EvalTable(rows, {"solvers": ["csp", "x"]})).startswith(  # names only
+        "expert 16x30/99, safe first click, 10 games")
 
 
 def test_one_solver_verdict_reads_a_million_games():
