@@ -44,9 +44,11 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 
+from nnsweeper.errors import NnsweeperError
+
 __all__ = ["imap", "single_threaded_workers", "terminate_on_sigterm", "backend", "BACKENDS",
-           "JOBS_PER_CPU", "PARENT_POLL_SECONDS", "DASK_TASKS_PER_THREAD", "max_jobs",
-           "check_n_jobs", "effective_jobs", "machine"]
+           "BackendError", "JOBS_PER_CPU", "PARENT_POLL_SECONDS", "DASK_TASKS_PER_THREAD",
+           "DASK_CONNECT_SECONDS", "max_jobs", "check_n_jobs", "effective_jobs", "machine"]
 
 #: Backend names :func:`backend` understands.
 BACKENDS = ("loky", "threading", "multiprocessing", "dask", "ray")
@@ -68,6 +70,10 @@ PARENT_POLL_SECONDS = 0.5
 #: that a thread finishing a task finds the next one waiting on its worker, few enough
 #: that the tasks are read lazily and a lost worker held only a few.
 DASK_TASKS_PER_THREAD = 2
+
+#: Seconds :func:`backend` gives the Dask scheduler at the address it is given to answer
+#: (the connection, Dask's handshake, the client's registration) before saying that none did.
+DASK_CONNECT_SECONDS = 10
 
 #: Seconds :func:`imap` waits for a first worker when the Dask cluster has none, and
 #: for one to come back when the cluster loses all its workers while tasks are pending.
@@ -96,6 +102,10 @@ _EARLY_EXIT_WARNING = r"\d+ tasks (have been successfully executed|which were st
 #: loky's guard against leaks, and a fresh worker takes the tasks given to it. No task or
 #: result is lost, so the notice, printed from loky's thread across the progress bar, is noise.
 _WORKER_RESTART_WARNING = "A worker stopped while some jobs were given to the executor"
+
+
+class BackendError(NnsweeperError):
+    """A backend that cannot run the work: no Dask scheduler answering at the address given."""
 
 
 def max_jobs() -> int:
@@ -553,6 +563,12 @@ def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
         For ``"dask"``: the address of a running scheduler (``tcp://host:8786``).
         Without one, a local Dask cluster (one single-threaded worker process per
         CPU, on free ports of 127.0.0.1, without a dashboard) is started for the duration.
+
+    Raises
+    ------
+    BackendError
+        No Dask scheduler answered at ``scheduler`` within :data:`DASK_CONNECT_SECONDS`
+        (nothing listens there, a server sent nothing, or one answered in another protocol).
     """
     if name is None:
         if scheduler is not None:
@@ -582,7 +598,7 @@ def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
                     dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False}))
                 client = stack.enter_context(Client(cluster))
             else:
-                client = stack.enter_context(Client(scheduler))
+                client = stack.enter_context(_connect_dask(scheduler))
             del client  # the active client is what joblib's dask backend uses
         elif name == "ray":
             try:
@@ -593,3 +609,122 @@ def backend(name: str | None, scheduler: str | None = None) -> Iterator[None]:
         stack.enter_context(parallel_config(backend=name))
         yield
 
+
+def _connect_dask(address: str):
+    """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`BackendError`.
+
+    Within :data:`DASK_CONNECT_SECONDS` a tcp address must accept a connection (refused
+    at once when nothing listens there) and answer Dask's handshake. ``Client`` alone
+    would wait for that answer for ever from a server that never sends one, and reads
+    whatever another server sends as Dask frames (an HTTP reply becomes a frame length of
+    exabytes). The error names the address, what went wrong and what to check; a client
+    left half made is closed.
+    """
+    from dask.distributed import Client
+
+    deadline = time.monotonic() + DASK_CONNECT_SECONDS
+    check = "is a Dask scheduler running there? start one with `dask scheduler`"
+    try:
+        _check_dask_scheduler(address, deadline)
+    except BackendError:
+        raise
+    except Exception as e:
+        raise BackendError(f"no Dask scheduler answered at {address}: {_dask_failure(e)}; {check}") from None
+    previous = _default_dask_client()
+    try:
+        return Client(address, timeout=max(1.0, deadline - time.monotonic()))
+    except Exception as e:
+        half_made = _default_dask_client()
+        if half_made is not None and half_made is not previous:
+            with contextlib.suppress(Exception):
+                half_made.close(timeout=1)
+        raise BackendError(f"a Dask client could not connect to {address}: {_dask_failure(e)}; "
+                           f"{check}") from None
+
+
+def _check_dask_scheduler(address: str, deadline: float) -> None:
+    """Nothing when the server at tcp ``address`` answers Dask's handshake before ``deadline``.
+
+    One connection, as ``dask.distributed``'s ``connect`` makes it but without its
+    retries (a refused one fails at once), and the handshake both ways, so that a
+    scheduler logs nothing about it. Raises what failed: the connection's OSError
+    (CommClosedError from ConnectionRefusedError, socket.gaierror), TimeoutError when
+    nothing answered, or what reading another server's reply as Dask frames raised
+    (MemoryError, ValueError, ...). Addresses of other schemes (tls, ucx, inproc) are
+    left to ``Client`` and its timeout. The handshake runs in an event loop of its own,
+    on a thread of its own, so that a caller whose thread runs a loop (a notebook) can call.
+    """
+    import asyncio
+
+    from distributed.comm import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme != "tcp":
+            return
+        parse_host_port(location)
+    except ValueError as e:
+        raise BackendError(f"the Dask scheduler address must be such as tcp://HOST:8786; got "
+                           f"{address!r} ({e})") from None
+
+    async def handshake() -> None:
+        comm = await get_backend(scheme).get_connector().connect(location)
+        try:
+            await comm.write(comm.handshake_info())
+            await comm.read()  # the scheduler's: where another server's reply fails
+        finally:
+            await comm.close()
+
+    failed: list[BaseException] = []
+
+    def shake() -> None:
+        try:
+            asyncio.run(asyncio.wait_for(handshake(), max(0.1, deadline - time.monotonic())))
+        except BaseException as e:  # handed to the caller's thread
+            failed.append(e)
+
+    thread = threading.Thread(target=shake, name="nnsweeper-dask-handshake", daemon=True)
+    thread.start()
+    thread.join(max(0.1, deadline - time.monotonic()) + 5)  # wait_for ends it first
+    if thread.is_alive():
+        raise TimeoutError("the Dask handshake did not end")
+    if failed:
+        raise failed[0]
+
+
+def _dask_failure(error: Exception) -> str:
+    """What ``error``, raised while connecting to a Dask scheduler, says went wrong, in words."""
+    import socket
+
+    from distributed.comm import CommClosedError
+
+    causes = [error]
+    while causes[-1].__cause__ is not None and len(causes) < 10:  # CommClosedError wraps the OSError
+        causes.append(causes[-1].__cause__)
+    if any(isinstance(e, ConnectionRefusedError) for e in causes):
+        return "the connection was refused (nothing listens on that port)"
+    unknown = next((e for e in causes if isinstance(e, socket.gaierror)), None)
+    if unknown is not None:
+        return f"its host name is not known ({unknown.strerror or unknown})"
+    if isinstance(error, TimeoutError):
+        return (f"no answer within {DASK_CONNECT_SECONDS:g} s (something accepted the connection but "
+                f"sent nothing, or a firewall dropped it)")
+    if isinstance(error, CommClosedError):
+        return "the server there closed the connection without a Dask handshake"
+    if isinstance(error, OSError):
+        return f"{type(error).__name__}: {error}"
+    # A reply read as Dask frames that are not: an HTTP server's bytes make a frame length
+    # of exabytes (MemoryError), others a malformed message.
+    return ("the server there answered, but not in Dask's protocol (an HTTP server, such as the "
+            "dashboard on port 8787 instead of the scheduler on 8786?)")
+
+
+def _default_dask_client():
+    """The default ``dask.distributed`` Client of this process, or None."""
+    from dask.distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:  # none
+        return None

@@ -389,3 +389,152 @@ def test_dask_losing_every_worker_says_so_and_waits_for_one(monkeypatch, back):
             results.close()
     if back:
         assert sorted(got) == [square(k) for k, _ in tasks]
+
+
+@contextlib.contextmanager
+def _not_a_dask_scheduler(kind: str):
+    """The address of a server on 127.0.0.1 that is no Dask scheduler, for the duration.
+
+    ``http``: every connection gets an HTTP 400 reply and is closed; ``silent``: accepted
+    and never answered; ``refused``: a bound port that nothing listens on.
+    """
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.settimeout(0.05)  # accept() wakes up to see the end
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    held, end = [], threading.Event()
+
+    def serve():
+        while not end.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            if kind == "http":
+                with contextlib.suppress(OSError):
+                    conn.settimeout(5)
+                    conn.recv(65536)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
+                                 b"Content-Length: 11\r\nConnection: close\r\n\r\nBad Request")
+                    conn.shutdown(socket.SHUT_RDWR)
+
+    thread = None
+    if kind != "refused":
+        server.listen(16)
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+    try:
+        yield address
+    finally:
+        end.set()
+        if thread is not None:
+            thread.join()
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+_NOT_DASK = {
+    "http": "the server there answered, but not in Dask's protocol (an HTTP server, such as the dashboard",
+    "silent": "no answer within 1 s (something accepted the connection but sent nothing",
+    "refused": "the connection was refused (nothing listens on that port)",
+}
+
+
+@pytest.mark.parametrize("kind", list(_NOT_DASK))
+def test_dask_backend_refuses_an_address_where_no_scheduler_answers(kind, monkeypatch):
+    # Client alone reads an HTTP reply as a frame length of exabytes (MemoryError) and waits
+    # for ever for a handshake from a server that sends nothing.
+    import threading
+
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(parallel, "DASK_CONNECT_SECONDS", 1)
+    raised = []
+
+    def connect(address):
+        try:
+            with backend("dask", address):
+                pass
+        except BaseException as e:
+            raised.append(e)
+
+    with _not_a_dask_scheduler(kind) as address:
+        before = {t.ident for t in threading.enumerate()}
+        attempt = threading.Thread(target=connect, args=(address,), daemon=True)
+        attempt.start()
+        attempt.join(30)
+        assert not attempt.is_alive(), f"backend('dask', {address!r}) still waits after 30 s"
+    assert len(raised) == 1 and isinstance(raised[0], parallel.BackendError), raised
+    assert isinstance(raised[0], ValueError)  # the command line's one line, exit code 2
+    message = str(raised[0])
+    assert message.startswith(f"no Dask scheduler answered at {address}: {_NOT_DASK[kind]}"), message
+    assert message.endswith("; is a Dask scheduler running there? start one with `dask scheduler`")
+    # Nothing left behind: no default client, no thread (a client's event loop, the handshake).
+    from dask.distributed import default_client
+
+    with pytest.raises(ValueError, match="No clients found"):
+        default_client()
+    deadline = time.monotonic() + 5
+    while {t.ident for t in threading.enumerate() if t.is_alive()} - before:
+        assert time.monotonic() < deadline, [t.name for t in threading.enumerate() if t.ident not in before]
+        time.sleep(0.05)
+
+
+#: The command line with DASK_CONNECT_SECONDS at 1 s.
+_CLI_SCRIPT = """
+import sys
+from nnsweeper import parallel
+from nnsweeper.cli import main
+parallel.DASK_CONNECT_SECONDS = 1
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("kind, command", [
+    ("http", ["eval", "--solvers", "single_point", "--board", "5x5:3", "--trials", "1"]),
+    ("silent", ["compare", "--solvers", "single_point", "--board", "5x5:3", "--trials", "1"]),
+    ("refused", ["generate", "data", "5x5:3:2"]),
+])
+def test_a_command_on_no_dask_scheduler_says_so_in_one_line(kind, command, tmp_path):
+    # The whole process: one line on stderr, exit code 2, and nothing that keeps it alive.
+    pytest.importorskip("dask.distributed")
+    with _not_a_dask_scheduler(kind) as address:
+        run = subprocess.run([sys.executable, "-c", _CLI_SCRIPT, *command, "--backend", "dask",
+                              "--scheduler", address, "--quiet"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout) == (2, ""), run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith(f"nnsweeper: error: no Dask scheduler answered at {address}: "
+                               f"{_NOT_DASK[kind]}"), lines[0]
+    assert list(tmp_path.iterdir()) == []  # refused before anything is written
+
+
+def test_a_client_that_fails_after_the_handshake_is_closed(monkeypatch):
+    # Past the check (a scheduler that answered, then failed the client; an address of
+    # another scheme): one error too, and the half-made client, set as the default one
+    # before it failed, is closed.
+    import threading
+
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import default_client
+
+    monkeypatch.setattr(parallel, "DASK_CONNECT_SECONDS", 1)
+    monkeypatch.setattr(parallel, "_check_dask_scheduler", lambda address, deadline: None)
+    before = {t.ident for t in threading.enumerate()}
+    with _not_a_dask_scheduler("http") as address:
+        with pytest.raises(parallel.BackendError, match=rf"^a Dask client could not connect to {address}: "
+                           r"the server there answered, but not in Dask's protocol .*; is a Dask scheduler "
+                           r"running there\?"):
+            with backend("dask", address):
+                pass
+    with pytest.raises(ValueError, match="No clients found"):
+        default_client()
+    deadline = time.monotonic() + 5
+    while {t.ident for t in threading.enumerate() if t.is_alive()} - before:
+        assert time.monotonic() < deadline, [t.name for t in threading.enumerate() if t.ident not in before]
+        time.sleep(0.05)
