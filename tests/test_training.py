@@ -1,5 +1,6 @@
 """Training: configs, a short run lowers the loss, resume after a kill, DDP, bad input."""
 
+import json
 import math
 import os
 import random
@@ -1171,3 +1172,182 @@ def test_init_refuses_what_it_cannot_start_from(tmp_path, init, model, words):
         train(check_config(_config(tmp_path, model, init=init, tensorboard=False)), progress=False)
     assert words in str(err.value)
     assert not (tmp_path / "run").exists()  # refused before the run folder is made
+
+
+# ------------------------------------------------ one process a folder, failed writes
+def test_a_folder_another_training_holds_is_refused_before_anything_is_written(tmp_path, capsys):
+    from filelock import FileLock
+
+    from nnsweeper.cli import main
+    from nnsweeper.training.folder import LOCK_NAME
+
+    run = tmp_path / "run"
+    run.mkdir()
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN, epochs=1, tensorboard=False))
+    held = FileLock(os.fspath(run / LOCK_NAME))
+    held.acquire()
+    try:
+        with pytest.raises(TrainingError, match=f"another process is writing training run '{run}'; wait "
+                                                r"for it to end \(a killed run releases it, and --resume"):
+            train(check_config(_config(tmp_path, CNN, epochs=1)), progress=False)
+        for resume in ([], ["--resume"]):
+            assert main(["train", "--config", str(path), "--quiet", *resume]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "another process is writing training run" in err
+        assert sorted(p.name for p in run.iterdir()) == [LOCK_NAME]  # nothing else was written
+    finally:
+        held.release()
+    assert main(["train", "--config", str(path), "--quiet"]) == 0
+    assert not (run / LOCK_NAME).exists()  # the lock goes with the run that held it
+    # A refused start leaves no folder of its own behind.
+    with pytest.raises(TrainingError, match="nothing to resume"):
+        train(check_config(_config(tmp_path / "nowhere", CNN)), resume=True, progress=False)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_two_trainings_started_together_into_one_folder_one_is_refused(tmp_path):
+    # Each process imports everything, says it is ready and waits for the same go: then both start
+    # at once, with different learning rates, into one output.dir.
+    go = tmp_path / "go"
+    script = ("import pathlib, sys, time\n"
+              "from nnsweeper.cli import main\n"
+              "import nnsweeper.training, nnsweeper.models, nnsweeper.datasets.loaders\n"
+              "print('ready', flush=True)\n"
+              "while not pathlib.Path(sys.argv[1]).exists():\n"
+              "    time.sleep(0.001)\n"
+              "sys.exit(main(sys.argv[2:]))\n")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    procs = []
+    for lr in (1e-3, 3e-3):
+        path = _toml(tmp_path / f"lr{lr}.toml", _config(tmp_path, CNN, epochs=1, lr=lr, tensorboard=False))
+        procs.append(subprocess.Popen([sys.executable, "-c", script, str(go), "train", "--config", str(path),
+                                       "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    try:
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "ready"
+        go.touch()
+        outs = [proc.communicate(timeout=300) for proc in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+    codes = sorted(proc.returncode for proc in procs)
+    assert codes == [0, 2], outs
+    refused = next(err for proc, (_, err) in zip(procs, outs, strict=True) if proc.returncode == 2)
+    assert refused.count("\n") == 1 and "another process is writing training run" in refused, refused
+    winner = [1e-3, 3e-3][[proc.returncode for proc in procs].index(0)]
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["train"]["lr"] == winner
+
+
+def _history_without_times(run: Path) -> list[dict]:
+    wall = ("seconds", "examples_per_second")
+    return [{k: v for k, v in line.items() if k not in wall}
+            for line in json.loads((run / "history.json").read_text())]
+
+
+@pytest.mark.parametrize("model", [CNN, GNN], ids=["cnn", "gnn"])
+def test_a_training_killed_mid_epoch_resumes_to_the_history_of_one_never_stopped(tmp_path, model):
+    config = _config(tmp_path, model, epochs=2, save_every=3, tensorboard=False)
+    reference = train(check_config(dict(config, output={"dir": str(tmp_path / "reference")})), progress=False)
+    # The run kills itself (SIGKILL, no clean-up) at its 8th step: resume.pt holds epoch 1 up to batch 6.
+    script = ("import os, signal, sys\n"
+              "import nnsweeper.training.loop as loop\n"
+              "real, calls = loop._step, [0]\n"
+              "def step(*args):\n"
+              "    calls[0] += 1\n"
+              "    if calls[0] == 8:\n"
+              "        os.kill(os.getpid(), signal.SIGKILL)\n"
+              "    return real(*args)\n"
+              "loop._step = step\n"
+              "from nnsweeper.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    path = _toml(tmp_path / "c.toml", config)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", script, "train", "--config", str(path), "--quiet"], env=env,
+                          timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    run = tmp_path / "run"
+    state = _state(run / "resume.pt")
+    assert (state["epoch"], state["batch"]) == (0, 6) and not (run / "history.json").exists()
+    from nnsweeper.cli import main
+
+    assert main(["train", "--config", str(path), "--resume", "--quiet"]) == 0
+    assert _history_without_times(run) == _history_without_times(reference.run_dir)
+    a, b = _state(run / "last.pt"), _state(reference.last)
+    assert all(torch.equal(a[k], b[k]) for k in b) and a.keys() == b.keys()
+
+
+def test_a_write_past_a_file_size_limit_stops_with_one_line_and_starts_again(tmp_path):
+    import resource
+
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN, epochs=1))
+    cmd = [sys.executable, "-m", "nnsweeper", "train", "--config", str(path), "--quiet"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+    def limit():  # the checkpoint (about 40 kB) does not fit; config.json and the logs do
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.RLIM_INFINITY))
+
+    proc = subprocess.run(cmd, env=env, preexec_fn=limit, capture_output=True, text=True, timeout=300)
+    run = tmp_path / "run"
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"nnsweeper: error: stopped ([Errno 27] cannot write "
+                                  f"{str(run / 'last.pt')!r}: File too large) after epoch 1 of 1; nothing is "
+                                  "saved yet"), proc.stderr
+    assert proc.stderr.endswith(": run the same command to start again\n")
+    assert sorted(p.name for p in run.iterdir()) == ["config.json", "tensorboard"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)  # as the message says
+    assert proc.returncode == 0, proc.stderr
+    assert [h["epoch"] for h in json.loads((run / "history.json").read_text())] == [1]
+
+
+def test_a_failed_write_after_a_save_says_resume_and_resume_ends_as_one_never_stopped(tmp_path, monkeypatch):
+    import errno
+
+    import nnsweeper.models
+
+    config = _config(tmp_path, GNN, epochs=2, tensorboard=False)
+    reference = train(check_config(dict(config, output={"dir": str(tmp_path / "reference")})), progress=False)
+    real, calls = nnsweeper.models.save_checkpoint, []
+
+    def full_disk_at_the_second_epochs_end(path, model, **kw):
+        calls.append(path)
+        if len(calls) > 2:  # epoch 1 writes last.pt and best.pt
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, model, **kw)
+
+    monkeypatch.setattr(nnsweeper.models, "save_checkpoint", full_disk_at_the_second_epochs_end)
+    run = tmp_path / "run"
+    with pytest.raises(TrainingError, match=r"^stopped \(\[Errno 28\] No space left on device\) after "
+                                            r"epoch 2 of 2; resume.pt holds the end of epoch 1: run the same "
+                                            r"command with --resume to continue$"):
+        train(check_config(config), progress=False)
+    monkeypatch.undo()
+    train(check_config(config), resume=True, progress=False)
+    assert _history_without_times(run) == _history_without_times(reference.run_dir)
+    a, b = _state(run / "best.pt"), _state(reference.best)
+    assert all(torch.equal(a[k], b[k]) for k in b)
+
+
+def test_the_tensorboard_logs_failing_to_write_stop_the_run_with_one_line(tmp_path, monkeypatch, capfd):
+    import errno
+
+    from tensorboard.summary.writer import record_writer
+
+    from nnsweeper.cli import main
+
+    written = []
+
+    def fails_after_a_few(self, data):
+        written.append(data)
+        if len(written) > 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(record_writer.RecordWriter, "write", fails_after_a_few)
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN, epochs=1, tensorboard=True))
+    capfd.readouterr()
+    assert main(["train", "--config", str(path), "--quiet"]) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1, err  # no traceback of tensorboard's writer thread
+    logs = tmp_path / "run" / "tensorboard"
+    assert (f"stopped ([Errno 28] cannot write the TensorBoard logs in {str(logs)!r}: No space left on "
+            "device) in epoch 1 of 1") in err, err

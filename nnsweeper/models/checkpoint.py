@@ -23,6 +23,8 @@ value checkpoints of the older format ``"nnsweeper-value-model"`` (the bundled
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 from collections.abc import Mapping
@@ -33,12 +35,12 @@ import torch
 
 from nnsweeper import features
 from nnsweeper.errors import NnsweeperError
-from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
+from nnsweeper.fileio import file_sha256, write_bytes_atomic, write_text_atomic
 
 from .base import MineModel, ModelError, resolve_device
 from .registry import all_architectures
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_model", "WEIGHTS_DIR"]
+__all__ = ["CheckpointError", "save_checkpoint", "save_torch", "load_checkpoint", "load_model", "WEIGHTS_DIR"]
 
 FORMAT = "nnsweeper-checkpoint"
 FORMAT_VERSION = 1
@@ -130,6 +132,21 @@ def _jsonable(value) -> Any:
 
 
 # --------------------------------------------------------------------------- save
+def save_torch(path, obj) -> str:
+    """``torch.save`` of ``obj`` written to ``path`` atomically; returns the SHA-256 of its bytes.
+
+    The bytes are made in memory and written by :func:`~nnsweeper.fileio.write_bytes_atomic`, so
+    a write that fails (a full disk, a file-size limit) is an ``OSError`` naming ``path``, as for
+    every other file: torch's own file writer raises a ``RuntimeError`` of its C++ stream
+    instead, with another raised while it handles the first.
+    """
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    data = buffer.getbuffer()
+    write_bytes_atomic(path, data)
+    return hashlib.sha256(data).hexdigest()
+
+
 def save_checkpoint(path, model: MineModel, *, extra: Mapping | None = None) -> Path:
     """Write ``model``'s weights to ``path`` and its description to ``path.with_suffix(".json")``.
 
@@ -165,9 +182,7 @@ def save_checkpoint(path, model: MineModel, *, extra: Mapping | None = None) -> 
         raise CheckpointError(f"extra must be JSON-able ({exc})") from None
 
     state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
-    with atomic_path(pt) as tmp:
-        torch.save(state, tmp)
-        sha = file_sha256(tmp)
+    sha = save_torch(pt, state)
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,

@@ -14,6 +14,7 @@ while it wrote one (``kill -9``, a machine that went down) may leave its tempora
 
 from __future__ import annotations
 
+import contextlib
 import json
 import numbers
 import os
@@ -29,8 +30,8 @@ from nnsweeper.training_config import SECTIONS, TrainingConfig, TrainingError
 from .board import TENSORBOARD
 
 __all__ = ["RESUME_FILE", "CONFIG_FILE", "HISTORY_FILE", "CHECKPOINTS", "RESUMABLE_CHANGES", "KEPT",
-           "kept_checkpoint", "finished_note", "prepare_run", "recorded_config", "load_resume_state",
-           "damaged_file", "leftovers"]
+           "LOCK_NAME", "kept_checkpoint", "finished_note", "lock_run", "prepare_run", "recorded_config",
+           "load_resume_state", "damaged_file", "leftovers"]
 
 #: What a resume continues from: weights, optimiser, schedule, position (``nnsweeper train --resume``).
 RESUME_FILE = "resume.pt"
@@ -47,6 +48,8 @@ RESUMABLE_CHANGES = ("train.epochs", "output.dir", "data.path", "train.tensorboa
                      "train.device", "train.threads", "train.num_workers")
 #: The folder of the checkpoints kept along the way (``train.keep_every``).
 KEPT = "checkpoints"
+#: The lock file of the process training into the folder (removed as it ends; a killed one leaves it).
+LOCK_NAME = ".train.lock"
 
 
 def finished_note(run_dir: Path, state: dict, epochs: int) -> str | None:
@@ -61,6 +64,15 @@ def finished_note(run_dir: Path, state: dict, epochs: int) -> str | None:
         f"{os.fspath(run_dir)} already finished its {done} epoch{'s' if done != 1 else ''} ({where}); to "
         f"train longer, run the same command with train.epochs=N --resume, N above {done}"
     )
+
+
+def lock_run(run_dir: Path, rank: int) -> contextlib.AbstractContextManager:
+    """Hold the run folder for this process (rank 0; its folder created if new), or refuse at once
+    with a :class:`TrainingError`: two trainings into one folder would overwrite each other's files."""
+    if rank != 0:
+        return contextlib.nullcontext()
+    return fileio.exclusive_lock(run_dir / LOCK_NAME, what=f"training run {os.fspath(run_dir)!r}",
+                                 error=TrainingError, then="--resume continues it")
 
 
 def prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: bool,
@@ -98,7 +110,7 @@ def prepare_run(run_dir: Path, config: TrainingConfig, digest: str, *, resume: b
     if rank != 0:
         return None  # rank 0 checks and creates the folder (and stops the run if it is in the way)
     left = leftovers(run_dir)
-    if run_dir.exists() and any(p.name not in (CONFIG_FILE, TENSORBOARD) and p not in left
+    if run_dir.exists() and any(p.name not in (CONFIG_FILE, TENSORBOARD, LOCK_NAME) and p not in left
                                 for p in run_dir.iterdir()):
         raise TrainingError(
             f"run folder {os.fspath(run_dir)!r} is not empty; use --resume to continue it or choose another "
@@ -173,6 +185,8 @@ _RESUME_FIELDS = {
 _RESUME_OPTIONAL = {
     "examples": (_count, "a count"),
     "epochs_changes": (_json_list, "the JSON of a list"),
+    "epoch_loss_sum": (_number, "a number"),
+    "epoch_batches": (_count, "a count"),
 }
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from nnsweeper.fileio import atomic_path, file_sha256, write_text_atomic
+from nnsweeper.fileio import file_sha256, write_text_atomic
 from nnsweeper.training_config import (
     DataSection,
     TrainingConfig,
@@ -44,6 +44,7 @@ from .folder import (
     damaged_file,
     finished_note,
     kept_checkpoint,
+    lock_run,
     prepare_run,
     recorded_config,
 )
@@ -212,16 +213,35 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
     TrainingError
         A dataset that does not match the config, a run folder in the way (or, with
         ``resume``, nothing to resume or another config, naming each differing key), a
-        loss that is not finite (naming the epoch and step).
+        loss that is not finite (naming the epoch and step), another process training into
+        the same folder (it holds the folder's lock), a file that could not be written (a
+        full disk, a file-size limit), each saying where the run stands and how to continue.
     TrainingInterrupted
         Ctrl-C (a :class:`KeyboardInterrupt`): its message names the epoch reached,
         what ``resume.pt`` holds and how to continue.
     """
     config = check_config(config)
     rank, world, local = _distributed()
+    run_dir = Path(config.output.dir)
+    new = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
+    try:
+        with lock_run(run_dir, rank):  # a second training into the folder is refused, not mixed in
+            return _train(config, rank, world, local, resume=resume, progress=progress, notify=notify,
+                          started=started)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a run refused at its start leaves no folder made for the lock
+            for folder in new:
+                folder.rmdir()  # (the deepest first; a folder not empty stays, and so do its parents)
+        raise
+
+
+def _train(config: TrainingConfig, rank: int, world: int, local: int, *, resume: bool, progress: bool,
+           notify: Callable[[str], None] | None,
+           started: Callable[[Path | None], None] | None) -> TrainResult:
+    """:func:`train` of a checked config, in the folder this process holds."""
     root, manifest, digest = _check_dataset(config.data, value=is_value_config(config))
     run_dir = Path(config.output.dir)
-    initial = _initial_weights(config)  # refused before the run folder is touched
+    initial = _initial_weights(config)  # refused before the run folder is written
     state = prepare_run(run_dir, config, digest, resume=resume, rank=rank)
     if state is not None:
         finished = finished_note(run_dir, state, config.train.epochs)
@@ -267,20 +287,18 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
                 _end_epoch(run, val_loader, train_loss, began, speed, progress=progress)
             if world > 1:
                 torch.distributed.barrier()
+        run.board.close()
     except KeyboardInterrupt as exc:
         if isinstance(exc, TrainingInterrupted):
             raise
-        if run is not None and run.doing:
-            raise TrainingInterrupted(run.interrupted()) from None
-        saved = None if state is None else (int(state["epoch"]), int(state["batch"]))
-        epoch = 0 if state is None else int(state["epoch"])
-        raise TrainingInterrupted(_interrupted(
-            f"while starting (before epoch {epoch + 1} of {config.train.epochs})", saved, config.train,
-            None, rank)) from None
+        raise TrainingInterrupted(_standing("interrupted", run, state, config.train, rank)) from None
+    except OSError as exc:  # a file that could not be written (a full disk, a file-size limit) or read
+        raise TrainingError(_standing(f"stopped ({' '.join(str(exc).split())})", run, state, config.train,
+                                      rank)) from exc
     finally:
         signals.close()
         if run is not None:
-            run.board.close()
+            run.board.close(quiet=True)  # (closed above unless the run stopped)
     return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history, tensorboard=board)
 
 
@@ -409,6 +427,10 @@ class Run:
     step: int = 0
     #: Training states seen (each state of every batch of every step done).
     examples: int = 0
+    #: The current epoch's sum of batch losses and its batches done, so that an epoch resumed in
+    #: its middle reports the mean over all its batches, as one never stopped does.
+    epoch_loss_sum: float = 0.0
+    epoch_batches: int = 0
     best: float = math.inf
     history: list[dict] = field(default_factory=list)
     #: Each change of ``train.epochs`` on resume: where, from and to.
@@ -441,6 +463,9 @@ class Run:
         self.scheduler.load_state_dict(state["scheduler"])
         self.epoch, self.batch, self.step = int(state["epoch"]), int(state["batch"]), int(state["step"])
         self.examples = int(state.get("examples", 0))
+        # (Older resume states lack the epoch's running loss: its mean is then over the batches after it.)
+        self.epoch_loss_sum = float(state.get("epoch_loss_sum", 0.0))
+        self.epoch_batches = int(state.get("epoch_batches", 0))
         self.best, self.history = float(state["best"]), json.loads(state["history"])
         self.epochs_changes = json.loads(state.get("epochs_changes", "[]"))
         self.saved = (self.epoch, self.batch)
@@ -469,24 +494,23 @@ class Run:
             f"with train.epochs={after}"
         )
 
-    def interrupted(self) -> str:
-        """The message of a Ctrl-C: where the run is, what ``resume.pt`` holds, how to continue."""
-        return _interrupted(self.doing, self.saved, self.config.train, self.per_epoch, self.rank)
 
     def save_resume(self, epoch: int, batch: int) -> None:
         """Write ``resume.pt``: continue at batch ``batch`` of epoch ``epoch`` (rank 0 only)."""
+        from nnsweeper.models.checkpoint import save_torch
+
         if self.rank != 0:
             return
         blob = {
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(), "epoch": epoch, "batch": batch, "step": self.step,
             "examples": self.examples,
+            "epoch_loss_sum": self.epoch_loss_sum, "epoch_batches": self.epoch_batches,
             "best": self.best, "history": json.dumps(self.history), "torch_rng": torch.get_rng_state(),
             "config": self.config.to_json(sort_keys=True), "data_manifest_sha256": self.digest,
             "epochs_changes": json.dumps(self.epochs_changes),
         }
-        with atomic_path(self.run_dir / RESUME_FILE) as tmp:
-            torch.save(blob, tmp)
+        save_torch(self.run_dir / RESUME_FILE, blob)
         self.saved = (epoch, batch)
 
 
@@ -499,10 +523,17 @@ def _hardware(device: torch.device) -> str:
     return f"{machine()}, {torch.get_num_threads()} torch thread(s)"
 
 
-def _interrupted(doing: str, saved: tuple[int, int] | None, t: TrainSection, per_epoch: int | None,
-                 rank: int) -> str:
-    """The message of a Ctrl-C ``doing`` something while ``resume.pt`` holds ``saved`` (epoch, batch)."""
-    head = f"interrupted {doing}"
+def _standing(what: str, run: Run | None, state: dict | None, t: TrainSection, rank: int) -> str:
+    """The message of a run stopped by ``what`` (a Ctrl-C, a file it could not write): where the run
+    was, what ``resume.pt`` holds and how to continue. ``run`` is None while starting (``state``: the
+    resume state it started from, or None)."""
+    if run is not None and run.doing:
+        doing, saved, per_epoch = run.doing, run.saved, run.per_epoch
+    else:
+        saved = None if state is None else (int(state["epoch"]), int(state["batch"]))
+        doing = f"while starting (before epoch {(saved or (0, 0))[0] + 1} of {t.epochs})"
+        per_epoch = None
+    head = f"{what} {doing}"
     if rank != 0:
         return f"{head} (rank {rank}; rank 0 writes {RESUME_FILE})"
     if saved is None:
@@ -575,7 +606,8 @@ def _train_epoch(run: Run, net, loader, *, progress: bool) -> float:
         loader.batch_sampler.set_epoch(run.epoch, start=run.batch)
         if getattr(loader.dataset, "augment", False):
             loader.dataset.set_epoch(run.epoch)
-    seen, loss_sum = 0, 0.0
+    if not run.batch:
+        run.epoch_loss_sum, run.epoch_batches = 0.0, 0
     bar = tqdm(total=run.per_epoch, initial=run.batch, disable=not progress or run.rank != 0,
                desc=f"epoch {run.epoch + 1}/{t.epochs}", unit="batch", leave=False)
     run.doing = f"in epoch {run.epoch + 1} of {t.epochs}"
@@ -585,17 +617,17 @@ def _train_epoch(run: Run, net, loader, *, progress: bool) -> float:
                 break
             run.doing = f"in epoch {run.epoch + 1} of {t.epochs} (batch {b + 1} of {run.per_epoch})"
             loss = _step(run, net, batch, b)
-            seen += 1
-            loss_sum += loss
+            run.epoch_batches += 1
+            run.epoch_loss_sum += loss
             bar.update(1)
-            bar.set_postfix(loss=f"{loss_sum / seen:.4f}")
+            bar.set_postfix(loss=f"{run.epoch_loss_sum / run.epoch_batches:.4f}")
             if t.save_every and run.step % t.save_every == 0 and b + 1 < run.per_epoch:
                 run.save_resume(run.epoch, b + 1)
     finally:
         bar.close()
     run.batch = 0
     run.epoch += 1
-    return loss_sum / max(seen, 1)
+    return run.epoch_loss_sum / max(run.epoch_batches, 1)
 
 
 def _step(run: Run, net, batch, b: int) -> float:
@@ -663,14 +695,29 @@ def _end_epoch(run: Run, val_loader, train_loss: float, started: float, speed: f
     if run.epochs_changes:
         meta["epochs_changes"] = run.epochs_changes
     run.doing = f"after epoch {run.epoch} of {t.epochs}"
+    checkpoints = ["last.pt", *(["best.pt"] if improved else [])]
+    if t.keep_every and run.epoch % t.keep_every == 0:
+        checkpoints.append(kept_checkpoint(run.run_dir, run.epoch))
+    written: list[Path] = []
     with _holding_interrupts():
-        save_checkpoint(run.run_dir / "last.pt", run.model, extra=meta)
-        if improved:
-            save_checkpoint(run.run_dir / "best.pt", run.model, extra=meta)
-        if t.keep_every and run.epoch % t.keep_every == 0:
-            save_checkpoint(kept_checkpoint(run.run_dir, run.epoch), run.model, extra=meta)
-        to_json(run.history, run.run_dir / HISTORY_FILE, indent=1)
-        run.save_resume(run.epoch, 0)
+        try:
+            for name in checkpoints:
+                written += [pt := run.run_dir / name, pt.with_suffix(".json")]
+                save_checkpoint(pt, run.model, extra=meta)
+            written.append(run.run_dir / HISTORY_FILE)
+            to_json(run.history, written[-1], indent=1)
+            run.save_resume(run.epoch, 0)
+        except OSError:
+            # A file that could not be written (a full disk, a file-size limit). Were this the run's
+            # first save, what it wrote before would leave a folder that neither starts again (not
+            # empty) nor resumes (no resume.pt): it goes, and the run starts again as it says.
+            if run.saved is None:
+                for path in written:
+                    path.unlink(missing_ok=True)
+                    if path.parent != run.run_dir:  # the folder of kept checkpoints, made for this one
+                        with contextlib.suppress(OSError):
+                            path.parent.rmdir()
+            raise
     run.board.epoch(run.step, record)
     if progress:
         if is_value_model(run.model):
