@@ -152,6 +152,31 @@ def test_plot_refuses_bad_input(make, extra, fragments, tmp_path, capsys):
     assert not list(tmp_path.glob("*.png"))
 
 
+def test_plot_names_a_file_that_is_not_a_table(tmp_path, capsys):
+    # A chunk of eval's game store (a zip archive), an empty file and JSON of another shape
+    # each end in one line naming the file and what plot reads (the chunk's bytes were a
+    # bare "'utf-8' codec can't decode byte 0xa1").
+    prefix = tmp_path / "run"
+    assert main(["eval", "--solvers", "single_point", "--rows", "5", "--cols", "5", "--mines", "3",
+                 "--trials", "4", "--out", str(prefix), "--quiet"]) == 0
+    capsys.readouterr()
+    chunk = sorted(prefix.with_suffix(".games").glob("*/*.npz"))[0]
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    other = tmp_path / "other.json"
+    other.write_text("{}")
+    expected = "it is not an evaluation table (JSON written by eval or compare): "
+    for source, why in [(chunk, "it is a zip archive"), (empty, "the file is empty"),
+                        (other, "it has no list of rows")]:
+        one_error_line(capsys, main(["plot", str(source)]), f"cannot read table {str(source)!r}: ",
+                       expected + why)
+    binary = tmp_path / "image.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n")
+    one_error_line(capsys, main(["plot", str(binary)]), f"cannot read table {str(binary)!r}: ",
+                   expected + "it is not UTF-8 text (byte 0x89 at offset 0)")
+    assert sorted(tmp_path.rglob("*.png")) == [binary, prefix.with_suffix(".png")]  # no figure drawn
+
+
 def test_loky_restarting_a_worker_prints_nothing_across_the_progress_bar(tmp_path, capsys):
     # loky replaces a worker that grew by 300 MB, with this notice from its own thread; the
     # games are unaffected, so the workers eval starts leave the notice silent.

@@ -469,7 +469,8 @@ def test_table_refuses_outcomes_that_disagree_with_the_counts(tmp_path):
         EvalTable([{**row, "base_seed": -1}])
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"rows": [{**row, "games": None}]}))
-    with pytest.raises(ValueError, match="is not an evaluation table: row 0 has games = None"):
+    with pytest.raises(ValueError, match=r"is not an evaluation table \(JSON written by eval or compare\): "
+                       "row 0 has games = None"):
         EvalTable.from_json(path)
 
 

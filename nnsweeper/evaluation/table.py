@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nnsweeper.errors import check_int
+from nnsweeper.errors import NnsweeperError, check_int
 from nnsweeper.fileio import write_text_atomic
 
 from .stats import newcombe_interval, newcombe_paired_interval
@@ -488,30 +488,46 @@ class EvalTable:
 
     @classmethod
     def from_json(cls, path) -> EvalTable:
-        """Read a table written by :meth:`to_json`."""
-        with open(path, encoding="utf-8") as f:
-            try:
-                doc = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path} is not valid JSON: {e}") from None
+        """Read a table written by :meth:`to_json`.
+
+        Raises
+        ------
+        NnsweeperError
+            A file that is not such a table (binary, empty, not JSON, JSON of another
+            shape), naming the file and what it holds instead.
+        """
+        def refuse(why: str):
+            return NnsweeperError(f"cannot read table {str(path)!r}: it is not an evaluation table "
+                                  f"(JSON written by eval or compare): {why}")
+
+        with open(path, "rb") as f:
+            data = f.read()
+        if not data.strip():
+            raise refuse("the file is empty")
+        if data.startswith(b"PK\x03\x04"):  # what numpy's .npz (a game store's chunk) is
+            raise refuse("it is a zip archive (such as a chunk of a game store, .npz)")
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise refuse(f"it is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+        except json.JSONDecodeError as e:
+            raise refuse(f"it is not valid JSON ({e})") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
-            raise ValueError(f"{path} is not an evaluation table: it has no list of rows")
+            raise refuse("it has no list of rows")
         rows = []
         for i, r in enumerate(doc["rows"]):
             if not isinstance(r, dict):
-                raise ValueError(f"{path} is not an evaluation table: a row is not an object")
+                raise refuse(f"row {i} is not an object")
             try:
                 rows.append({c: _from_json_value(c, v) for c, v in r.items()})
             except (TypeError, ValueError):
                 bad = next(c for c, v in r.items() if not _converts(c, v))
-                raise ValueError(
-                    f"{path} is not an evaluation table: row {i} has {bad} = {r[bad]!r}"
-                ) from None
+                raise refuse(f"row {i} has {bad} = {r[bad]!r}") from None
         metadata = doc.get("metadata")
         try:
             return cls(rows, metadata if isinstance(metadata, dict) else None)
         except ValueError as e:
-            raise ValueError(f"{path} is not an evaluation table: {e}") from None
+            raise refuse(str(e)) from None
 
 
 def _provenance(other: EvalTable, solvers: list[str]) -> dict:
