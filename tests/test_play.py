@@ -152,3 +152,22 @@ def test_bad_input_is_one_line(argv, message, tmp_path, capsys, monkeypatch):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
+
+
+def test_board_is_checked_against_the_first_click_rule(tmp_path, capsys, monkeypatch):
+    # --board is read within the loosest rule and checked against --first-click: 80 mines on
+    # 9x9 is a game with an unprotected first click (play then wants a terminal, which the
+    # tests lack), and refused with a safe one in the line eval gives for --mines 80.
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "--board", "9x9:80", "--first-click", "none"]) == 2
+    assert capsys.readouterr().err.strip() == ("nnsweeper: error: nnsweeper play needs a terminal "
+                                               "(standard input and output are not one)")
+    refused = ("nnsweeper: error: mines must be between 1 and 79 for a 9x9 board with a safe first click; "
+               "got 80")
+    assert main(["play", "--board", "9x9:80"]) == 2
+    assert capsys.readouterr().err.strip() == refused
+    assert main(["eval", "--rows", "9", "--cols", "9", "--mines", "80", "--out", "o"]) == 2
+    assert capsys.readouterr().err.strip() == refused
+    assert main(["play", "--board", "9x9:72", "--first-click", "zero"]) == 2
+    assert capsys.readouterr().err.strip() == ("nnsweeper: error: mines must be between 1 and 71 for a 9x9 "
+                                               "board with an opening (zero) first click; got 72")

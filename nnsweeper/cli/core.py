@@ -26,7 +26,7 @@ from pathlib import Path
 
 __all__ = ["PROG", "Parser", "UsageError", "add_backend_options", "boards", "boards_any_rule",
            "check_boards", "fail", "int_in", "make_parser", "n_jobs", "name_list", "note", "one_board",
-           "out_prefix", "run", "start_cell"]
+           "one_board_any_rule", "out_prefix", "run", "start_cell"]
 
 PROG = "nnsweeper"
 #: What ``eval`` and ``compare`` write at an ``--out`` prefix (:func:`out_prefix` drops one given).
@@ -263,17 +263,25 @@ def check_boards(found: list[tuple[str, int, int, int]], first_click: str) -> li
     return found
 
 
-def one_board(text: str) -> tuple[int, int, int]:
+def one_board(text: str, *, first_click: str = "safe") -> tuple[int, int, int]:
     """An argparse type for one board in nnsweeper's board syntax (``10x10:20``, ``expert``).
 
     Returns ``(rows, cols, mines)``; the scripts and benchmarks that play one board use it.
+    Mine counts are checked against the limit of ``first_click``; a command with a
+    ``--first-click`` option takes its board with :func:`one_board_any_rule` instead.
     """
-    found = boards(text)
+    found = boards(text, first_click=first_click)
     if len(found) != 1:
         raise argparse.ArgumentTypeError(
             f"expected one board such as 10x10:20 or expert; {text!r} names {len(found)}"
         )
     return found[0][1:]
+
+
+def one_board_any_rule(text: str) -> tuple[int, int, int]:
+    """An argparse type: :func:`one_board` within the loosest first-click rule's limits
+    (as :func:`boards_any_rule`); the command checks the mines against its own rule."""
+    return one_board(text, first_click="none")
 
 
 # ---------------------------------------------------------------- option helpers

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from nnsweeper.cli.core import int_in, name_list, one_board, start_cell
+from nnsweeper.cli.core import int_in, name_list, one_board, one_board_any_rule, start_cell
 
 #: The largest board ``analyze --png`` draws (one text per cell: 100x100 takes seconds).
 MAX_PICTURE_CELLS = 10_000
@@ -19,12 +19,18 @@ MAX_PICTURE_CELLS = 10_000
 WATCH_SCAN = 1000
 
 
-def _add_one_board(p, default: str) -> None:
-    """--board or --preset: the one board a command plays (``args.preset or args.board``, or None)."""
+def _add_one_board(p, default: str, *, any_rule: bool = False) -> None:
+    """--board or --preset: the one board a command plays (``args.preset or args.board``, or None).
+
+    With ``any_rule`` (a command with --first-click) the mine count is read within the
+    loosest rule's limit; the command checks it against its rule (``Rules(...)``).
+    """
     board = p.add_mutually_exclusive_group()
-    board.add_argument("--board", type=one_board, default=None, metavar="BOARD",
-                       help=f"ROWSxCOLS:MINES or a preset name (default: {default})")
-    board.add_argument("--preset", type=one_board, default=None, metavar="NAME",
+    kind = one_board_any_rule if any_rule else one_board
+    within = ", mines within the limit of --first-click" if any_rule else ""
+    board.add_argument("--board", type=kind, default=None, metavar="BOARD",
+                       help=f"ROWSxCOLS:MINES or a preset name{within} (default: {default})")
+    board.add_argument("--preset", type=kind, default=None, metavar="NAME",
                        help="beginner, intermediate or expert")
 
 
@@ -186,7 +192,7 @@ def add_play(sub):
         epilog="example: nnsweeper play --preset beginner --seed 7 --save game.json; "
         "then nnsweeper play --replay game.json",
     )
-    _add_one_board(pa, "beginner")
+    _add_one_board(pa, "beginner", any_rule=True)
     pa.add_argument("--seed", type=int_in(0), default=None, help="the game seed (default: a new one)")
     pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
                     help="first-click rule (default: safe)")
@@ -212,7 +218,7 @@ def _cmd_play(args, argv) -> int:
     else:
         log = None
         rows, cols, mines = args.preset or args.board or (9, 9, 10)
-        rules = Rules(rows, cols, mines, args.first_click)
+        rules = Rules(rows, cols, mines, args.first_click)  # --board was read before the rule was known
         seed = args.seed  # None: the game draws a new one (shown on the status line)
     if max(rules.rows, rules.cols) > MAX_PLAY_SIDE:
         raise ValueError(f"play takes boards of at most {MAX_PLAY_SIDE} rows and columns; "
