@@ -331,8 +331,6 @@ def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:
     TrainingError
         Unknown sections or keys, a missing ``[data] path`` or ``[output] dir``, bad values.
     """
-    from nnsweeper.models.base import MineModel
-
     if isinstance(raw, TrainingConfig):
         raw = raw.to_dict()
     if not isinstance(raw, Mapping):
@@ -356,11 +354,14 @@ def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:
         given[section] = dict(table)
     data = DataSection(**given["data"])
     output = OutputSection(**given["output"])
-    try:
+    train = TrainSection(**given["train"])
+    try:  # last: the model's keys are checked by its class, whose module imports torch
+        from nnsweeper.models.base import MineModel
+
         model = MineModel.complete_config(given["model"])
     except ValueError as exc:
         raise TrainingError(f"[model]: {exc}") from None
-    return TrainingConfig(data=data, model=model, train=TrainSection(**given["train"]), output=output)
+    return TrainingConfig(data=data, model=model, train=train, output=output)
 
 
 def config_help(*, value: bool = False) -> str:

@@ -1351,3 +1351,110 @@ def test_the_tensorboard_logs_failing_to_write_stop_the_run_with_one_line(tmp_pa
     logs = tmp_path / "run" / "tensorboard"
     assert (f"stopped ([Errno 28] cannot write the TensorBoard logs in {str(logs)!r}: No space left on "
             "device) in epoch 1 of 1") in err, err
+
+
+def _pdeathsig_after_loader_setup(conn) -> None:
+    import ctypes
+
+    from nnsweeper.training.loop import _loader_process_setup
+
+    _loader_process_setup(0)
+    value = ctypes.c_int(-1)
+    ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(value))  # PR_GET_PDEATHSIG
+    conn.send((value.value, signal.getsignal(signal.SIGTERM) == signal.SIG_IGN))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_loader_process_is_killed_with_its_training_however_the_training_ends():
+    # A loader process, set up as a run sets up its own (a forked process), asks the kernel to kill
+    # it when its parent dies (SIGKILL of the training leaves none behind), and leaves SIGTERM to
+    # the main process.
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_pdeathsig_after_loader_setup, args=(there,))
+    child.start()
+    try:
+        assert here.poll(60)
+        assert here.recv() == (signal.SIGKILL, True)
+    finally:
+        child.join(10)
+
+
+def test_a_model_too_big_is_refused_before_any_of_it_is_allocated(tmp_path, monkeypatch, capsys):
+    from nnsweeper.cli import main
+    from nnsweeper.models import base
+
+    with pytest.raises(base.ModelError, match=r"arch='gnn', hidden=1000000, .* has 63,000,144,000,002 "
+                                              r"parameters, more than the 2,147,483,648 a model may have"):
+        MineModel.from_config({"arch": "gnn", "hidden": 1_000_000})
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, GNN, epochs=1))
+    assert main(["train", "--config", str(path), "--quiet", "model.hidden=1000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[model]: the model arch='gnn', hidden=1000000" in err, err
+    assert not (tmp_path / "run").exists()
+    # Within the bound, but more than this machine holds: 1 GiB here.
+    monkeypatch.setattr(base, "_machine_memory", lambda: 2**30)
+    wide = {"arch": "gnn", "hidden": 1200, "layers": 6}
+    parameters = base.check_model_size(wide)  # 4 bytes each fit: it may be held
+    assert 2**30 / 16 < parameters < 2**30 / 4
+    with pytest.raises(TrainingError, match=rf"\[model\]: the model .* has {parameters:,} parameters: to "
+                                            r"train them takes [\d.]+ GiB, more than this machine's 1.0 GiB"):
+        train(check_config(_config(tmp_path, wide, epochs=1)), progress=False)
+
+
+def test_bad_settings_are_refused_before_torch_is_imported(tmp_path):
+    path = _toml(tmp_path / "c.toml", _config(tmp_path, CNN, epochs=1))
+    script = ("import sys\n"
+              "from nnsweeper.cli import main\n"
+              "code = main(sys.argv[1:])\n"
+              "print('torch' in sys.modules)\n"
+              "sys.exit(code)\n")
+    cases = [["train", "--config", str(path), setting]
+             for setting in ("train.lr=-1", "train.batch_size=0", "output.dir=''", "train.device=tpu")]
+    from importlib import metadata
+
+    if metadata.version("torch").endswith("+cpu"):  # CUDA asked of a CPU build of torch
+        cases += [["train", "--config", str(path), "train.device=cuda"],
+                  ["evaluate-model", "--model", "cnn", "--data", str(FIXTURE), "--out", str(tmp_path / "e"),
+                   "--device", "cuda"],
+                  ["eval", "--solvers", "cnn", "--board", "5x5:3", "--device", "cuda:0", "--out",
+                   str(tmp_path / "v")]]
+    for argv in cases:
+        proc = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (argv, proc.stderr)
+        assert proc.stdout == "False\n", argv  # refused without importing torch
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_damaged_validation_or_test_shard_is_named_before_the_first_batch(tmp_path, monkeypatch):
+    import nnsweeper.training.loop as loop
+    from nnsweeper.errors import ChecksumError
+    from nnsweeper.models import load_model
+    from nnsweeper.training import evaluate_model
+
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE, data)
+    manifest = json.loads((data / "manifest.json").read_text())
+    for split in ("val", "test"):
+        entry = next(e for e in manifest["shards"] if e["split"] == split)
+        shard = data / entry["file"]
+        original = shard.read_bytes()
+        shard.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+        steps = []
+        monkeypatch.setattr(loop, "_step", lambda *args, steps=steps: steps.append(1) or 0.0)
+        config = dict(_config(tmp_path, CNN, epochs=1), data={"path": str(data), "val_split": "val"})
+        if split == "val":
+            with pytest.raises(ChecksumError, match=f"shard '{shard}' is damaged"):
+                train(check_config(config), progress=False)
+            assert not steps and not (tmp_path / "run").exists()
+        else:
+            batches = []
+            model = load_model("cnn")
+            monkeypatch.setattr(model, "outputs", lambda *args, batches=batches, **kw: batches.append(1))
+            with pytest.raises(ChecksumError, match=f"shard '{shard}' is damaged"):
+                evaluate_model(model, data, "test", progress=False)
+            assert not batches
+        shard.write_bytes(original)

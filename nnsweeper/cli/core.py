@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 __all__ = ["PROG", "Parser", "UsageError", "add_backend_options", "boards", "boards_any_rule",
-           "check_boards", "fail", "int_in", "make_parser", "n_jobs", "name_list", "note", "one_board",
-           "one_board_any_rule", "out_prefix", "run", "start_cell"]
+           "check_boards", "device_name", "fail", "int_in", "make_parser", "n_jobs", "name_list", "note",
+           "one_board", "one_board_any_rule", "out_prefix", "run", "start_cell"]
 
 PROG = "nnsweeper"
 #: What ``eval`` and ``compare`` write at an ``--out`` prefix (:func:`out_prefix` drops one given).
@@ -214,6 +214,17 @@ def n_jobs(text: str) -> int:
         return check_n_jobs(value)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e).replace("n_jobs must be", "expected", 1)) from None
+
+
+def device_name(text: str) -> str:
+    """An argparse type: where models run (``cpu``, ``cuda``, ``cuda:N``, ``auto``), refused at once,
+    before torch is imported, when it cannot be here (:func:`nnsweeper.models.devices.check_device_name`)."""
+    from nnsweeper.models.devices import check_device_name
+
+    try:
+        return check_device_name(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def start_cell(text: str):

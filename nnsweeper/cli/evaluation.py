@@ -20,6 +20,7 @@ from nnsweeper.cli.core import (
     boards,
     boards_any_rule,
     check_boards,
+    device_name,
     int_in,
     n_jobs,
     name_list,
@@ -242,7 +243,8 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         "the ARCH and hybrid-ARCH solvers; NAME=ARCH:PATH (mygnn=gnn:runs/gnn/best.pt) adds the "
         "solvers NAME and hybrid-NAME playing it, beside the bundled ones (repeatable)",
     )
-    p.add_argument("--device", default="cpu", help="where the models run: cpu, cuda or auto (default: cpu)")
+    p.add_argument("--device", type=device_name, default="cpu",
+                   help="where the models run: cpu, cuda or auto (default: cpu)")
     p.add_argument(
         "--dataset", action="append", default=[], metavar="FOLDER",
         help="a dataset the solvers learned from (its folder or manifest.json); the "

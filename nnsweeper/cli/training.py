@@ -15,7 +15,7 @@ import shlex
 from functools import partial
 from pathlib import Path
 
-from nnsweeper.cli.core import PROG, int_in, note, out_prefix
+from nnsweeper.cli.core import PROG, device_name, int_in, note, out_prefix
 
 
 # ----------------------------------------------------------------------- train
@@ -65,9 +65,31 @@ def _train_options(parser, handler) -> None:
 
 
 def _cmd_train(args, argv) -> int:
-    from nnsweeper.training import load_config
+    from nnsweeper.training_config import load_config
 
+    _check_device_first(args)
     return _train(load_config(args.config, args.overrides), args)
+
+
+def _check_device_first(args) -> None:
+    """Refuse a ``train.device`` this machine cannot have (the config's or an override's) before
+    torch and the models are imported, as ``--device`` is (:func:`~nnsweeper.cli.core.device_name`).
+
+    The config is then loaded with ``nnsweeper.training_config`` alone, which checks ``[data]``,
+    ``[train]`` and ``[output]`` before the model's class (and torch) is imported, so that every
+    bad setting but the model's is refused at once.
+    """
+    from nnsweeper.configs import read_toml
+    from nnsweeper.models.devices import check_device_name
+    from nnsweeper.training_config import TrainingError, apply_overrides
+
+    raw = apply_overrides(read_toml(args.config, "training config", TrainingError), args.overrides)
+    device = raw.get("train", {}).get("device") if isinstance(raw.get("train"), dict) else None
+    if isinstance(device, str):
+        try:
+            check_device_name(device)
+        except ValueError as exc:
+            raise TrainingError(f"train.device: {exc}") from None
 
 
 def _train(config, args) -> int:
@@ -107,8 +129,9 @@ def add_train_value(sub):
 
 
 def _cmd_train_value(args, argv) -> int:
-    from nnsweeper.training import load_value_config
+    from nnsweeper.training_config import load_value_config
 
+    _check_device_first(args)
     return _train(load_value_config(args.config, args.overrides), args)
 
 
@@ -180,7 +203,7 @@ def add_evaluate_model(sub):
                     "board cells (nnsweeper.datasets.loaders.MAX_BATCH_CELLS) (default: 128)")
     em.add_argument("--max-batches", type=int_in(0), default=0,
                     help="at most this many batches per configuration (default: 0, all)")
-    em.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
+    em.add_argument("--device", type=device_name, default="cpu", help="cpu, cuda or auto (default: cpu)")
     em.add_argument("--symmetric", action="store_true",
                     help="score the mean over each board's symmetries (8 for a square board, 4 otherwise), "
                     "as predict_proba(symmetric=True); the GNN's graphs do not change under them")

@@ -16,7 +16,14 @@
 from nnsweeper.datasets.card import format_card, shard_statistics
 from nnsweeper.datasets.generate import MIXES, STARTS, Part, generate, parse_part, resolve_parts
 from nnsweeper.datasets.policies import FLAG_MODES, POLICIES, RECORD_MODES, record_game
-from nnsweeper.datasets.storage import SHARD_FIELDS, file_sha256, load_manifest, read_shard, write_shard
+from nnsweeper.datasets.storage import (
+    SHARD_FIELDS,
+    check_shards,
+    file_sha256,
+    load_manifest,
+    read_shard,
+    write_shard,
+)
 from nnsweeper.seeds import SPLITS, check_seed_overlap, manifest_seeds, split_range, stream_seeds
 
 # The loaders need torch; they are imported on first use, so that generating data (and
@@ -53,6 +60,7 @@ __all__ = [
     "manifest_seeds",
     "parse_part",
     "read_shard",
+    "check_shards",
     "record_game",
     "resolve_parts",
     "shard_statistics",

@@ -47,6 +47,7 @@ __all__ = [
     "FORMAT_VERSION",
     "write_shard",
     "read_shard",
+    "check_shards",
     "file_sha256",
     "load_manifest",
     "empty_shard",
@@ -140,12 +141,7 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None, *,
     except FileNotFoundError:
         raise DatasetError(f"shard {where!r} is missing") from None
     if sha256 is not None:
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != sha256:
-            raise ChecksumError(
-                f"shard {where!r} is damaged: its SHA-256 is {digest[:16]}..., the manifest "
-                f"records {sha256[:16]}... (truncated or edited; generate it again)"
-            )
+        _check_digest(where, hashlib.sha256(data).hexdigest(), sha256)
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -162,6 +158,45 @@ def read_shard(path: str | os.PathLike, sha256: str | None = None, *,
             why = str(exc).removeprefix(f"{where}: ")
     raise DatasetError(f"shard {where!r} is damaged ({why}); remove it and run the same generate command "
                        f"again to make it anew")
+
+
+def _check_digest(where: str, digest: str, sha256: str) -> None:
+    if digest != sha256:
+        raise ChecksumError(
+            f"shard {where!r} is damaged: its SHA-256 is {digest[:16]}..., the manifest "
+            f"records {sha256[:16]}... (truncated or edited; generate it again)"
+        )
+
+
+def check_shards(root: str | os.PathLike, manifest: Mapping, splits, configs=None) -> int:
+    """Check the bytes of every shard of ``splits`` (of the configurations ``configs``, or all)
+    against the SHA-256 the manifest records, before any is decoded; returns how many.
+
+    A run checks its shards this way before its first batch, so that a damaged shard of a
+    split read late (validation, after a whole epoch; the test split, after minutes of
+    scoring) is named at the start. Reading a shard checks it again (:func:`read_shard`).
+
+    Raises
+    ------
+    ChecksumError
+        A shard whose bytes differ from the manifest's record (naming it).
+    DatasetError
+        A shard that is missing.
+    """
+    folder = Path(root)
+    folder = folder.parent if folder.is_file() else folder
+    checked = 0
+    for entry in manifest["shards"]:
+        if entry.get("split") not in splits or (configs is not None and entry.get("config") not in configs):
+            continue
+        path = folder / entry["file"]
+        try:
+            digest = file_sha256(path)
+        except FileNotFoundError:
+            raise DatasetError(f"shard {os.fspath(path)!r} is missing") from None
+        _check_digest(os.fspath(path), digest, entry["sha256"])
+        checked += 1
+    return checked
 
 
 def load_manifest(folder: str | os.PathLike) -> dict:

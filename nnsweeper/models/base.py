@@ -29,6 +29,7 @@ models are asked through :meth:`MineModel.predict_proba` on the host.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -39,10 +40,12 @@ import torch
 from nnsweeper.configs import Settings
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
 from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
+from nnsweeper.models.devices import cuda_unavailable
 from nnsweeper.models.registry import all_architectures
 from nnsweeper.observation import Observation, Observations, check_alone
 
-__all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "resolve_device", "tensor_totals"]
+__all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "check_model_size", "resolve_device",
+           "tensor_totals", "MAX_PARAMETERS", "TRAIN_BYTES_PER_PARAMETER"]
 
 
 class ModelError(NnsweeperError):
@@ -83,10 +86,7 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if dev.type != "cuda":
         raise ModelError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N'; got {device!r}")
     if not torch.cuda.is_available():
-        raise ModelError(
-            f"device {str(device)!r} asks for CUDA, but CUDA is not available in this torch installation "
-            f"(torch {torch.__version__}); use 'cpu' or 'auto'"
-        )
+        raise ModelError(cuda_unavailable(str(device), torch.__version__))
     count = torch.cuda.device_count()
     if dev.index is not None and dev.index >= count:
         raise ModelError(f"device {str(device)!r} does not exist: this machine has {count} CUDA device(s)")
@@ -302,6 +302,53 @@ def tensor_totals(total_mines, n: int, device) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- the base class
+#: The most parameters a model may have (8 GiB of float32 weights): far past any model of
+#: this field, and a bound on what a typed config may ask for wherever it runs.
+MAX_PARAMETERS = 2**31
+#: Bytes a parameter takes while it trains: its float32 value, its gradient and AdamW's two moments.
+TRAIN_BYTES_PER_PARAMETER = 16
+
+
+def _machine_memory() -> int | None:
+    """Bytes of physical memory of this machine, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):  # (no sysconf on Windows)
+        return None
+
+
+def check_model_size(config: Mapping, *, bytes_per_parameter: int = 4, doing: str = "hold") -> int:
+    """The parameters of the model ``config`` describes, counted before any of its memory is taken.
+
+    The model is built on PyTorch's ``meta`` device, which gives every tensor its shape and
+    no storage (the random state is left as it was). It is refused when it has more than
+    :data:`MAX_PARAMETERS` parameters, or when its parameters at ``bytes_per_parameter`` each
+    (4 to hold float32 weights, :data:`TRAIN_BYTES_PER_PARAMETER` to train them) and its
+    buffers would not fit in this machine's memory.
+
+    Raises
+    ------
+    ModelError
+        A bad configuration (as for :meth:`MineModel.from_config`), or a model too big,
+        naming its config, its size and the bound.
+    """
+    cls = _model_class(config)
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+        model = cls(config)
+    parameters = sum(p.numel() for p in model.parameters())
+    need = parameters * bytes_per_parameter + sum(b.numel() * b.element_size() for b in model.buffers())
+    memory = _machine_memory()
+    said = ", ".join(f"{k}={v!r}" for k, v in model.config.items())
+    if parameters > MAX_PARAMETERS:
+        raise ModelError(f"the model {said} has {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "
+                         f"a model may have; make it smaller")
+    if memory is not None and need > memory:
+        raise ModelError(f"the model {said} has {parameters:,} parameters: to {doing} them takes "
+                         f"{need / 2**30:,.1f} GiB, more than this machine's {memory / 2**30:,.1f} GiB of "
+                         f"memory; make it smaller")
+    return parameters
+
+
 def _model_class(config) -> type[MineModel]:
     """The model class that ``config["arch"]`` names (an architecture of either target)."""
     if not isinstance(config, Mapping):
@@ -443,8 +490,10 @@ class MineModel(torch.nn.Module):
         Raises
         ------
         ModelError
-            No ``"arch"``, an unknown architecture, or a bad configuration.
+            No ``"arch"``, an unknown architecture, a bad configuration, or a model too big
+            for this machine (:func:`check_model_size`, before any of it is allocated).
         """
+        check_model_size(config)
         return _model_class(config)(config)
 
     # ----------------------------------------------------------------- properties

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -128,22 +129,33 @@ def _loader(model: MineModel, config: TrainingConfig, root: Path, split: str, *,
     if not workers:
         options["num_workers"] = 0
     if options["num_workers"]:
-        options["worker_init_fn"] = _loader_process_ignores_sigterm
+        options["worker_init_fn"] = _loader_process_setup
     configs = configs or list(config.data.configurations or ()) or None
     return make_loader(model, root, split, shuffle=shuffle, rank=rank, world_size=world, drop_last=False,
                        configs=configs, **options)
 
 
-def _loader_process_ignores_sigterm(worker_id: int) -> None:
-    """A loader process leaves SIGTERM to the main process.
+def _loader_process_setup(worker_id: int) -> None:
+    """A loader process leaves SIGTERM to the main process, and ends with it however it ends.
 
     A batch system ends a job by sending SIGTERM to every process of it: a loader process
     killed by it would make the main process fail with "DataLoader worker ... is killed by
     signal" instead of stopping as it does on Ctrl-C (where it stands, what ``resume.pt``
-    holds). The main process ends its loader processes as it stops; a loader process whose
-    main process is gone ends by itself.
+    holds). The main process ends its loader processes as it stops. Killed outright (SIGKILL,
+    the out-of-memory killer), it cannot: on Linux the kernel then kills its loader processes
+    at once (``PR_SET_PDEATHSIG``), where torch's own check would leave them running for up to
+    five seconds; elsewhere that check ends them.
     """
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import multiprocessing
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+        parent = multiprocessing.parent_process()
+        if parent is not None and os.getppid() != parent.pid:  # it died before the line above
+            os._exit(0)
 
 
 def _val_loaders(model: MineModel, config: TrainingConfig, root: Path, manifest: dict):
@@ -221,6 +233,7 @@ def train(config: Mapping | TrainingConfig, *, resume: bool = False, progress: b
         what ``resume.pt`` holds and how to continue.
     """
     config = check_config(config)
+    _check_machine(config)
     rank, world, local = _distributed()
     run_dir = Path(config.output.dir)
     new = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
@@ -239,9 +252,14 @@ def _train(config: TrainingConfig, rank: int, world: int, local: int, *, resume:
            notify: Callable[[str], None] | None,
            started: Callable[[Path | None], None] | None) -> TrainResult:
     """:func:`train` of a checked config, in the folder this process holds."""
+    from nnsweeper.datasets import check_shards
+
     root, manifest, digest = _check_dataset(config.data, value=is_value_config(config))
     run_dir = Path(config.output.dir)
     initial = _initial_weights(config)  # refused before the run folder is written
+    if rank == 0:  # a damaged shard of a split the run reads is named now, not after an epoch
+        check_shards(root, manifest, {config.data.train_split, config.data.val_split},
+                     config.data.configurations or None)
     state = prepare_run(run_dir, config, digest, resume=resume, rank=rank)
     if state is not None:
         finished = finished_note(run_dir, state, config.train.epochs)
@@ -300,6 +318,22 @@ def _train(config: TrainingConfig, rank: int, world: int, local: int, *, resume:
         if run is not None:
             run.board.close(quiet=True)  # (closed above unless the run stopped)
     return TrainResult(run_dir, run_dir / "best.pt", run_dir / "last.pt", run.history, tensorboard=board)
+
+
+def _check_machine(config: TrainingConfig) -> None:
+    """Refuse, before the dataset or the run folder is touched, a config this machine cannot train:
+    a device it lacks (``train.device=cuda`` without CUDA), or a model too big for its memory
+    (counted before any allocation: :func:`~nnsweeper.models.base.check_model_size`)."""
+    from nnsweeper.models.base import TRAIN_BYTES_PER_PARAMETER, check_model_size, resolve_device
+
+    try:
+        resolve_device(config.train.device)
+    except ValueError as exc:
+        raise TrainingError(f"train.device: {exc}") from None
+    try:
+        check_model_size(config.model, bytes_per_parameter=TRAIN_BYTES_PER_PARAMETER, doing="train")
+    except ValueError as exc:
+        raise TrainingError(f"[model]: {exc}") from None
 
 
 def _setup_device(t: TrainSection, *, world: int, local: int) -> torch.device:

@@ -241,13 +241,14 @@ def evaluate_model(model, root, split: str = "test", *, batch_size: int = 128, m
     preds : PredictionSet
         Every row, for reliability diagrams.
     """
-    from nnsweeper.datasets import load_manifest, make_loader
+    from nnsweeper.datasets import check_shards, load_manifest, make_loader
     from nnsweeper.metrics import evaluate_predictions
 
     manifest = load_manifest(root)
     keys = split_configurations(manifest, split)
     if not keys:
         raise TrainingError(f"the {split!r} split of {os.fspath(root)!r} holds no states")
+    check_shards(root, manifest, {split})  # a damaged shard is named before minutes of scoring
     held_out, note = _held_out(model, manifest, root, split, name or model.arch)
     if note and notify is not None:
         notify(note)
