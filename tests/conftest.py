@@ -165,3 +165,27 @@ def ctrl_c_at_step(monkeypatch):
         monkeypatch.setattr(loop, "_step", step)
 
     return arm
+
+
+@pytest.fixture
+def each_byte_changed():
+    """``sweep(path, read, error)``: each byte of the file ``path`` in turn set to its complement,
+    then ``read()``. Returns ``(refusals, reads)``: the message of each ``error`` raised, and
+    ``(offset, what read returned)`` of every read that raised nothing. Any other exception
+    escapes (the bug a sweep looks for); the file is restored at the end."""
+    def sweep(path, read, error):
+        data, refusals, reads = path.read_bytes(), [], []
+        try:
+            for i in range(len(data)):
+                changed = bytearray(data)
+                changed[i] ^= 0xFF
+                path.write_bytes(bytes(changed))
+                try:
+                    reads.append((i, read()))
+                except error as e:
+                    refusals.append(str(e))
+        finally:
+            path.write_bytes(data)
+        return refusals, reads
+
+    return sweep

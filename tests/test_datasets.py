@@ -393,30 +393,21 @@ def test_damaged_shard_is_named(small, tmp_path, damage):
         generate(copy, [Part(**p) for p in args["parts"]], seed=args["seed"], shard_games=args["shard_games"])
 
 
-def test_every_single_byte_change_of_a_shard_is_named_or_changes_nothing(tmp_path):
+def test_every_single_byte_change_of_a_shard_is_named_or_changes_nothing(tmp_path, each_byte_changed):
     # A shard read without its digest (as generate reads what a killed run finished): each byte in
     # turn set to its complement is refused as damaged, naming the shard and the way out, or reads
     # back the very arrays written; never another exception of the zip reader.
     m = generate(tmp_path / "d", ["5x5:3:1"], seed=1, shard_games=1, splits=(1, 0, 0))
     path = tmp_path / "d" / m["shards"][0]["file"]
-    data, written = path.read_bytes(), read_shard(path)
-    refused = same = 0
-    for i in range(len(data)):
-        changed = bytearray(data)
-        changed[i] ^= 0xFF
-        path.write_bytes(bytes(changed))
-        try:
-            arrays = read_shard(path)
-        except DatasetError as e:
-            assert f"shard '{path}' is damaged" in str(e), i
-            assert "remove it and run the same generate" in str(e), i
-            refused += 1
-            continue
+    written = read_shard(path)
+    refusals, reads = each_byte_changed(path, lambda: read_shard(path), DatasetError)
+    for message in refusals:
+        assert f"shard '{path}' is damaged" in message and "remove it and run the same generate" in message
+    for i, arrays in reads:
         assert arrays.keys() == written.keys(), i
         for name, array in written.items():
             assert arrays[name].dtype == array.dtype and np.array_equal(arrays[name], array), (i, name)
-        same += 1
-    assert refused + same == len(data) and refused > len(data) // 2 and same > 0  # the zip has slack
+    assert len(refusals) > len(reads) > 0  # most bytes matter; the zip has slack (times, attributes)
 
 
 def test_a_damaged_zip_index_of_a_resumed_shard_is_one_line(tmp_path, capsys):

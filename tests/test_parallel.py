@@ -473,7 +473,14 @@ def test_dask_backend_refuses_an_address_where_no_scheduler_answers(kind, monkey
     message = str(raised[0])
     assert message.startswith(f"no Dask scheduler answered at {address}: {_NOT_DASK[kind]}"), message
     assert message.endswith("; is a Dask scheduler running there? start one with `dask scheduler`")
-    # Nothing left behind: no default client, no thread (a client's event loop, the handshake).
+    _nothing_left_behind(before)
+
+
+def _nothing_left_behind(before: set) -> None:
+    """No default Dask client, and no thread beyond those of ``before`` (a client's event loop, the
+    handshake's), within 5 s."""
+    import threading
+
     from dask.distributed import default_client
 
     with pytest.raises(ValueError, match="No clients found"):
@@ -521,8 +528,6 @@ def test_a_client_that_fails_after_the_handshake_is_closed(monkeypatch):
     import threading
 
     pytest.importorskip("dask.distributed")
-    from dask.distributed import default_client
-
     monkeypatch.setattr(parallel, "DASK_CONNECT_SECONDS", 1)
     monkeypatch.setattr(parallel, "_check_dask_scheduler", lambda address, deadline: None)
     before = {t.ident for t in threading.enumerate()}
@@ -532,9 +537,4 @@ def test_a_client_that_fails_after_the_handshake_is_closed(monkeypatch):
                            r"running there\?"):
             with backend("dask", address):
                 pass
-    with pytest.raises(ValueError, match="No clients found"):
-        default_client()
-    deadline = time.monotonic() + 5
-    while {t.ident for t in threading.enumerate() if t.is_alive()} - before:
-        assert time.monotonic() < deadline, [t.name for t in threading.enumerate() if t.ident not in before]
-        time.sleep(0.05)
+    _nothing_left_behind(before)

@@ -172,7 +172,7 @@ def test_a_damaged_chunk_is_named(tmp_path):
             list(job.read(2))
 
 
-def test_every_single_byte_change_of_a_chunk_is_named_or_changes_nothing(tmp_path):
+def test_every_single_byte_change_of_a_chunk_is_named_or_changes_nothing(tmp_path, each_byte_changed):
     # Each byte of a chunk, in turn, set to its complement: reading the store either refuses the
     # chunk as damaged (naming it, with the way out) or gives back the very games written. The
     # zip reader raises many kinds of exception for damaged bytes (a changed compression method
@@ -181,30 +181,21 @@ def test_every_single_byte_change_of_a_chunk_is_named_or_changes_nothing(tmp_pat
     with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
         store.job("sp", ident("SP()"), board).write(0, written)
     chunk = next((tmp_path / "s").glob("*/*.npz"))
-    data = chunk.read_bytes()
 
     def read():
         with GameStore(tmp_path / "s", base_seed=0, first_click="safe", version="1") as store:
             job = store.job("sp", ident("SP()"), board)
             return job.tally(3), list(job.read(3))
 
-    refused = same = 0
-    for i in range(len(data)):
-        changed = bytearray(data)
-        changed[i] ^= 0xFF
-        chunk.write_bytes(bytes(changed))
-        try:
-            tally, (part,) = read()
-        except StoreError as e:
-            assert f"chunk '{chunk}'" in str(e) and "remove it and run again" in str(e), (i, str(e))
-            refused += 1
-            continue
+    refusals, reads = each_byte_changed(chunk, read, StoreError)
+    for message in refusals:
+        assert f"chunk '{chunk}'" in message and "remove it and run again" in message, message
+    for i, (tally, (part,)) in reads:
         assert tally == (2, 3), i
         for name, _ in GameResults.FIELDS:
             assert np.array_equal(getattr(part, name), getattr(written, name)), (i, name)
         assert part.setup_seconds == written.setup_seconds, i
-        same += 1
-    assert refused + same == len(data) and refused > len(data) // 2 and same > 0  # the zip has slack
+    assert len(refusals) > len(reads) > 0  # most bytes matter; the zip has slack (times, attributes)
 
 
 def test_a_damaged_zip_index_is_one_line_of_the_command(tmp_path, capsys):
