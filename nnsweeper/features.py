@@ -33,10 +33,13 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from torch_geometric.data import Batch, HeteroData
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Batch, HeteroData
 
 from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import OFFSETS, dilate, neighbour_sum
@@ -444,6 +447,8 @@ def _graph_arrays(g: np.ndarray, total: np.ndarray, f: np.ndarray, cell_edges: b
 def _graph_data(arrays: dict, *, batched: bool) -> HeteroData:
     """A ``HeteroData`` from :func:`_graph_arrays`; with ``batched``, node stores carry
     ``batch`` and ``ptr`` as in a ``Batch``."""
+    from torch_geometric.data import HeteroData  # (here: the grid encoders, and the CNN, do without it)
+
     n, rows, cols = arrays["shape"]
     data = HeteroData()
     for t, x_key, at_key in (("cell", "cell_x", "cell_at"), ("constraint", "con_x", "con_at")):
@@ -531,6 +536,8 @@ def build_graphs(
             )
         except (InvalidBoardError, InconsistentBoardError) as exc:
             raise type(exc)(f"board {b}: {exc}") from None
+    from torch_geometric.data import Batch
+
     return Batch.from_data_list(graphs)
 
 

@@ -61,3 +61,22 @@ def test_the_old_engine_paths_re_export_the_engine():
 def test_version_comes_from_one_place():
     assert nnsweeper.__version__ == __version__
     assert "__version__" in nnsweeper.__all__
+
+
+def test_the_cnn_and_the_config_checks_load_no_torch_geometric():
+    # torch-geometric (and the torch._dynamo it imports, seconds of a fresh process) comes with a
+    # GNN built or run, not with the CNN, a training config's check or train's help.
+    cnn = ("import numpy as np\n"
+           "from nnsweeper.models import load_model\n"
+           "grid = np.full((6, 6), -1, dtype=np.int8); grid[0, 0] = 1\n"
+           "assert load_model('cnn').predict_proba(grid, total_mines=5).shape == (6, 6)")
+    assert "torch_geometric" not in loaded_by(cnn)
+    check = ("from nnsweeper.training_config import check_config, config_help\n"
+             "config_help(); config_help(value=True)\n"
+             "for arch in ('gnn', 'value-gnn', 'cnn'):\n"
+             "    check_config({'data': {'path': 'd'}, 'model': {'arch': arch}, 'output': {'dir': 'r'}})")
+    assert "torch_geometric" not in loaded_by(check)
+    gnn = ("import numpy as np\n"
+           "from nnsweeper.models import load_model\n"
+           "load_model('gnn').predict_proba(np.full((6, 6), -1, dtype=np.int8), total_mines=5)")
+    assert "torch_geometric" in loaded_by(gnn)  # (the probe sees it where it is used)

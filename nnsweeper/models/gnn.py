@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import torch
 from torch import nn
-from torch_geometric.data import HeteroData
-from torch_geometric.nn import GATv2Conv, GraphConv, HeteroConv, SAGEConv, TransformerConv
-from torch_geometric.utils import scatter
 
 from nnsweeper import features
 from nnsweeper.grid_torch import dilate, neighbour_ids, neighbour_sum
 
 from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
+
+# torch-geometric is imported where a GNN is built or run, not with this module: a config check
+# or the CNN does without it (and without the torch._dynamo it imports).
+if TYPE_CHECKING:
+    from torch_geometric.data import HeteroData
 
 __all__ = ["MineGNN", "GNNConfig", "CONVS", "CELL_IN", "CONSTRAINT_HAS", "CELL_NEAR", "make_conv",
            "graph_batch_tensor"]
@@ -46,6 +48,8 @@ _NODES = ("cell", "constraint")
 
 def make_conv(kind: str, hidden: int) -> nn.Module:
     """The message-passing layer that ``kind`` (one of :data:`CONVS`) names, ``hidden`` wide on both sides."""
+    from torch_geometric.nn import GATv2Conv, GraphConv, SAGEConv, TransformerConv
+
     dims = (hidden, hidden)
     if kind == "sage":
         return SAGEConv(dims, hidden)
@@ -131,6 +135,8 @@ class MineGNN(MineModel):
                 "constraint": nn.Linear(len(features.CONSTRAINT_FEATURES), h),
             }
         )
+        from torch_geometric.nn import HeteroConv
+
         n_sets = min(c.layers, 1) if c.shared else c.layers
         self.convs = nn.ModuleList(
             HeteroConv({et: make_conv(c.conv, h) for et in self.edge_types}, aggr="sum")
@@ -149,6 +155,8 @@ class MineGNN(MineModel):
 
     # ----------------------------------------------------------------- forward
     def _check_graph(self, data) -> None:
+        from torch_geometric.data import HeteroData
+
         if not isinstance(data, HeteroData):
             raise ModelError(f"a GNN input must be a HeteroData graph or batch; got {type(data).__name__}")
         for t, names in (("cell", features.CELL_FEATURES), ("constraint", features.CONSTRAINT_FEATURES)):
@@ -196,6 +204,8 @@ class MineGNN(MineModel):
         batch = {t: self._batch_vector(data, t, dev) for t in _NODES}
         h = {t: self.encode[t](data[t].x.to(dev, torch.float32)) for t in _NODES}
         edges = {et: data[et].edge_index.to(dev) for et in self.edge_types}
+        from torch_geometric.utils import scatter
+
         def pool():
             return [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
 
@@ -419,6 +429,8 @@ def graph_batch_tensor(grids: torch.Tensor, total_mines, flags: torch.Tensor, *,
     con_id[cb, ci + 1, cj + 1] = torch.arange(n_con, device=dev)
     cell_to_con = neighbour_ids(con_id, fb, fi, fj)
     cell_to_cell = neighbour_ids(cell_id, fb, fi, fj) if cell_edges else None
+
+    from torch_geometric.data import HeteroData
 
     data = HeteroData()
     for t, x, b, i, j in (("cell", cell_x, fb, fi, fj), ("constraint", con_x, cb, ci, cj)):

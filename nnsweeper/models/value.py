@@ -30,14 +30,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import torch
 from torch import nn
-from torch_geometric.data import HeteroData
-from torch_geometric.nn import HeteroConv
-from torch_geometric.utils import scatter
 
 from nnsweeper import features
 from nnsweeper.grid import dilate
@@ -47,6 +44,9 @@ from .base import MineModel, ModelConfig, ModelError
 from .checkpoint import WEIGHTS_DIR, CheckpointError, load_checkpoint, save_checkpoint
 from .cnn import ResidualBlock
 from .gnn import CELL_IN, CELL_NEAR, CONSTRAINT_HAS, CONVS, make_conv
+
+if TYPE_CHECKING:
+    from torch_geometric.data import HeteroData
 
 __all__ = ["VALUE_CELL_FEATURES", "VALUE_GRID_CHANNELS", "VALUE_GLOBAL_FEATURES", "LEGACY_ARCHS",
            "ValueConfig", "ValueNet", "ValueGNN", "ValueCNN", "make_value_net", "value_inputs",
@@ -218,6 +218,8 @@ class ValueGNN(ValueNet):
         self.edge_types = (CELL_IN, CONSTRAINT_HAS, CELL_NEAR)
         self.encode = nn.ModuleDict({"cell": nn.Linear(len(VALUE_CELL_FEATURES), h),
                                      "constraint": nn.Linear(len(features.CONSTRAINT_FEATURES), h)})
+        from torch_geometric.nn import HeteroConv  # (imported with the network, not the module: see gnn)
+
         self.convs = nn.ModuleList(
             HeteroConv({et: make_conv(config.conv, h) for et in self.edge_types}, aggr="sum")
             for _ in range(config.layers)
@@ -237,6 +239,8 @@ class ValueGNN(ValueNet):
         batch = {t: data[t].batch.to(dev) for t in _NODES}
         h = {t: self.encode[t](data[t].x.to(dev, torch.float32)) for t in _NODES}
         edges = {et: data[et].edge_index.to(dev) for et in self.edge_types}
+
+        from torch_geometric.utils import scatter
 
         def pool(reduce="mean"):
             return [scatter(h[t], batch[t], dim=0, dim_size=n, reduce=reduce) for t in _NODES]
