@@ -65,17 +65,17 @@ def _train_options(parser, handler) -> None:
 
 
 def _cmd_train(args, argv) -> int:
-    from nnsweeper.training_config import load_config
+    from nnsweeper.training_config import check_config
 
-    _check_device_first(args)
-    return _train(load_config(args.config, args.overrides), args)
+    return _train(check_config(_checked_tables(args, "training config")), args)
 
 
-def _check_device_first(args) -> None:
-    """Refuse a ``train.device`` this machine cannot have (the config's or an override's) before
-    torch and the models are imported, as ``--device`` is (:func:`~nnsweeper.cli.core.device_name`).
+def _checked_tables(args, what: str) -> dict:
+    """The tables of ``args.config`` with ``args.overrides`` applied (read once), after a
+    ``train.device`` this machine cannot have is refused, before torch and the models are
+    imported, as ``--device`` is (:func:`~nnsweeper.cli.core.device_name`).
 
-    The config is then loaded with ``nnsweeper.training_config`` alone, which checks ``[data]``,
+    The config is then checked with ``nnsweeper.training_config`` alone, which checks ``[data]``,
     ``[train]`` and ``[output]`` before the model's class (and torch) is imported, so that every
     bad setting but the model's is refused at once.
     """
@@ -83,13 +83,14 @@ def _check_device_first(args) -> None:
     from nnsweeper.models.devices import check_device_name
     from nnsweeper.training_config import TrainingError, apply_overrides
 
-    raw = apply_overrides(read_toml(args.config, "training config", TrainingError), args.overrides)
+    raw = apply_overrides(read_toml(args.config, what, TrainingError), args.overrides)
     device = raw.get("train", {}).get("device") if isinstance(raw.get("train"), dict) else None
     if isinstance(device, str):
         try:
             check_device_name(device)
         except ValueError as exc:
             raise TrainingError(f"train.device: {exc}") from None
+    return raw
 
 
 def _train(config, args) -> int:
@@ -131,8 +132,7 @@ def add_train_value(sub):
 def _cmd_train_value(args, argv) -> int:
     from nnsweeper.training_config import load_value_config
 
-    _check_device_first(args)
-    return _train(load_value_config(args.config, args.overrides), args)
+    return _train(load_value_config(_checked_tables(args, "value training config")), args)
 
 
 # ---------------------------------------------------------------------- resume
