@@ -38,12 +38,11 @@ import math
 import numbers
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 import numpy as np
 
 from nnsweeper.errors import NnsweeperError, check_unit
-from nnsweeper.fileio import atomic_path
+from nnsweeper.fileio import write_text_atomic
 
 __all__ = [
     "PredictionError",
@@ -643,8 +642,7 @@ def to_json(result, path: str | os.PathLike | None = None, *, indent: int | None
     """
     text = json.dumps(_plain(result), indent=indent, allow_nan=False)
     if path is not None:
-        with atomic_path(path) as tmp:
-            Path(tmp).write_text(text + "\n", encoding="utf-8")
+        write_text_atomic(path, text + "\n")
     return text
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsweeper.errors import ChecksumError, DatasetError
-from nnsweeper.fileio import atomic_path, file_sha256, reader_error
+from nnsweeper.fileio import file_sha256, reader_error, write_bytes_atomic
 from nnsweeper.seeds import MANIFEST_NAME, read_manifest_json
 
 __all__ = [
@@ -118,8 +118,7 @@ def write_shard(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], *,
             info.external_attr = 0o644 << 16
             zf.writestr(info, body.getbuffer(), compresslevel=6)  # a view: no copy of the array's bytes
     data = buf.getvalue()
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
+    write_bytes_atomic(path, data)
     return hashlib.sha256(data).hexdigest()
 
 
