@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["atomic_path", "write_text_atomic", "write_bytes_atomic", "file_sha256", "exclusive_lock",
-           "fsync_folder", "leftover_of", "leftovers", "reader_error"]
+           "fsync_folder", "leftover_of", "leftovers", "reader_error", "write_error"]
 
 
 def _default_mode() -> int:
@@ -125,7 +125,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
     except OSError as exc:
-        raise _cannot_write(exc, target) from None
+        raise write_error(exc, repr(os.fspath(target))) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -140,13 +140,14 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         # A write that failed (a full disk, a file-size limit, a folder made read-only) names the file
         # it was for: the error of a write to an open file names none, and the temporary file is gone.
         if isinstance(exc, OSError) and exc.filename in (None, os.fspath(tmp_path)):
-            raise _cannot_write(exc, target) from None
+            raise write_error(exc, repr(os.fspath(target))) from None
         raise
 
 
-def _cannot_write(exc: OSError, target: Path) -> OSError:
-    """``exc`` (an error while writing ``target``) as an OSError of the same kind that names ``target``."""
-    return OSError(exc.errno, f"cannot write {os.fspath(target)!r}: {exc.strerror or exc}")
+def write_error(exc: OSError, what: str) -> OSError:
+    """``exc``, an error while writing ``what`` (``"'runs/x/last.pt'"``, ``"the logs in ..."``), as an
+    OSError of the same kind (errno) whose message names it: ``cannot write WHAT: STRERROR``."""
+    return OSError(exc.errno, f"cannot write {what}: {exc.strerror or exc}")
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

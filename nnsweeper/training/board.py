@@ -7,6 +7,8 @@ import os
 import threading
 from pathlib import Path
 
+from nnsweeper.fileio import write_error
+
 __all__ = ["TENSORBOARD", "TensorBoardLog"]
 
 #: The folder of a run's TensorBoard logs.
@@ -33,8 +35,7 @@ class TensorBoardLog:
         try:
             yield
         except OSError as exc:
-            raise OSError(exc.errno, f"cannot write the TensorBoard logs in {os.fspath(self.folder)!r}: "
-                                     f"{exc.strerror or exc}") from None
+            raise write_error(exc, f"the TensorBoard logs in {os.fspath(self.folder)!r}") from None
 
     def open(self, run) -> Path | None:
         """Start writing for ``run`` (a :class:`~nnsweeper.training.loop.Run`); a resumed run
