@@ -433,6 +433,8 @@ def test_the_batched_guess_is_a_first_cell_of_rank_cells(bundled, tie_break):
 def test_batched_play_refusals(models):
     with pytest.raises(ValueError, match="hybrid=False"):
         play_batched(get_solver("hybrid-cnn", model=models["cnn"]), Rules(9, 9, 10), [1])
+    with pytest.raises(ValueError, match="give a NeuralSolver with symmetric=False"):
+        play_batched(get_solver("cnn", model=models["cnn"], symmetric=True), Rules(9, 9, 10), [1])
     solver = get_solver("cnn", model=models["cnn"])
     with pytest.raises(ValueError, match="batch_size"):
         play_batched(solver, Rules(9, 9, 10), [1], batch_size=0)

@@ -215,10 +215,101 @@ def test_model_from_a_checkpoint_path_and_bad_options(models, tmp_path):
         get_solver("cnn", model=models["cnn"], open_below=1.5)
     with pytest.raises(ValueError, match="flag_above .* must be above open_below"):
         get_solver("cnn", model=models["cnn"], open_below=0.3, flag_above=0.2)
+    for bad in (-0.1, float("nan"), True, "0.1"):
+        with pytest.raises(ValueError, match=r"batch_risk must be a number of at least 0 \(math.inf"):
+            get_solver("gnn", model=models["gnn"], batch_risk=bad)
     with pytest.raises(ValueError, match="model must be a bundled model name"):
         get_solver("cnn", model=3)
     with pytest.raises(ValueError, match="bad options for solver 'hybrid-gnn'"):
         get_solver("hybrid-gnn", hybrid=False)
+
+
+def _pure_batch(solver, p, grid):
+    """The cells the pure rule opens in one move, by the numpy and the torch path (which must agree)."""
+    import torch
+
+    unknown, flags = grid < 0, np.zeros(grid.shape, dtype=bool)
+    low = solver.pure_masks(p[None], grid[None], unknown[None], flags[None], 6)[2][0]
+    low_t = solver.pure_masks(torch.tensor(p, dtype=torch.float32)[None], torch.tensor(grid)[None],
+                              torch.tensor(unknown)[None], torch.tensor(flags)[None], 6)[2][0]
+    np.testing.assert_array_equal(low, low_t.numpy())
+    return {tuple(c) for c in np.argwhere(low).tolist()}
+
+
+def test_pure_batch_opens_frontier_cells_within_its_summed_risk_and_never_the_interior():
+    # One revealed 1 in the corner: its frontier is (0, 1), (1, 0), (1, 1); the other 16 cells are
+    # the interior. The model rates every cell below open_below.
+    grid = np.full((4, 5), -1, dtype=np.int8)
+    grid[0, 0] = 1
+    p = np.full((4, 5), 0.001)
+    p[1, 1], p[1, 0], p[0, 1] = 0.0005, 0.0012, 0.002
+    frontier = {(0, 1), (1, 0), (1, 1)}
+    assert _pure_batch(NeuralSolver("gnn", open_below=0.01, batch_risk=float("inf")), p, grid) == frontier
+    # Summed in increasing order: 0.0005, 0.0017, 0.0037: the first two stay within 0.0025.
+    assert _pure_batch(NeuralSolver("gnn", open_below=0.01, batch_risk=0.0025), p, grid) == {(1, 1), (1, 0)}
+    # The first is always taken, whatever its risk.
+    assert _pure_batch(NeuralSolver("gnn", open_below=0.01, batch_risk=0.0), p, grid) == {(1, 1)}
+    # The former rule opened every cell below open_below, the interior too.
+    old = NeuralSolver("gnn", open_below=0.01, batch_risk=float("inf"), batch_interior=True)
+    assert _pure_batch(old, p, grid) == {(i, j) for i in range(4) for j in range(5)} - {(0, 0)}
+    # No frontier cell below open_below: no batch (the move is the safest cell alone).
+    p[1, 1] = p[1, 0] = p[0, 1] = 0.3
+    assert _pure_batch(NeuralSolver("gnn", open_below=0.01), p, grid) == set()
+
+
+def test_pure_solver_opens_an_under_rated_interior_one_cell_a_move():
+    from nnsweeper.grid import dilate
+
+    class Calm:
+        """Rates the interior 0.0001, 'almost surely safe', and the frontier 0.3."""
+
+        def predict_proba(self, grids, totals, flags=None, batch_size=1):
+            return [np.where(np.asarray(g) < 0, np.where(dilate(np.asarray(g) >= 0), 0.3, 1e-4), 0.0)
+                    for g in grids]
+
+    solver = NeuralSolver(Calm(), start="corner")
+    interior_moves = 0
+    for env, rng in zip(*_envs(6, 8, 8, 10), strict=True):
+        decisions = []
+        rec = solver.play(env, rng, on_decision=decisions.append)
+        assert all(m.kind == ("model" if m.probability < 0.002 else "guess") for m in rec.moves[1:])
+        for d in decisions:
+            # Each look of the model opens one cell: the interior is never a batch.
+            assert len(d.moves) == 1
+            interior_moves += not dilate(d.grid >= 0)[d.moves[0].cell]
+    assert interior_moves > 10
+
+
+def test_symmetric_play_asks_the_model_for_its_mean_over_the_board_symmetries(models):
+    from nnsweeper.observation import Observation
+    from nnsweeper.solvers.neural import ModelRequest
+
+    env, _ = _envs(1, 7, 7, 8)
+    env = env[0]
+    env.reset()
+    env.step(24)
+    grid = np.where(env.mask == 0, env._counts, -1).astype(np.int8)
+    request = ModelRequest(Observation.of(grid, 8))
+    for arch in ("cnn", "gnn"):
+        model = models[arch]
+        (plain,) = NeuralSolver(model).predict_requests([request])
+        (mean,) = NeuralSolver(model, symmetric=True).predict_requests([request])
+        np.testing.assert_allclose(mean, model.predict_proba(grid, 8, symmetric=True))
+        if arch == "cnn":  # a CNN is not symmetric by itself; a GNN is
+            assert np.abs(mean - plain).max() > 1e-3
+    solver = NeuralSolver(models["cnn"], symmetric=True)
+    assert solver.options()["symmetric"] is True and "symmetric" not in NeuralSolver(models["cnn"]).options()
+    envs, rngs = _envs(4)
+    records = solver.play_many(envs, rngs)
+    envs, rngs = _envs(4)
+    assert [_key(r) for r in records] == [_key(solver.play(e, r)) for e, r in zip(envs, rngs, strict=True)]
+
+    class Grids:
+        def predict_proba(self, grids, totals, flags=None, batch_size=1):
+            return [np.full(np.shape(g), 0.5) for g in grids]
+
+    with pytest.raises(ValueError, match="symmetric=True needs a MineModel, .*; got a Grids"):
+        NeuralSolver(Grids(), symmetric=True).predict_requests([request])
 
 
 def test_pure_solver_survives_its_own_wrong_flags():

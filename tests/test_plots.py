@@ -8,10 +8,12 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from nnsweeper.evaluation import EvalTable, evaluate, game_seeds, wilson_interval
+from nnsweeper.evaluation.summary import pooled_difference
 from nnsweeper.metrics import PredictionSet, reliability_curve
 from nnsweeper.plots import (
     animate_game,
     plot_evaluation,
+    plot_gap_bands,
     plot_probability_boards,
     plot_reliability,
     plot_win_rate,
@@ -208,6 +210,66 @@ def test_evaluation_figure_two_panels_with_the_reference():
     assert top.get_title() == "4x4" and top.get_xlabel() == "" and bottom.get_xlabel() == "mines"
     assert top.get_legend() is not None and bottom.get_legend() is None
     assert top.get_position().height > bottom.get_position().height
+
+
+def wins_on_seed_mod_four(env, rng):
+    return env.seed % 4 != 0
+
+
+# Nine mine counts on one board: the main job's shape, so the gaps are pooled in bands.
+SWEEP = evaluate({"csp": wins_on_multiple_of_three, "even": wins_on_even_seed, "most": wins_on_seed_mod_four,
+                  "never": never_wins}, list(range(3, 12)), rows=4, cols=4, trials=40)
+
+
+def test_density_bands_cut_neighbouring_counts_into_at_most_five_runs():
+    from nnsweeper.plots.winrate import density_bands
+
+    assert density_bands(range(5, 31)) == [list(range(5, 11)), list(range(11, 16)), list(range(16, 21)),
+                                           list(range(21, 26)), list(range(26, 31))]
+    assert density_bands([7, 3, 5, 3]) == [[3, 5, 7]]  # fewer than six values: one band
+    assert density_bands(range(9), bands=2) == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]
+    with pytest.raises(ValueError, match="bands must be an integer of at least 1; got 0"):
+        density_bands(range(9), bands=0)
+
+
+def test_gap_bands_pool_each_band_of_mine_counts_with_its_paired_interval():
+    fig = figure()
+    panels = plot_gap_bands(SWEEP, "csp", list(fig.subplots(1, 2, sharey=True)), solvers=["even", "most"])
+    for ax, solver in zip(panels, ["even", "most"], strict=True):
+        diffs = SWEEP.difference(solver, "csp")
+        bands = [[3, 4, 5], [6, 7, 8], [9, 10, 11]]
+        drawn = ax.collections  # the per-count points, then per band an interval box and a gap bar
+        gaps = [c for c in drawn if c.get_gid() == "band-gap"]
+        boxes = [c for c in drawn if c.get_gid() == "band-interval"]
+        assert len(gaps) == len(boxes) == 3
+        for band, gap, box in zip(bands, gaps, boxes, strict=True):
+            g, low, high, paired = pooled_difference([d for d in diffs if d["mines"] in band])
+            assert paired
+            (segment,) = gap.get_segments()
+            np.testing.assert_allclose(segment[:, 1], [100 * g, 100 * g])
+            np.testing.assert_allclose(segment[:, 0], [band[0] - 0.5, band[-1] + 0.5])
+            ys = box.get_paths()[0].vertices[:, 1]
+            assert ys.min() == pytest.approx(100 * low) and ys.max() == pytest.approx(100 * high)
+        g, low, high, _ = pooled_difference(diffs)
+        assert ax.get_title() == f"{solver}\nall: {100 * g:+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
+    assert panels[0].get_ylabel() == "gap to csp (pp),\npooled per band, paired 95% CI"
+    with pytest.raises(ValueError, match="x must be 'mines' or 'density'"):
+        plot_gap_bands(SWEEP, "csp", x="board")
+    with pytest.raises(ValueError, match="give one axes per solver drawn"):
+        plot_gap_bands(SWEEP, "csp", [panels[0]], solvers=["even", "most"])
+    with pytest.raises(ValueError, match=r"solvers must be some of even, most, never .*; got \['csp'\]"):
+        plot_gap_bands(SWEEP, "csp", [panels[0]], solvers=["csp"])
+
+
+def test_evaluation_figure_of_a_sweep_draws_one_gap_panel_per_solver():
+    fig = plot_evaluation(SWEEP, figure(), title="4x4")
+    top, *panels = fig.axes
+    assert [ax.get_title().split("\n")[0] for ax in panels] == ["even", "most", "never"]
+    assert all(ax.get_shared_y_axes().joined(panels[0], ax) for ax in panels)
+    assert top.get_title() == "4x4" and top.get_legend() is not None
+    assert top.get_position().y0 > max(ax.get_position().y1 for ax in panels)
+    # Few mine counts keep the one difference panel under the win rates.
+    assert len(plot_evaluation(PLAYED, figure()).axes) == 2
 
 
 def test_evaluation_figure_one_panel_otherwise():
@@ -646,7 +708,7 @@ def test_public_names():
 
     assert sorted(plots.__all__) == sorted([
         "agg_figure", "animate_game", "evaluation_axis", "evaluation_title", "plot_evaluation",
-        "plot_position", "plot_probability_boards", "plot_reliability", "plot_win_rate",
+        "plot_gap_bands", "plot_position", "plot_probability_boards", "plot_reliability", "plot_win_rate",
         "plot_win_rate_difference", "save_figure", "solver_color", "solver_style",
     ])
     assert all(callable(getattr(plots, name)) for name in plots.__all__)

@@ -202,15 +202,17 @@ def _pure_turn(solver, model, state: dict, rules: Rules, batch_size: int) -> Non
     # The solver's rule: cells it rates almost surely mines are flagged (while flags do not
     # outnumber the mines), and every cell it rates almost surely safe is opened; without one,
     # its safest cell.
-    flags, unknown, low = solver.pure_masks(p, unknown, flags, rules.mines)
+    flags, unknown, low = solver.pure_masks(p, grid, unknown, flags, rules.mines)
     has_low = low.any((1, 2))
-    guessing = ~has_low & ~stuck
+    picking = ~has_low & ~stuck
     guess = _ranked_first(p, unknown, grid, solver.tie_break, solver.tolerance, state["seed"], games.moves)
     pick = torch.zeros((len(games), rc), dtype=torch.bool, device=dev)
-    pick.scatter_(1, guess.clamp(max=rc - 1)[:, None], guessing[:, None])
+    pick.scatter_(1, guess.clamp(max=rc - 1)[:, None], picking[:, None])
     games.set_flags(flags, check=False)
     games.reveal_many(torch.where(has_low[:, None, None], low, pick.view(-1, r, c)), check=False)
-    state["guesses"] += guessing
+    # The safest cell is the model's move when rated below open_below (an interior cell), else a guess.
+    picked_p = p.reshape(len(games), rc).gather(1, guess.clamp(max=rc - 1)[:, None])[:, 0]
+    state["guesses"] += picking & (picked_p >= solver.open_below)
     state["stopped"] |= stuck
 
 
@@ -220,8 +222,10 @@ def play_batched(solver, rules: Rules, seeds: Sequence[int], *, device=None, bat
 
     Every decision of the solver's pure turn, for all games at once on the device:
     cells the model rates above ``flag_above`` are flagged (when flags and new ones
-    do not outnumber the mines), every unknown cell it rates below ``open_below`` is
-    opened in one move (:meth:`BatchedGames.reveal_many`), and otherwise the unknown
+    do not outnumber the mines), the batch of
+    :meth:`~nnsweeper.solvers.NeuralSolver.pure_masks` (frontier cells it rates below
+    ``open_below``, up to ``batch_risk``) is opened in one move
+    (:meth:`BatchedGames.reveal_many`), and otherwise the unknown
     cell first in :func:`~nnsweeper.solvers.ranking.rank_cells` order (lowest
     probability level ``floor(p / tolerance)``, then the solver's ``tie_break`` in
     levels of ``tolerance``) is opened; ``pool_interior`` as the solver does. Games
@@ -264,10 +268,13 @@ def play_batched(solver, rules: Rules, seeds: Sequence[int], *, device=None, bat
     Raises
     ------
     ValueError
-        A hybrid solver, or a bad ``batch_size`` or ``in_play``.
+        A hybrid or symmetric solver, or a bad ``batch_size`` or ``in_play``.
     """
     if getattr(solver, "hybrid", True):
         raise ValueError("play_batched plays the pure policy; give a NeuralSolver with hybrid=False")
+    if getattr(solver, "symmetric", False):
+        raise ValueError("play_batched reads each board once; give a NeuralSolver with symmetric=False "
+                         "(play_many averages over the symmetries)")
     if not isinstance(rules, Rules):
         raise InvalidRulesError(f"rules must be a Rules instance; got {type(rules).__name__}")
     seeds = check_seeds(seeds)

@@ -109,8 +109,9 @@ def add_compare(sub):
         "weights unless --model names checkpoints) on the same held-out games: 10x10 "
         "boards with 5 to 30 mines by default, or the classic boards with --preset "
         "classic. Prints the table and writes OUT.csv, OUT.json and OUT.png (win rate "
-        "against mine count with 95% intervals, and below it each solver's difference from "
-        "csp with its paired 95% interval). The models' training seeds are checked "
+        "against mine count with 95% intervals, and below it each solver's gap to csp with "
+        "its paired 95% interval: pooled over bands of neighbouring mine counts, one panel "
+        "per solver, on a sweep; per board otherwise). The models' training seeds are checked "
         "against the evaluation seeds before any game is played.",
         epilog="example: nnsweeper compare --preset classic --start corner --trials 2000 "
         "--jobs 2 --out eval/results/compare_classic",

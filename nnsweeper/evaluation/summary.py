@@ -26,7 +26,8 @@ from fractions import Fraction
 
 from .stats import newcombe_interval, newcombe_paired_interval, wilson_interval
 
-__all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "first_click_words", "format_summary", "summarize"]
+__all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "first_click_words", "format_summary",
+           "pooled_difference", "summarize"]
 
 #: Percentage-point distances from the reference that the summary counts configurations within.
 THRESHOLDS = (1.0, 3.0, 5.0)
@@ -270,6 +271,29 @@ def _solver_summary(table, solver: str, reference: str | None, rows: list[dict])
     keys = {(r["board"], r["rows"], r["cols"], r["mines"], r["first_click"]) for r in mine}
     diffs = [d for d in table.difference(solver, reference)
              if (d["board"], d["rows"], d["cols"], d["mines"], d["first_click"]) in keys]
+    gap, low, high, paired = pooled_difference(diffs)
+    return SolverSummary(
+        **base, gap=gap, gap_low=low, gap_high=high, paired=paired,
+        worst=min(diffs, key=lambda d: d["difference"]),
+        within=tuple(sum(_behind(d) <= Fraction(t) / 100 for d in diffs) for t in THRESHOLDS),
+        below=sum(d["ci_high"] < 0 for d in diffs), above=sum(d["ci_low"] > 0 for d in diffs),
+    )
+
+
+def pooled_difference(diffs: list[dict]) -> tuple[float, float, float, bool]:
+    """The pooled gap of rows of :meth:`~nnsweeper.evaluation.EvalTable.difference` (the
+    difference of win rates over all their games) with its 95% interval: Newcombe's paired
+    interval over the pooled pairs of games when every row is paired, the independent one
+    otherwise.
+
+    Returns
+    -------
+    gap, low, high : float
+        As fractions (not percentage points).
+    paired : bool
+    """
+    if not diffs:
+        raise ValueError("pooled_difference needs at least one row of differences")
     paired = all(d["paired"] for d in diffs)
     n1 = sum(d["games"] for d in diffs)
     n2 = sum(d["reference_games"] for d in diffs)
@@ -281,12 +305,7 @@ def _solver_summary(table, solver: str, reference: str | None, rows: list[dict])
         low, high = newcombe_paired_interval(both, first, second, n1 - both - first - second)
     else:
         low, high = newcombe_interval(w1, n1, w2, n2)
-    return SolverSummary(
-        **base, gap=w1 / n1 - w2 / n2, gap_low=low, gap_high=high, paired=paired,
-        worst=min(diffs, key=lambda d: d["difference"]),
-        within=tuple(sum(_behind(d) <= Fraction(t) / 100 for d in diffs) for t in THRESHOLDS),
-        below=sum(d["ci_high"] < 0 for d in diffs), above=sum(d["ci_low"] > 0 for d in diffs),
-    )
+    return w1 / n1 - w2 / n2, low, high, paired
 
 
 def _behind(d: dict) -> Fraction:

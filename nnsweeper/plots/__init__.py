@@ -25,6 +25,7 @@ from nnsweeper.plots.winrate import (
     evaluation_axis,
     evaluation_title,
     plot_evaluation,
+    plot_gap_bands,
     plot_win_rate,
     plot_win_rate_difference,
 )
@@ -32,6 +33,7 @@ from nnsweeper.plots.winrate import (
 __all__ = [
     "plot_win_rate",
     "plot_win_rate_difference",
+    "plot_gap_bands",
     "plot_evaluation",
     "evaluation_axis",
     "evaluation_title",

@@ -2,8 +2,10 @@
 
 :func:`plot_win_rate` draws each solver's win rate with its 95% Wilson interval,
 :func:`plot_win_rate_difference` each solver's win rate minus a reference solver's
-(in percentage points, with its interval), and :func:`plot_evaluation` the two as
-one figure. They read an :class:`~nnsweeper.evaluation.EvalTable` and only draw.
+(in percentage points, with its interval), :func:`plot_gap_bands` that difference
+pooled over bands of neighbouring mine counts, one small panel per solver, and
+:func:`plot_evaluation` the win rates with one of the two below them as one figure.
+They read an :class:`~nnsweeper.evaluation.EvalTable` and only draw.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import numbers
 import numpy as np
 
 from nnsweeper.evaluation import config_key
-from nnsweeper.evaluation.summary import first_click_words
+from nnsweeper.evaluation.summary import first_click_words, pooled_difference
 from nnsweeper.plots._common import new_axes, new_figure
 from nnsweeper.plots.palette import solver_style
 
-__all__ = ["evaluation_axis", "evaluation_title", "plot_evaluation", "plot_win_rate",
-           "plot_win_rate_difference"]
+__all__ = ["density_bands", "evaluation_axis", "evaluation_title", "plot_evaluation", "plot_gap_bands",
+           "plot_win_rate", "plot_win_rate_difference"]
 
 _X_AXES = {
     "mines": ("mines", "mines"),
@@ -32,6 +34,8 @@ _LEGENDS = ("inside", "outside", None)
 _MAX_BANDS = 3  # more difference lines than this get dodged interval bars instead of bands
 _DODGE = {"board": 0.6, "mines": 0.7, "density": 0.7}  # share of one x step the bars of a position take
 _CROWDED = 40  # more interval bars than this in one axes are drawn thinner, without caps
+_MAX_DENSITY_BANDS = 5  # plot_gap_bands: at most this many bands of mine counts
+_BANDED_FROM = 8  # plot_evaluation: a one-size table with this many mine counts gets the banded panels
 
 
 def _check_plot_args(table, x, legend) -> None:
@@ -363,14 +367,169 @@ def plot_win_rate_difference(table, reference="csp", ax=None, x="mines", *, lege
     return ax
 
 
+def density_bands(values, bands: int = _MAX_DENSITY_BANDS) -> list[list]:
+    """Neighbouring values (mine counts or densities) split into at most ``bands`` bands.
+
+    The sorted distinct values are cut into ``min(bands, n // 3)`` runs (at least one)
+    of as equal length as they go, the longer runs first: 26 mine counts 5..30 give
+    5-10, 11-15, 16-20, 21-25 and 26-30.
+    """
+    distinct = sorted(set(values))
+    if not distinct:
+        raise ValueError("density_bands needs at least one value")
+    if isinstance(bands, bool) or not isinstance(bands, numbers.Integral) or bands < 1:
+        raise ValueError(f"bands must be an integer of at least 1; got {bands!r}")
+    k = max(1, min(int(bands), len(distinct) // 3))
+    return [list(part) for part in np.array_split(np.array(distinct, dtype=object), k)]
+
+
+def _pooled_bands(table, reference, x, bands) -> dict[str, tuple[list, list]]:
+    """Per solver (other than ``reference``, sharing its configurations): the pooled gap of
+    every band of :func:`density_bands` as (band values, gap, low, high) in percentage
+    points, and its rows of :meth:`~nnsweeper.evaluation.EvalTable.difference`."""
+    configs = {config_key(r) for r in table if r["solver"] == reference}
+    cuts = density_bands([r[x] for r in table if r["solver"] == reference], bands)
+    out = {}
+    for solver in table.solvers:
+        if solver == reference or not any(config_key(r) in configs for r in table if r["solver"] == solver):
+            continue
+        diffs = table.difference(solver, reference)
+        parts = []
+        for part in cuts:
+            rows = [d for d in diffs if d[x] in part]
+            if rows:
+                gap, low, high, _ = pooled_difference(rows)
+                parts.append((part, 100 * gap, 100 * low, 100 * high))
+        out[solver] = (parts, diffs)
+    return out
+
+
+def _check_banded(table, reference, x) -> None:
+    _check_plot_args(table, x, None)
+    if x == "board":
+        raise ValueError("plot_gap_bands pools neighbouring mine counts: x must be 'mines' or 'density'")
+    if reference not in table.solvers:
+        raise ValueError(f"reference must be one of the table's solvers ({', '.join(table.solvers)}); "
+                         f"got {reference!r}")
+    _, split_sizes, split_rules = _splits(table, x)
+    if split_sizes or split_rules:
+        raise ValueError("plot_gap_bands draws one board size and first-click rule; the table holds several")
+
+
+def _banded_solvers(pooled: dict) -> tuple[list[str], list[str]]:
+    """The solvers given a panel and those left out, off scale: bands far beyond every other's."""
+    extents = {sv: (min(lo for _, _, lo, _ in parts), max(hi for _, _, _, hi in parts))
+               for sv, (parts, _) in pooled.items() if parts}
+    _, omitted = _zoomed_ylim(extents)
+    return [sv for sv in pooled if sv not in omitted], omitted
+
+
+def plot_gap_bands(table, reference="csp", axes=None, *, x="mines", bands=_MAX_DENSITY_BANDS, solvers=None):
+    """Each solver's gap to ``reference`` pooled over bands of neighbouring mine counts, one panel each.
+
+    Per solver (other than ``reference``) one small panel: for every band of
+    :func:`density_bands` a horizontal bar at the pooled gap (the difference of win rates
+    over all the band's games, in percentage points) spanning the band, and a shaded box
+    for its 95% interval (paired over the band's pairs of games when every row is, see
+    :func:`~nnsweeper.evaluation.summary.pooled_difference`); behind them, faint, the gap
+    at each mine count. A line marks zero. The panels share one vertical scale, fitted to
+    the bands' intervals, so that the solvers compare at a glance (a mine count's own gap
+    beyond it is drawn at the edge). By default a solver whose bands reach more than three
+    times as far from zero as every other's (``single_point`` beside ``csp``) gets no
+    panel; a note in the first panel names it with its range.
+
+    Parameters
+    ----------
+    table : EvalTable
+        Results on one board size and first-click rule, with ``reference`` among its solvers.
+    reference : str, default="csp"
+    axes : sequence of matplotlib.axes.Axes, optional
+        One per solver drawn (sharing their y axis); a new figure when omitted.
+    x : {"mines", "density"}, default="mines"
+    bands : int, default=5
+        At most this many bands (:func:`density_bands`).
+    solvers : list of str, optional
+        The solvers to draw, in panel order (default: every solver but ``reference``
+        that played its configurations, in table order, less those far off scale).
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+        The panels drawn, in solver order.
+    """
+    _check_banded(table, reference, x)
+    pooled = _pooled_bands(table, reference, x, bands)
+    if not pooled:
+        raise ValueError(f"no solver of the table played a configuration that {reference!r} played")
+    omitted = []
+    if solvers is None:
+        solvers, omitted = _banded_solvers(pooled)
+    else:
+        solvers = list(solvers)
+        wrong = [sv for sv in solvers if sv not in pooled]
+        if wrong or not solvers:
+            raise ValueError(f"solvers must be some of {', '.join(pooled)} (the table's solvers sharing "
+                             f"{reference!r}'s configurations); got {solvers!r}")
+    if axes is None:
+        fig = new_figure()
+        fig.set_size_inches(1.8 * len(solvers) + 0.8, 2.6)
+        axes = list(np.ravel(fig.subplots(1, len(solvers), sharey=True, squeeze=False)))
+    axes = list(axes)
+    if len(axes) != len(solvers):
+        raise ValueError(f"give one axes per solver drawn ({len(solvers)}); got {len(axes)}")
+    lows = [lo for sv in solvers for _, _, lo, _ in pooled[sv][0]]
+    highs = [hi for sv in solvers for _, _, _, hi in pooled[sv][0]]
+    low, high = min(0.0, *lows), max(0.0, *highs)
+    pad = 0.12 * ((high - low) or 1.0)
+    ylim = (low - pad, high + pad)
+    xs = np.unique([float(r[x]) for r in table])
+    step = float(np.min(np.diff(xs))) if len(xs) > 1 else 1.0  # a band spans its counts and half a step
+    paired = all(d["paired"] for sv in solvers for d in pooled[sv][1])
+    for ax, solver in zip(axes, solvers, strict=True):
+        style = solver_style(solver)
+        parts, diffs = pooled[solver]
+        ax.axhline(0.0, color=solver_style(reference)["color"], linewidth=1.0, zorder=1.5)
+        xs = np.array([float(d[x]) for d in diffs])
+        ys = np.clip(np.array([100 * d["difference"] for d in diffs]), *ylim)
+        ax.scatter(xs, ys, s=9, color=style["color"], alpha=0.35, linewidths=0, gid="points", zorder=2)
+        for part, gap, lo, hi in parts:
+            left, right = float(part[0]) - step / 2, float(part[-1]) + step / 2
+            ax.fill_between([left, right], lo, hi, color=style["color"], alpha=0.25, linewidth=0,
+                            gid="band-interval")
+            ax.hlines(gap, left, right, color=style["color"], linewidth=2.2, gid="band-gap", zorder=3)
+        ax.set_ylim(*ylim)
+        gap, lo, hi, _ = pooled_difference(diffs)
+        ax.set_title(f"{solver}\nall: {100 * gap:+.1f} ({100 * lo:+.1f} to {100 * hi:+.1f})", fontsize=8.5,
+                     color=style["color"])
+        ax.grid(True, alpha=0.3)
+        ax.set_xlabel(_X_AXES[x][1], fontsize="small")
+        ax.tick_params(labelsize="small")
+    interval = "paired 95% CI" if paired else "95% CI"
+    axes[0].set_ylabel(f"gap to {reference} (pp),\npooled per band, {interval}", fontsize="small")
+    if omitted:
+        off = ", ".join(f"{sv} ({min(lo for _, _, lo, _ in pooled[sv][0]):+.0f} to "
+                        f"{max(hi for _, _, _, hi in pooled[sv][0]):+.0f} pp)" for sv in omitted)
+        axes[0].text(0.02, 0.03, f"not shown, off scale: {off}", transform=axes[0].transAxes, ha="left",
+                     va="bottom", fontsize="x-small", color="0.25", gid="off-scale")
+    return axes
+
+
 def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
     """The figure of an evaluation: win rates, and their differences from a reference below.
 
-    Two panels sharing the horizontal axis when ``reference`` is a solver of the table
-    and the table has at least two solvers: :func:`plot_win_rate` on top (taller) and
-    :func:`plot_win_rate_difference` below (with ``ylim="auto"``: a solver far weaker
-    than all the others is left off its scale and named there, the top panel showing
-    it); otherwise the win-rate panel alone. One
+    When ``reference`` is a solver of the table and the table has at least two solvers:
+    :func:`plot_win_rate` on top, and below it
+
+    - for one board size and first-click rule with at least eight mine counts (the main
+      job's sweep), :func:`plot_gap_bands`: one small panel per solver with its gap to
+      the reference pooled over bands of neighbouring mine counts, each with its
+      interval, on one shared scale (a solver far weaker than all the others gets no
+      panel and is named below them);
+    - otherwise :func:`plot_win_rate_difference`, sharing the horizontal axis (with
+      ``ylim="auto"``: a solver far weaker than all the others is left off its scale
+      and named there, the top panel showing it).
+
+    Without a reference, the win-rate panel alone. One
     legend, to the right of the top panel, names every solver; the reference keeps
     its colour and marker (drawn thicker above, the colour of the zero line below).
 
@@ -397,7 +556,32 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
         fig = new_figure()
     two = reference is not None and reference in table.solvers and len(table.solvers) >= 2
     many = len({(r["solver"], r["rows"], r["cols"], r["first_click"]) for r in table}) > 3
-    if two:
+    banded = two and _banded_layout(table, x)
+    if banded:
+        pooled = _pooled_bands(table, reference, x, _MAX_DENSITY_BANDS)
+        solvers, _ = _banded_solvers(pooled)
+        ncols = min(len(solvers), 5)
+        nrows = -(-len(solvers) // ncols)
+        fig.set_size_inches(9.0, 4.6 + 2.1 * nrows)
+        grid = fig.add_gridspec(1 + nrows, ncols, height_ratios=(3.2, *[1.9] * nrows), hspace=0.45,
+                                wspace=0.08)
+        top = fig.add_subplot(grid[0, :])
+        plot_win_rate(table, top, x=x, legend="outside", reference=reference)
+        panels = [fig.add_subplot(grid[1 + k // ncols, k % ncols]) for k in range(len(solvers))]
+        for ax in panels[1:]:
+            ax.sharey(panels[0])
+        plot_gap_bands(table, reference, panels, x=x, solvers=solvers)
+        for k, ax in enumerate(panels):
+            if k % ncols:
+                ax.tick_params(labelleft=False)
+                ax.set_ylabel("")
+        _, omitted = _banded_solvers(pooled)
+        if omitted:
+            off = ", ".join(omitted)
+            panels[0].text(0.0, -0.42, f"not shown below, off scale: {off} (top panel)",
+                           transform=panels[0].transAxes, ha="left", va="top", fontsize="x-small",
+                           color="0.25", gid="off-scale")
+    elif two:
         fig.set_size_inches(7.8, 6.6)
         top, bottom = fig.subplots(2, 1, sharex=True,
                                    gridspec_kw={"height_ratios": (3, 2), "hspace": 0.08})
@@ -412,6 +596,15 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
     if title is not None:
         top.set_title(title, fontsize=10)
     return fig
+
+
+def _banded_layout(table, x: str) -> bool:
+    """Whether :func:`plot_evaluation` draws the gaps as :func:`plot_gap_bands` panels: one
+    board size and first-click rule on the mines or density axis, with many mine counts."""
+    if x == "board":
+        return False
+    _, split_sizes, split_rules = _splits(table, x)
+    return not (split_sizes or split_rules) and len({r[x] for r in table}) >= _BANDED_FROM
 
 
 def _board_key(row) -> tuple[str, int, int, int]:

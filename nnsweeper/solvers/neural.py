@@ -4,9 +4,12 @@
 
 * **pure** (``hybrid=False``, registry names ``cnn`` and ``gnn``): every move comes
   from the model. Cells it rates almost surely mines are flagged (the models learned
-  from boards whose proven mines were flagged), cells it rates almost surely safe are
-  opened together (moves of kind ``"model"``), and otherwise the covered cell it
-  rates safest is opened (a ``"guess"``, with the model's probability).
+  from boards whose proven mines were flagged), frontier cells it rates almost surely
+  safe are opened together, as long as their summed probability stays small (moves of
+  kind ``"model"``), and otherwise the covered cell it rates safest is opened alone (a
+  ``"guess"``, with the model's probability; a ``"model"`` move when rated almost surely
+  safe, as an interior cell can be: the interior is never opened in a batch, since no
+  number on the board checks the model's value for it).
 * **hybrid** (``hybrid=True``, ``hybrid-cnn`` and ``hybrid-gnn``): the local rules and
   the exact engine make every certain move, exactly as :class:`~nnsweeper.CSPSolver`
   does, and the model is asked only when a guess is needed; its safest cell is the
@@ -29,6 +32,7 @@ solver playing the same model, and reports how long it took.
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 import threading
@@ -48,6 +52,10 @@ from nnsweeper.solvers.base import GameRecord, Solver, Turns
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
 __all__ = ["NeuralSolver", "ModelRequest", "pool_interior", "neural_solver_class"]
+
+#: The pure solver's ``batch_risk`` default: the most summed model probability one move's
+#: batch of frontier cells opened without proof may carry.
+BATCH_RISK = 0.01
 
 #: The clock of game times and load times.
 _clock = time.perf_counter
@@ -148,8 +156,22 @@ class NeuralSolver(Solver):
     start : {"center", "corner", "random"} or (row, col), default "center"
         Where the first click goes.
     open_below : float, default 0.002
-        Pure play: every covered cell the model gives less than this is opened in
-        one move (0 opens one cell per move).
+        Pure play: covered cells the model gives less than this are opened without
+        proof, as ``"model"`` moves (0: every pick is a guess). Frontier cells (those
+        next to a revealed number) below it are opened together, in one move, up to
+        ``batch_risk``; the interior is one candidate (its cells are exchangeable given
+        the frontier, and nothing on the board checks the model's value for them), so at
+        most one interior cell is opened per move, and only when it is the safest choice.
+    batch_risk : float, default 0.01
+        Pure play: the most summed model probability one move's batch of frontier cells
+        may carry. The cells below ``open_below`` are taken in increasing order of
+        probability while their sum stays within it (the first always), and the rest
+        wait for the next call of the model, which sees what the batch revealed.
+        ``math.inf`` opens every frontier cell below ``open_below`` at once.
+    batch_interior : bool, default False
+        Pure play: let the batch open every interior cell below ``open_below`` too
+        (the rule of nnsweeper 0.x before the interior became one candidate; for
+        comparisons only: a model that under-rates a sparse interior opens all of it).
     flag_above : float, default 0.995
         Pure play: covered cells the model gives more than this are flagged and
         passed to the model as known mines (1 never flags). Flags never outnumber the
@@ -175,6 +197,11 @@ class NeuralSolver(Solver):
         :data:`~nnsweeper.models.ARCHITECTURES`; the registry's solvers set it).
     batch_size : int, default 512
         Boards per forward pass in :meth:`play_many`.
+    symmetric : bool, default False
+        Ask the model for the mean of its answers over the board's symmetries (8 on a
+        square board, 4 otherwise: ``predict_proba(symmetric=True)`` of a
+        :class:`~nnsweeper.models.MineModel`), at that many times the model's cost: a
+        network that is not symmetric then plays as if it were.
     """
 
     name = "neural"
@@ -183,7 +210,7 @@ class NeuralSolver(Solver):
 
     def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=OPEN_BELOW,
                  flag_above=FLAG_ABOVE, tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512,
-                 pool_interior=True, arch=None):
+                 pool_interior=True, arch=None, batch_risk=BATCH_RISK, batch_interior=False, symmetric=False):
         super().__init__(start=start)
         from nnsweeper.models.registry import get_architecture
 
@@ -204,6 +231,13 @@ class NeuralSolver(Solver):
         self.flag_above = check_unit("flag_above", flag_above)
         if self.flag_above <= self.open_below:
             raise ValueError(f"flag_above ({flag_above}) must be above open_below ({open_below})")
+        number = isinstance(batch_risk, numbers.Real) and not isinstance(batch_risk, bool)
+        if not (number and batch_risk >= 0):  # nan fails too
+            raise ValueError(f"batch_risk must be a number of at least 0 (math.inf: no cap); "
+                             f"got {batch_risk!r}")
+        self.batch_risk = float(batch_risk)
+        self.batch_interior = bool(batch_interior)
+        self.symmetric = bool(symmetric)
         self.tie_break = tie_break
         self.tolerance = check_unit("tolerance", tolerance, open_high=True)
         self.device = device
@@ -222,9 +256,12 @@ class NeuralSolver(Solver):
             "hybrid": self.hybrid,
             "open_below": self.open_below,
             "flag_above": self.flag_above,
+            "batch_risk": self.batch_risk,
+            "batch_interior": self.batch_interior,
             "tie_break": self.tie_break,
             "tolerance": self.tolerance,
             "pool_interior": self.pool_interior,
+            **({"symmetric": True} if self.symmetric else {}),
         }
 
     def weights(self) -> dict[str, str]:
@@ -347,7 +384,11 @@ class NeuralSolver(Solver):
         """
         model = self.model
         if _reads_observations(model):
-            return list(model.predict_proba([r.observation for r in requests], batch_size=self.batch_size))
+            return list(model.predict_proba([r.observation for r in requests], batch_size=self.batch_size,
+                                            symmetric=self.symmetric))
+        if self.symmetric:
+            raise ValueError(f"symmetric=True needs a MineModel, whose predict_proba averages over the "
+                             f"board's symmetries; got a {type(model).__name__}")
         return list(model.predict_proba(
             [r.grid for r in requests], [r.total_mines for r in requests],
             flags=[r.flags for r in requests], batch_size=self.batch_size,
@@ -408,8 +449,8 @@ class NeuralSolver(Solver):
             # a covered safe cell is always unflagged.
             return False
         p = yield from self._ask(game, flags)
-        new_flags, unknown, low = (m[0] for m in self.pure_masks(p[None], unknown[None], flags[None],
-                                                                  game.env.mines))
+        new_flags, unknown, low = (m[0] for m in self.pure_masks(p[None], grid[None], unknown[None],
+                                                                  flags[None], game.env.mines))
         flags[...] = new_flags
         if low.any():
             for i, j in np.argwhere(low):
@@ -418,19 +459,24 @@ class NeuralSolver(Solver):
                     if game.done:
                         break
             return True
-        # Nothing the model rates almost surely safe: its guess.
+        # No frontier cell to open: the safest cell alone (an interior cell below
+        # open_below is opened as the model's move, anything else is its guess).
         i, j = rank_cells(p, unknown, grid, rng, self.tie_break, self.tolerance, coarse_ties=True)[0]
-        self._reveal_pick(game, i, j, "guess", float(p[i, j]))
+        self._reveal_pick(game, i, j, "model" if p[i, j] < self.open_below else "guess", float(p[i, j]))
         return True
 
-    def pure_masks(self, p, unknown, flags, mines):
-        """The pure policy's flags and openings, on boards stacked (B, rows, cols): numpy arrays
-        (one game's turn) or torch tensors (:func:`nnsweeper.batched.play_batched`'s turn of
-        every game), the same rule for both.
+    def pure_masks(self, p, grid, unknown, flags, mines):
+        """The pure policy's flags and batch of openings, on boards stacked (B, rows, cols): numpy
+        arrays (one game's turn) or torch tensors (:func:`nnsweeper.batched.play_batched`'s turn
+        of every game), the same rule for both.
 
         Unknown cells rated above ``flag_above`` are flagged, unless the flags would then
-        outnumber the ``mines`` (an int or one per board); unknown cells left rated below
-        ``open_below`` are the ones to open.
+        outnumber the ``mines`` (an int or one per board). The batch to open: the unknown
+        cells left that are rated below ``open_below`` and touch a revealed number (interior
+        cells too with ``batch_interior``), taken in increasing order of probability (then
+        board order) while their summed probability stays within ``batch_risk``; the first
+        is always taken. An empty batch leaves the move to the safest cell
+        (:func:`~nnsweeper.solvers.ranking.rank_cells`), which may be an interior one.
 
         Returns
         -------
@@ -442,7 +488,12 @@ class NeuralSolver(Solver):
         sure = sure & ((n_sure > 0) & (flags.sum((1, 2)) + n_sure <= mines))[:, None, None]
         flags = flags | sure
         unknown = unknown & ~sure
-        return flags, unknown, unknown & (p < self.open_below)
+        low = unknown & (p < self.open_below)
+        if not self.batch_interior:
+            low = low & _frontier(grid)
+        if self.batch_risk < float("inf"):
+            low = _within_risk(p, low, self.batch_risk)
+        return flags, unknown, low
 
     def _hybrid_turn(self, game: Turns, flags: np.ndarray, rng):
         a = self.certain_moves(game, flags)
@@ -454,6 +505,40 @@ class NeuralSolver(Solver):
         # The record keeps the exact risk the guess took; the model chose it.
         self._reveal_pick(game, i, j, "guess", float(a.probabilities[i, j]))
         return True
+
+
+def _frontier(grid):
+    """Cells next to a revealed cell (boards (B, rows, cols), numpy or torch)."""
+    if isinstance(grid, np.ndarray):
+        return dilate(grid >= 0)
+    from nnsweeper import grid_torch
+
+    return grid_torch.dilate(grid >= 0)
+
+
+def _within_risk(p, low, risk: float):
+    """The cells of ``low`` taken in increasing order of ``p`` (then board order) while their
+    summed ``p`` stays within ``risk``, the first always (boards (B, rows, cols), numpy or torch)."""
+    b = low.shape[0]
+    if isinstance(p, np.ndarray):
+        q = np.where(low, p, np.inf).reshape(b, -1)
+        order = np.argsort(q, axis=1, kind="stable")
+        ranked = np.take_along_axis(q, order, 1)
+        finite = np.isfinite(ranked)
+        total = np.cumsum(np.where(finite, ranked, 0.0), axis=1)
+        first = np.arange(ranked.shape[1]) == 0
+        keep = np.zeros_like(finite)
+        np.put_along_axis(keep, order, finite & ((total <= risk) | first), 1)
+        return keep.reshape(low.shape)
+    import torch
+
+    q = torch.where(low, p, torch.inf).reshape(b, -1)
+    ranked, order = torch.sort(q, dim=1, stable=True)
+    finite = torch.isfinite(ranked)
+    total = torch.cumsum(torch.where(finite, ranked, 0.0), dim=1)
+    first = torch.arange(ranked.shape[1], device=p.device) == 0
+    keep = torch.zeros_like(finite).scatter(1, order, finite & ((total <= risk) | first))
+    return keep.reshape(low.shape)
 
 
 def pool_interior(p, grid, flags):

@@ -1,0 +1,117 @@
+"""The gate before weights ship: it fails weights worse than the bundled ones, and passes better ones."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nnsweeper as ns
+from nnsweeper.gate import FAMILIES, GateCell, GateReport, opening_positions, run_gate
+from nnsweeper.grid import dilate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Exact:
+    """The exact engine as a model: the best any weights can be."""
+
+    def predict_proba(self, grids, totals, flags=None, batch_size=1):
+        return [ns.mine_probabilities(g, int(t), flags=f)
+                for g, t, f in zip(grids, totals, flags, strict=True)]
+
+
+class SparseInterior(Exact):
+    """The exact values, but a tenth of them on the interior: the fault of weights that open a
+    whole interior they under-rate."""
+
+    def predict_proba(self, grids, totals, flags=None, batch_size=1):
+        out = []
+        for p, g, f in zip(super().predict_proba(grids, totals, flags), grids, flags, strict=True):
+            p = np.array(p, dtype=float)
+            p[(g < 0) & ~f & ~dilate(g >= 0)] *= 0.1
+            out.append(p)
+        return out
+
+
+SMALL = dict(sweep_mines=(4, 7), sweep_size=(6, 6), classic=(), trials=60, positions=12)
+
+
+@pytest.fixture(scope="module")
+def failed():
+    return run_gate(SparseInterior(), Exact(), "gnn", **SMALL)
+
+
+def test_weights_that_under_rate_the_interior_fail_the_gate(failed):
+    assert not failed.passed
+    assert [c.family for c in failed.cells] == (["games"] * 4 + ["openings"] * 2 + ["calibration"] * 8
+                                                + ["decisions"] * 4 + ["log-loss"] * 4)
+    worse = {c.family for c in failed.failed}
+    # Its first guess after the opening and its guesses later are worse than the exact engine's,
+    # and its interior is biased low, beyond any noise.
+    assert {"openings", "calibration", "decisions"} <= worse
+    opening = {c.name: c for c in failed.family("openings")}["6x6/7"]
+    assert opening.bundled == 0.0 and opening.candidate > 0.05 and opening.worse
+    interior = [c for c in failed.family("calibration") if "interior" in c.name]
+    assert all(c.worse and c.candidate < 0 and c.bundled == pytest.approx(0, abs=1e-12) for c in interior)
+    # Frontier values are exact in both: no difference there.
+    frontier = [c for c in failed.family("calibration") if "frontier" in c.name]
+    assert all(c.difference == pytest.approx(0, abs=1e-12) and not c.worse
+               for c in failed.family("log-loss") + frontier)
+    # The games: pure and hybrid with each model, paired, with each one's gap to csp.
+    game = failed.family("games")
+    assert [c.name for c in game] == ["gnn 6x6/4", "gnn 6x6/7", "hybrid-gnn 6x6/4", "hybrid-gnn 6x6/7"]
+    assert all(c.extra["games"] == 60 and c.low <= c.difference <= c.high for c in game)
+    # Every interval is taken at 95% over all the cells that have one.
+    assert failed.settings["cells_with_noise"] == 4 + 8 + 4 + 4
+    assert failed.settings["cell_confidence"] == pytest.approx(1 - 0.05 / 20)
+
+
+def test_better_weights_pass_and_the_grid_reads_both_ways(failed):
+    passed = run_gate(Exact(), SparseInterior(), "gnn", **SMALL)
+    assert passed.passed and not passed.failed
+    assert {c.family for c in passed.cells if c.better} >= {"calibration", "decisions"}
+    text = failed.format()
+    assert text.startswith("gate: SparseInterior against Exact (gnn): FAILED (")
+    assert "6x6/7" in text and "WORSE" in text and text.count("\n") > len(failed.cells)
+    data = json.loads(failed.to_json())
+    assert data["passed"] is False and len(data["cells"]) == len(failed.cells)
+    assert data["cells"][4]["low"] is None  # an opening has no interval (no noise)
+
+
+def test_opening_positions_are_every_number_the_first_click_can_show():
+    positions = opening_positions(10, 10, 10)
+    assert [k for k, _ in positions] == list(range(1, 9))
+    k, grid = positions[2]
+    assert k == 3 and grid[5, 5] == 3 and (grid < 0).sum() == 99
+    # 3x3 with 8 mines: every other cell is a mine, so the centre shows 8.
+    assert [k for k, _ in opening_positions(3, 3, 8)] == [8]
+    # 4x4 with 2 mines: the centre (2, 2) has 8 neighbours; it shows 1 or 2.
+    assert [k for k, _ in opening_positions(4, 4, 2)] == [1, 2]
+
+
+def test_a_cell_is_better_only_beyond_its_noise():
+    cell = GateCell("decisions", "x", 0.01, 0.02, -0.01, -0.02, 0.001, True, False)
+    assert not cell.better
+    assert GateCell("decisions", "x", 0.01, 0.02, -0.01, -0.02, -0.001, True, False).better
+    assert not GateCell("openings", "x", 0.0, 0.1, -0.1, math.nan, math.nan, True, False).better
+    report = GateReport("gnn", "a", "b", [cell], {})
+    assert report.passed and report.summary().startswith("gate: a against b (gnn): PASSED")
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="trials must be"):
+        run_gate(Exact(), Exact(), "gnn", trials=0)
+    with pytest.raises(ValueError, match=r"families must be some of games, .*; got \['speed'\]"):
+        run_gate(Exact(), Exact(), "gnn", families=["speed"])
+    assert FAMILIES == ("games", "openings", "calibration", "decisions", "log-loss")
+
+
+def test_script_refuses_bad_input_in_one_line():
+    proc = subprocess.run([sys.executable, str(ROOT / "train" / "gate.py"), "gnn", "gnn", "--mines", "x"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr == "train/gate.py: error: --mines must be counts A-B or a comma list; got 'x'\n"
