@@ -201,7 +201,7 @@ def _fmt(family: str, v: float, signed: bool = False) -> str:
 def _predict(model, grids: np.ndarray, totals: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """The model's P(mine) maps with the interior pooled, as the neural solvers see them."""
     from nnsweeper.observation import Observation
-    from nnsweeper.solvers.neural import ModelRequest, NeuralSolver, pool_interior
+    from nnsweeper.solvers.neural import ModelRequest, NeuralSolver
 
     solver = NeuralSolver(model)
     requests = [ModelRequest(Observation.of(g, int(t), f))
@@ -209,8 +209,8 @@ def _predict(model, grids: np.ndarray, totals: np.ndarray, flags: np.ndarray) ->
     out = []
     for k in range(0, len(requests), 256):
         out += solver.predict_requests(requests[k:k + 256])
-    return np.stack([pool_interior(np.array(p, dtype=float), g, f) for p, g, f in zip(out, grids, flags,
-                                                                                        strict=True)])
+    return np.stack([solver.interior_values(np.array(p, dtype=float), g, f, int(t))
+                     for p, g, f, t in zip(out, grids, flags, totals, strict=True)])
 
 
 def opening_positions(rows: int, cols: int, mines: int) -> list[tuple[int, np.ndarray]]:

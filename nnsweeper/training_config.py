@@ -355,10 +355,10 @@ def check_config(raw: Mapping | TrainingConfig) -> TrainingConfig:
     data = DataSection(**given["data"])
     output = OutputSection(**given["output"])
     train = TrainSection(**given["train"])
-    try:  # last: the model's keys are checked by its class, whose module imports torch
-        from nnsweeper.models.base import MineModel
+    try:  # the model's keys are checked by its config class (no torch)
+        from nnsweeper.models.config import check_model_config
 
-        model = MineModel.complete_config(given["model"])
+        model = check_model_config(given["model"])
     except ValueError as exc:
         raise TrainingError(f"[model]: {exc}") from None
     return TrainingConfig(data=data, model=model, train=train, output=output)
@@ -384,7 +384,7 @@ def config_help(*, value: bool = False) -> str:
             parts.append(describe_keys(rows))
             continue
         if value:
-            from nnsweeper.models.value import LEGACY_ARCHS
+            from nnsweeper.models.config import LEGACY_ARCHS
 
             legacy = ", ".join(f"{old} means {new}" for old, new in LEGACY_ARCHS.items())
             rows = [("model.arch", format_value(VALUE_ARCH),
@@ -394,7 +394,7 @@ def config_help(*, value: bool = False) -> str:
         parts.append(describe_keys(rows))
         for name, arch in archs.items():
             parts.append(f"  with arch = {json.dumps(name)}:")
-            parts.append(describe_keys(arch.model_class().Config.describe("model.")))
+            parts.append(describe_keys(arch.config_class().describe("model.")))
     return "\n".join(parts)
 
 
@@ -460,7 +460,7 @@ def load_value_config(config, overrides=()) -> TrainingConfig:
         A missing or malformed file, unknown sections or keys, an ``arch`` that is not a
         value architecture, bad values.
     """
-    from nnsweeper.models.value import LEGACY_ARCHS
+    from nnsweeper.models.config import LEGACY_ARCHS
 
     if isinstance(config, TrainingConfig):
         config = config.to_dict()

@@ -234,12 +234,33 @@ def test_flag_modes_keep_the_game_and_relabel_with_the_kept_flags(policy):
         np.testing.assert_allclose(states["prob"], full["prob"], rtol=0, atol=1e-12)
 
 
+def test_a_network_policy_plays_the_bundled_model_without_flags_and_its_weights_are_recorded(tmp_path):
+    from nnsweeper.datasets.policies import record_game
+    from nnsweeper.models.digest import model_weights
+    from nnsweeper.solvers import get_solver
+
+    rules = ns.Rules(6, 6, 6)
+    states, won = record_game(rules, 11, "gnn", start="center")
+    assert len(states["grid"]) > 0 and not states["flags"].any()
+    for grid, prob in zip(states["grid"], states["prob"], strict=True):
+        np.testing.assert_allclose(prob, ns.mine_probabilities(grid, 6), rtol=0, atol=1e-12)
+    # The games are the pure gnn solver's (flagging nothing): same seed, same game.
+    env = ns.Game(rules, seed=11)
+    rec = get_solver("gnn", flag_above=1.0).play(env, np.random.default_rng(11))
+    assert rec.won == won and len(rec.moves) - 1 >= len(states["grid"])
+    (part,) = resolve_parts(["6x6:6:2:gnn"])
+    assert part.to_dict()["weights"] == model_weights("gnn")
+    assert "weights" not in resolve_parts(["6x6:6:2:csp"])[0].to_dict()
+
+
 def test_broad_and_unseen_mixtures():
     from nnsweeper.datasets import FLAG_MODES, POLICIES
 
     broad, unseen = resolve_parts("broad", games=2), resolve_parts("unseen", games=2)
     kinds = {(p.policy, p.flags) for p in broad}
-    assert kinds == {(p, f) for p in POLICIES for f in FLAG_MODES} == {(p.policy, p.flags) for p in unseen}
+    logic = ("csp", "single_point", "explore", "reveal", "search")  # not the network policies
+    assert kinds == {(p, f) for p in logic for f in FLAG_MODES} == {(p.policy, p.flags) for p in unseen}
+    assert set(POLICIES) == {*logic, "gnn", "cnn"}
     boards = {(p.rows, p.cols, p.mines) for p in broad}
     assert {(9, 9, 10), (16, 16, 40), (16, 30, 99), (10, 10, 30), (16, 20, 70)} <= boards
     assert {(p.rows, p.cols, p.mines) for p in unseen} == {(8, 8, 20), (24, 30, 200)}
@@ -596,7 +617,8 @@ def test_seed_key_codes_never_change():
     from nnsweeper.game import FIRST_CLICK_CODES
     from nnsweeper.seeds import SPLIT_CODES, seed_stream
 
-    assert POLICY_CODES == {"csp": 0, "single_point": 1, "explore": 2, "reveal": 3, "search": 4}
+    assert POLICY_CODES == {"csp": 0, "single_point": 1, "explore": 2, "reveal": 3, "search": 4, "gnn": 5,
+                            "cnn": 6}
     assert FLAG_CODES == {"all": 0, "some": 1, "none": 2}
     assert FIRST_CLICK_CODES == {"safe": 0, "zero": 1, "none": 2}
     assert SPLIT_CODES == {"train": 0, "val": 1, "test": 2}

@@ -63,7 +63,7 @@ def test_version_comes_from_one_place():
     assert "__version__" in nnsweeper.__all__
 
 
-def test_the_cnn_and_the_config_checks_load_no_torch_geometric():
+def test_the_cnn_and_the_config_checks_load_no_torch_geometric_and_help_no_torch():
     # torch-geometric (and the torch._dynamo it imports, seconds of a fresh process) comes with a
     # GNN built or run, not with the CNN, a training config's check or train's help.
     cnn = ("import numpy as np\n"
@@ -76,6 +76,11 @@ def test_the_cnn_and_the_config_checks_load_no_torch_geometric():
              "for arch in ('gnn', 'value-gnn', 'cnn'):\n"
              "    check_config({'data': {'path': 'd'}, 'model': {'arch': arch}, 'output': {'dir': 'r'}})")
     assert "torch_geometric" not in loaded_by(check)
+    # Nor torch: the configs live apart from the models, so help and checks are instant.
+    assert "torch" not in loaded_by(check)
+    helped = ("from nnsweeper.cli import main\n"
+              "try:\n    main(['train', '--help'])\nexcept SystemExit:\n    pass")
+    assert loaded_by(helped) == []
     gnn = ("import numpy as np\n"
            "from nnsweeper.models import load_model\n"
            "load_model('gnn').predict_proba(np.full((6, 6), -1, dtype=np.int8), total_mines=5)")

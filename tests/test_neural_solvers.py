@@ -312,6 +312,43 @@ def test_symmetric_play_asks_the_model_for_its_mean_over_the_board_symmetries(mo
         NeuralSolver(Grids(), symmetric=True).predict_requests([request])
 
 
+def test_interior_count_gives_the_interior_its_share_of_the_mines_left():
+    import torch
+
+    from nnsweeper.grid import dilate
+    from nnsweeper.solvers.neural import count_interior
+
+    checked = 0
+    for seed in range(30):
+        env = ns.MinesweeperEnv(8, 8, 12, seed=seed)
+        env.reset()
+        env.step(27)
+        if env.done:
+            continue
+        grid = np.where(env.mask == 0, env._counts, -1).astype(np.int8)
+        exact = ns.mine_probabilities(grid, 12)
+        flags = exact > 1 - 1e-12  # the proven mines flagged
+        interior = (grid < 0) & ~flags & ~dilate(grid >= 0)
+        if not interior.any():
+            continue
+        # A model exact on the frontier and wrong on the interior: the count makes the interior exact.
+        p = np.where(interior, 0.5, exact)
+        shaped = count_interior(p.copy(), grid, flags, 12)
+        np.testing.assert_allclose(shaped, exact, rtol=0, atol=1e-9)
+        stacked = count_interior(torch.tensor(p)[None], torch.tensor(grid)[None], torch.tensor(flags)[None],
+                                 torch.tensor([12]))[0]
+        np.testing.assert_allclose(stacked.numpy(), shaped, rtol=0, atol=1e-12)
+        checked += 1
+    assert checked > 10
+    # Clipped to [0, 1]: a frontier that already expects more mines than are left leaves the interior 0.
+    grid = np.full((5, 5), -1, dtype=np.int8)
+    grid[0, 0] = 1
+    p = np.full((5, 5), 0.9)
+    assert count_interior(p, grid, np.zeros((5, 5), dtype=bool), 2)[4, 4] == 0.0
+    solver = NeuralSolver("gnn", interior_count=True)
+    assert solver.options()["interior_count"] is True
+
+
 def test_pure_solver_survives_its_own_wrong_flags():
     from nnsweeper.features import encode_grid
 

@@ -4,7 +4,7 @@
 games held as tensors, every decision of every game at once on the device, with no
 Python step per game. The rule of a turn is the solver's own
 (:meth:`~nnsweeper.solvers.NeuralSolver.pure_masks`,
-:func:`~nnsweeper.solvers.neural.pool_interior`); what is here is the batch around it:
+:meth:`~nnsweeper.solvers.NeuralSolver.interior_values`); what is here is the batch around it:
 :func:`predict_tensor` (the model's P(mine) maps of boards held as tensors: the
 model's own ``predict_tensor``, its inputs built on the device, or ``predict_proba``
 on the host), the guess (the first cell of
@@ -26,7 +26,6 @@ from nnsweeper.game import Rules
 from nnsweeper.grid_torch import neighbour_product, neighbour_sum
 from nnsweeper.models.base import resolve_device, tensor_totals
 from nnsweeper.solvers.base import first_click_cell
-from nnsweeper.solvers.neural import pool_interior
 from nnsweeper.solvers.ranking import check_tie_break
 
 from .games import BatchedGames, check_seeds
@@ -196,8 +195,7 @@ def _pure_turn(solver, model, state: dict, rules: Rules, batch_size: int) -> Non
     stuck = ~unknown.any((1, 2))
     p = torch.cat([predict_tensor(model, grid[k : k + batch_size], rules.mines, flags[k : k + batch_size])
                    for k in range(0, len(games), batch_size)])
-    if solver.pool_interior:
-        p = pool_interior(p, grid, flags)
+    p = solver.interior_values(p, grid, flags, rules.mines)
     state["model_calls"] += ~stuck
     # The solver's rule: cells it rates almost surely mines are flagged (while flags do not
     # outnumber the mines), and every cell it rates almost surely safe is opened; without one,
@@ -228,7 +226,7 @@ def play_batched(solver, rules: Rules, seeds: Sequence[int], *, device=None, bat
     (:meth:`BatchedGames.reveal_many`), and otherwise the unknown
     cell first in :func:`~nnsweeper.solvers.ranking.rank_cells` order (lowest
     probability level ``floor(p / tolerance)``, then the solver's ``tie_break`` in
-    levels of ``tolerance``) is opened; ``pool_interior`` as the solver does. Games
+    levels of ``tolerance``) is opened; ``pool_interior`` or ``interior_count`` as the solver does. Games
     that end leave the batch and new ones take their places, so that up to
     ``in_play`` games play every turn.
 

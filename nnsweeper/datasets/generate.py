@@ -74,7 +74,9 @@ __all__ = [
 ]
 
 def _every_kind(boards: Sequence[str]) -> tuple[str, ...]:
-    return tuple(f"{b}::{p}:{f}" for b in boards for p in POLICIES for f in FLAG_MODES)
+    # Every logic policy (the network policies play weights that change, and never flag).
+    logic = [name for name, p in POLICIES.items() if p.model is None]
+    return tuple(f"{b}::{p}:{f}" for b in boards for p in logic for f in FLAG_MODES)
 
 
 #: Boards of the ``broad`` mixture: the 10x10 sweep's densities, the presets, and two
@@ -100,7 +102,7 @@ def describe_mix(name: str) -> str:
     """A mixture in a few words: its part texts, or its boards for ``broad`` and ``unseen``."""
     boards = _EVERY_KIND.get(name)
     if boards is not None:
-        return f"every policy with every flag mode on {' + '.join(boards)}"
+        return f"every logic policy with every flag mode on {' + '.join(boards)}"
     return " + ".join(MIXES[name])
 
 
@@ -186,6 +188,11 @@ class Part:
         out = asdict(self)
         if self.flags == "all":  # as manifests wrote a part before there were flag modes
             del out["flags"]
+        model = POLICIES[self.policy].model
+        if model is not None:  # a network policy: its positions depend on the weights it plays
+            from nnsweeper.models.digest import model_weights
+
+            out["weights"] = model_weights(model)
         return out
 
 
@@ -486,8 +493,9 @@ def generate(
         game seeds come from its own stream (:mod:`nnsweeper.seeds`).
     seed : int, default=0
         Entropy of every game-seed stream.
-    policy : {"csp", "single_point", "explore", "reveal", "search"}, default="csp"
-        Behaviour policy where a part does not say.
+    policy : {"csp", "single_point", "explore", "reveal", "search", "gnn", "cnn"}, default="csp"
+        Behaviour policy where a part does not say (``gnn``, ``cnn``: the bundled networks'
+        pure play, without flags).
     flags : {"all", "some", "none"}, default="all"
         Which of the policy's flags the recorded states keep, where a part does not say.
     record : {"all", "guess"}, default="all"

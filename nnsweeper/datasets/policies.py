@@ -20,6 +20,7 @@ from nnsweeper.errors import DatasetError, check_unit
 from nnsweeper.game import Game, Rules
 from nnsweeper.solvers.base import STARTS, Decision, Turns, local_rules
 from nnsweeper.solvers.csp import CSPSolver
+from nnsweeper.solvers.neural import NeuralSolver
 from nnsweeper.solvers.search import SearchSolver
 from nnsweeper.solvers.single_point import SinglePointSolver
 
@@ -44,12 +45,16 @@ class Policy:
         The solver class that plays it, called as ``solver(start=..., **options)``.
     options : tuple of str
         The options of :func:`record_game` it takes (``"epsilon"``).
+    model : str, optional
+        The bundled model it plays (the network policies): a dataset's manifest records
+        those weights' digest, since its positions depend on them.
     """
 
     name: str
     code: int
     solver: type
     options: tuple[str, ...] = ()
+    model: str | None = None
 
 
 #: The behaviour policies by name, in registration order (the table at the end of this
@@ -57,7 +62,8 @@ class Policy:
 POLICIES: dict[str, Policy] = {}
 
 
-def register_policy(name: str, code: int, solver: type, *, options: tuple[str, ...] = ()) -> Policy:
+def register_policy(name: str, code: int, solver: type, *, options: tuple[str, ...] = (),
+                    model: str | None = None) -> Policy:
     """Add a behaviour policy to :data:`POLICIES`.
 
     Parameters
@@ -71,6 +77,8 @@ def register_policy(name: str, code: int, solver: type, *, options: tuple[str, .
         plus the ``options`` it takes.
     options : tuple of str, default ()
         The options of :func:`record_game` it takes (``"epsilon"``).
+    model : str, optional
+        The bundled model the policy plays, if any.
 
     Returns
     -------
@@ -85,7 +93,7 @@ def register_policy(name: str, code: int, solver: type, *, options: tuple[str, .
     taken = next((p.name for p in POLICIES.values() if p.code == code), None)
     if taken is not None:
         raise ValueError(f"policy code {code} is {taken!r}'s; a new policy takes a new code")
-    POLICIES[name] = policy = Policy(name, code, solver, tuple(options))
+    POLICIES[name] = policy = Policy(name, code, solver, tuple(options), model)
     return policy
 
 
@@ -192,6 +200,36 @@ class RevealSolver(CSPSolver):
         return True
 
 
+class NetworkPolicy(NeuralSolver):
+    """A network policy: the pure :class:`~nnsweeper.solvers.NeuralSolver` of a bundled model
+    that never flags (``flag_above=1``), so that the recorded flags are none and every label
+    is the exact engine's for the position as it stands."""
+
+    model_name = "gnn"
+
+    def __init__(self, start="center"):
+        super().__init__(self.model_name, arch=self.model_name, start=start, flag_above=1.0)
+
+    @classmethod
+    def of(cls, model: str) -> type:
+        """The policy class of bundled model ``model`` (a module-level class, so that it pickles)."""
+        return globals()[f"{model.upper()}Policy"]
+
+
+class GNNPolicy(NetworkPolicy):
+    """The ``gnn`` policy: the bundled GNN's pure play."""
+
+    name = "gnn"
+    model_name = "gnn"
+
+
+class CNNPolicy(NetworkPolicy):
+    """The ``cnn`` policy: the bundled CNN's pure play."""
+
+    name = "cnn"
+    model_name = "cnn"
+
+
 def policy_solver(policy: str, start: str, epsilon: float):
     """The solver that plays ``policy``'s games (``epsilon`` for the policies that take it)."""
     entry = POLICIES[policy]
@@ -280,3 +318,7 @@ register_policy("single_point", 1, SinglePointSolver)
 register_policy("explore", 2, ExploreSolver, options=("epsilon",))
 register_policy("reveal", 3, RevealSolver)
 register_policy("search", 4, SearchSolver)
+# The bundled networks' own pure play (never flagging: their flags are not proofs), so that
+# a dataset holds the positions where they go wrong.
+register_policy("gnn", 5, NetworkPolicy.of("gnn"), model="gnn")
+register_policy("cnn", 6, NetworkPolicy.of("cnn"), model="cnn")

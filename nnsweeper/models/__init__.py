@@ -35,10 +35,10 @@ from nnsweeper.models.registry import (
 
 _LAZY = {
     "MineModel": "nnsweeper.models.base",
-    "ModelConfig": "nnsweeper.models.base",
-    "CNNConfig": "nnsweeper.models.cnn",
-    "GNNConfig": "nnsweeper.models.gnn",
-    "ModelError": "nnsweeper.models.base",
+    "ModelConfig": "nnsweeper.models.config",
+    "CNNConfig": "nnsweeper.models.config",
+    "GNNConfig": "nnsweeper.models.config",
+    "ModelError": "nnsweeper.models.config",
     "resolve_device": "nnsweeper.models.base",
     "board_batches": "nnsweeper.models.base",
     "CheckpointError": "nnsweeper.models.checkpoint",
@@ -47,7 +47,7 @@ _LAZY = {
     "save_checkpoint": "nnsweeper.models.checkpoint",
     "MineCNN": "nnsweeper.models.cnn",
     "MineGNN": "nnsweeper.models.gnn",
-    "ValueConfig": "nnsweeper.models.value",
+    "ValueConfig": "nnsweeper.models.config",
     "ValueGNN": "nnsweeper.models.value",
     "ValueCNN": "nnsweeper.models.value",
 }

@@ -31,25 +31,20 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from nnsweeper.configs import Settings
-from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, NnsweeperError, check_int
+from nnsweeper.errors import InconsistentBoardError, InvalidBoardError, check_int
 from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
+from nnsweeper.models.config import ModelConfig, ModelError, make_settings
 from nnsweeper.models.devices import cuda_unavailable
 from nnsweeper.models.registry import all_architectures
 from nnsweeper.observation import Observation, Observations, check_alone
 
 __all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "check_model_size", "resolve_device",
            "tensor_totals", "MAX_PARAMETERS", "TRAIN_BYTES_PER_PARAMETER"]
-
-
-class ModelError(NnsweeperError):
-    """A model configuration, device or model input that does not fit the model."""
 
 
 # --------------------------------------------------------------------------- devices
@@ -91,29 +86,6 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if dev.index is not None and dev.index >= count:
         raise ModelError(f"device {str(device)!r} does not exist: this machine has {count} CUDA device(s)")
     return dev
-
-
-# --------------------------------------------------------------------------- configs
-@dataclass(frozen=True)
-class ModelConfig(Settings):
-    """Base of the architectures' typed configs (:attr:`MineModel.Config`).
-
-    An architecture's config is a frozen dataclass derived from this one: each field
-    with its default and a ``#:`` comment, its ``__post_init__`` checking the values
-    (messages name the key as ``config['key']`` and raise :class:`ModelError`).
-    Sequences are held as tuples; :meth:`~nnsweeper.configs.Settings.to_dict` writes
-    them as lists.
-    """
-
-    _error: ClassVar[type[ValueError]] = ModelError
-
-    @classmethod
-    def _what(cls) -> str:
-        return "model config"
-
-    @classmethod
-    def _label(cls, key: str) -> str:
-        return f"config[{key!r}]"
 
 
 # --------------------------------------------------------------------------- input normalisation
@@ -431,24 +403,7 @@ class MineModel(torch.nn.Module):
         ModelError
             As for the constructor.
         """
-        if isinstance(config, cls.Config):
-            return config
-        if config is None:
-            config = {}
-        if not isinstance(config, Mapping):
-            raise ModelError(f"a model config must be a dict; got {type(config).__name__}")
-        arch = config.get("arch", cls.arch)
-        if arch != cls.arch:
-            raise ModelError(f"config['arch'] must be {cls.arch!r} for {cls.__name__}; got {arch!r}")
-        keys = cls.Config.keys()
-        unknown = [k for k in config if k != "arch" and k not in keys]
-        if unknown:
-            raise ModelError(
-                f"unknown config key {unknown[0]!r} for a {cls.arch!r} model; the keys are {', '.join(keys)}"
-            )
-        settings = cls.Config(**{k: v for k, v in config.items() if k != "arch"})
-        settings.to_dict()  # refuses values that JSON cannot hold
-        return settings
+        return make_settings(cls.Config, cls.arch, config)
 
     @classmethod
     def check_config(cls, config: Mapping | ModelConfig | None) -> dict[str, Any]:

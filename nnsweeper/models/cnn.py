@@ -11,7 +11,6 @@ as tensors on the device, its input built there (:func:`encode_grids_tensor`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -19,14 +18,13 @@ import torch
 from torch import nn
 
 from nnsweeper import features
-from nnsweeper.errors import check_int
 from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
 
-from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
+from .base import MineModel, board_batches, tensor_totals
+from .config import CNNConfig, ModelError
 
 __all__ = ["MineCNN", "CNNConfig", "ResidualBlock", "encode_grids_tensor"]
 
-_NORMS = ("group", "none")
 _REQUIRED_KEYS = ("x", "prob", "mine", "unknown", "frontier")
 
 
@@ -94,40 +92,6 @@ def _board_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
         return conv(x)
     weight = conv.weight[:, :, rh - th:rh + th + 1, rw - tw:rw + tw + 1]
     return nn.functional.conv2d(x, weight, conv.bias, padding=(th * dh, tw * dw), dilation=conv.dilation)
-
-
-@dataclass(frozen=True)
-class CNNConfig(ModelConfig):
-    """The settings of a :class:`MineCNN` (``[model]`` keys of a training config with ``arch = "cnn"``)."""
-
-    #: Width (channels) of the stem and of every residual block.
-    channels: int = 32
-    #: Residual blocks (0: the stem and the head only).
-    blocks: int = 6
-    #: Dilations of the blocks, in turn: block b has dilations[b % len(dilations)].
-    dilations: tuple[int, ...] = (1, 2, 4, 8)
-    #: Kernel size of the stem and of the blocks; odd, so that padding keeps the board size.
-    kernel: int = 3
-    #: Normalisation after each convolution: "group" (GroupNorm with gcd(channels, 8) groups) or "none".
-    norm: str = "group"
-    #: Each block also adds a linear map of its input's mean over the board to every cell
-    #: (global context: the mines left weigh on every cell, not only those in reach).
-    global_pool: bool = False
-
-    def __post_init__(self):
-        self._int("channels", 1)
-        self._int("blocks", 0)
-        kernel = self._int("kernel", 1)
-        if kernel % 2 == 0:
-            raise ModelError(
-                f"config['kernel'] must be odd so that padding keeps the board size; got {kernel}"
-            )
-        dil = self.dilations
-        if not isinstance(dil, list | tuple) or not dil:
-            raise ModelError(f"config['dilations'] must be a non-empty list of integers >= 1; got {dil!r}")
-        self._set("dilations", tuple(check_int("config['dilations']", d, 1, ModelError) for d in dil))
-        self._choice("norm", _NORMS)
-        self._bool("global_pool")
 
 
 class MineCNN(MineModel):

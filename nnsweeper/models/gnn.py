@@ -12,7 +12,6 @@ on boards held as tensors on the device, its graphs built there (:func:`graph_ba
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -22,7 +21,8 @@ from torch import nn
 from nnsweeper import features
 from nnsweeper.grid_torch import dilate, neighbour_ids, neighbour_sum
 
-from .base import MineModel, ModelConfig, ModelError, board_batches, tensor_totals
+from .base import MineModel, board_batches, tensor_totals
+from .config import CONVS, GNNConfig, ModelError
 
 # torch-geometric is imported where a GNN is built or run, not with this module: a config check
 # or the CNN does without it (and without the torch._dynamo it imports).
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["MineGNN", "GNNConfig", "CONVS", "CELL_IN", "CONSTRAINT_HAS", "CELL_NEAR", "make_conv",
            "graph_batch_tensor"]
 
-#: Message-passing layers that ``config["conv"]`` can name.
-CONVS: tuple[str, ...] = ("sage", "graph", "gatv2", "transformer")
 
 # The edge types of the graphs of :func:`nnsweeper.features.build_graph_batch`; public because the
 # value network (:mod:`nnsweeper.models.value`) passes messages over the same graphs.
@@ -65,35 +63,6 @@ def make_conv(kind: str, hidden: int) -> nn.Module:
 
 def _mlp(n_in: int, hidden: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-
-
-@dataclass(frozen=True)
-class GNNConfig(ModelConfig):
-    """The settings of a :class:`MineGNN` (``[model]`` keys of a training config with ``arch = "gnn"``)."""
-
-    #: Width of the node states.
-    hidden: int = 64
-    #: Rounds of message passing (0 allowed).
-    layers: int = 6
-    #: The torch-geometric layer on each edge type: "sage" (SAGEConv), "graph" (GraphConv),
-    #: "gatv2" (GATv2Conv) or "transformer" (TransformerConv, 4 heads).
-    conv: str = "sage"
-    #: Also pass messages along the (cell, near, cell) edges; the graphs are then built with them.
-    cell_edges: bool = True
-    #: Each round also gives every node the mean cell and constraint states of its graph
-    #: (a virtual node), so that board-wide counts can be weighed against the frontier.
-    global_pool: bool = True
-    #: One set of round weights used in every round (a recurrent update: more rounds, same
-    #: parameters), instead of weights of its own per round.
-    shared: bool = False
-
-    def __post_init__(self):
-        self._int("hidden", 1)
-        self._int("layers", 0)
-        self._choice("conv", CONVS)
-        self._bool("cell_edges")
-        self._bool("global_pool")
-        self._bool("shared")
 
 
 class MineGNN(MineModel):

@@ -61,6 +61,10 @@ class Architecture:
     target : {"probability", "value"}
         What the model predicts (see :data:`TARGETS`); only probability models have
         solvers of their own.
+    config : str, optional
+        ``"module:Class"`` of its config class in a module without torch (the bundled
+        architectures': :mod:`nnsweeper.models.config`), so that a config is checked and
+        its keys listed without importing the model; None: the model class's ``Config``.
     """
 
     name: str
@@ -68,6 +72,7 @@ class Architecture:
     model: str | type
     bundled: bool = False
     target: str = "probability"
+    config: str | None = None
     _class: type | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -77,6 +82,14 @@ class Architecture:
         if self.target != "probability":
             return ()
         return self.name, f"hybrid-{self.name}"
+
+    def config_class(self) -> type:
+        """The typed config class (``Config``), without importing the model's module when
+        the architecture names one of :mod:`nnsweeper.models.config` (``config``)."""
+        if self.config is not None:
+            module, _, attr = self.config.partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return self.model_class().Config
 
     def model_class(self) -> type:
         """The model class (imported on first use)."""
@@ -130,7 +143,8 @@ def _same_class(old: str | type, new: str | type) -> bool:
 
 
 def register_architecture(name: str, model, *, title: str | None = None,
-                          bundled: bool = False, target: str = "probability") -> Architecture:
+                          bundled: bool = False, target: str = "probability",
+                          config: str | None = None) -> Architecture:
     """Add an architecture to :data:`ARCHITECTURES` (or :data:`VALUE_ARCHITECTURES`).
 
     A probability architecture's solvers ``name`` and ``hybrid-name`` follow:
@@ -150,6 +164,9 @@ def register_architecture(name: str, model, *, title: str | None = None,
         Weights ship in the package under ``name``.
     target : {"probability", "value"}, default "probability"
         What the model predicts; the table it goes to.
+    config : str, optional
+        ``"module:Class"`` of its config class, when that lives in a module without torch
+        (see :attr:`Architecture.config`).
 
     Returns
     -------
@@ -169,7 +186,9 @@ def register_architecture(name: str, model, *, title: str | None = None,
     old = all_architectures().get(name)
     if old is not None and (old.target != target or not _same_class(old.model, model)):
         raise ValueError(f"architecture {name!r} is registered already ({old.model})")
-    arch = Architecture(name, title or name.upper(), model, bundled, target)
+    if config is not None and (not isinstance(config, str) or ":" not in config):
+        raise ValueError(f"config must be 'module:Class'; got {config!r}")
+    arch = Architecture(name, title or name.upper(), model, bundled, target, config)
     table[name] = arch
     return arch
 
@@ -192,9 +211,12 @@ def get_architecture(name, *, target: str | None = "probability") -> Architectur
 
 # --------------------------------------------------------------------------- the table
 # The architectures that ship, in the order their solvers are listed.
-register_architecture("cnn", "nnsweeper.models.cnn:MineCNN", title="CNN", bundled=True)
-register_architecture("gnn", "nnsweeper.models.gnn:MineGNN", title="GNN", bundled=True)
+register_architecture("cnn", "nnsweeper.models.cnn:MineCNN", title="CNN", bundled=True,
+                      config="nnsweeper.models.config:CNNConfig")
+register_architecture("gnn", "nnsweeper.models.gnn:MineGNN", title="GNN", bundled=True,
+                      config="nnsweeper.models.config:GNNConfig")
 # The state-value networks of the value solvers (their weights: value-gnn.pt).
 register_architecture("value-gnn", "nnsweeper.models.value:ValueGNN", title="Value GNN", bundled=True,
-                      target="value")
-register_architecture("value-cnn", "nnsweeper.models.value:ValueCNN", title="Value CNN", target="value")
+                      target="value", config="nnsweeper.models.config:ValueConfig")
+register_architecture("value-cnn", "nnsweeper.models.value:ValueCNN", title="Value CNN", target="value",
+                      config="nnsweeper.models.config:ValueConfig")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -40,10 +39,11 @@ from nnsweeper import features
 from nnsweeper.grid import dilate
 from nnsweeper.observation import Observations
 
-from .base import MineModel, ModelConfig, ModelError
+from .base import MineModel
 from .checkpoint import WEIGHTS_DIR, CheckpointError, load_checkpoint, save_checkpoint
 from .cnn import ResidualBlock
-from .gnn import CELL_IN, CELL_NEAR, CONSTRAINT_HAS, CONVS, make_conv
+from .config import LEGACY_ARCHS, ModelConfig, ModelError, ValueConfig
+from .gnn import CELL_IN, CELL_NEAR, CONSTRAINT_HAS, make_conv
 
 if TYPE_CHECKING:
     from torch_geometric.data import HeteroData
@@ -71,30 +71,7 @@ VALUE_GLOBAL_FEATURES: tuple[str, ...] = (
 #: architecture registry; :func:`~nnsweeper.models.load_checkpoint` still reads them.
 VALUE_FORMAT = "nnsweeper-value-model"
 _NODES = ("cell", "constraint")
-#: The ``arch`` of the older value configs and of a value training config's ``[model]``
-#: (the value command implies the target), by the registered name it means.
-LEGACY_ARCHS = {"gnn": "value-gnn", "cnn": "value-cnn"}
 
-
-@dataclass(frozen=True)
-class ValueConfig(ModelConfig):
-    """Settings of a value network (``[model]`` keys with ``arch = "value-gnn"`` or ``"value-cnn"``)."""
-
-    #: Width of the node states (GNN) or channels (CNN).
-    hidden: int = 64
-    #: Rounds of message passing (GNN) or residual blocks (CNN).
-    layers: int = 6
-    #: The GNN's torch-geometric layer (as for :class:`~nnsweeper.models.GNNConfig`; the CNN keeps
-    #: it unread, so that both networks share one config).
-    conv: str = "sage"
-
-    def __post_init__(self):
-        self._int("hidden", 1)
-        self._int("layers", 0)
-        if self.hidden > 4096 or self.layers > 64:
-            raise ModelError(f"config['hidden'] must be at most 4096 and config['layers'] at most 64; "
-                             f"got {self.hidden} and {self.layers}")
-        self._choice("conv", CONVS)
 
 
 def _position_arrays(grids, total_mines, flags, probabilities, log_layouts):

@@ -51,7 +51,7 @@ from nnsweeper.observation import Observation
 from nnsweeper.solvers.base import GameRecord, Solver, Turns
 from nnsweeper.solvers.ranking import check_tie_break, rank_cells
 
-__all__ = ["NeuralSolver", "ModelRequest", "pool_interior", "neural_solver_class"]
+__all__ = ["NeuralSolver", "ModelRequest", "count_interior", "pool_interior", "neural_solver_class"]
 
 #: The pure solver's ``batch_risk`` default: the most summed model probability one move's
 #: batch of frontier cells opened without proof may carry.
@@ -192,6 +192,13 @@ class NeuralSolver(Solver):
         mean of the model's probabilities for them: such cells are exchangeable given
         the frontier, so differences between them are the model's noise (the GNN
         already gives them one value; a CNN does not).
+    interior_count : bool, default False
+        Give the interior, instead, the share of the mines it must hold: the mines left
+        (total less flags) less the frontier's expected mines under the model, over the
+        interior cells, clipped to [0, 1]. It is exact when the frontier values are (the
+        interior's cells are exchangeable, so each holds that share), whatever the model
+        said about the interior itself: an output layer that makes the model's interior
+        obey the mine count. Implies pooling.
     arch : str, optional
         The architecture ``model`` must have (a name of
         :data:`~nnsweeper.models.ARCHITECTURES`; the registry's solvers set it).
@@ -210,7 +217,8 @@ class NeuralSolver(Solver):
 
     def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=OPEN_BELOW,
                  flag_above=FLAG_ABOVE, tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512,
-                 pool_interior=True, arch=None, batch_risk=BATCH_RISK, batch_interior=False, symmetric=False):
+                 pool_interior=True, arch=None, batch_risk=BATCH_RISK, batch_interior=False, symmetric=False,
+                 interior_count=False):
         super().__init__(start=start)
         from nnsweeper.models.registry import get_architecture
 
@@ -243,6 +251,7 @@ class NeuralSolver(Solver):
         self.device = device
         self.batch_size = batch_size
         self.pool_interior = bool(pool_interior)
+        self.interior_count = bool(interior_count)
         self.arch = arch
         given = not isinstance(model, str | os.PathLike)
         self.model_source = model if given else os.fspath(model)
@@ -261,6 +270,7 @@ class NeuralSolver(Solver):
             "tie_break": self.tie_break,
             "tolerance": self.tolerance,
             "pool_interior": self.pool_interior,
+            **({"interior_count": True} if self.interior_count else {}),
             **({"symmetric": True} if self.symmetric else {}),
         }
 
@@ -430,7 +440,18 @@ class NeuralSolver(Solver):
         game.record.model_calls += 1
         p = yield ModelRequest(game.observation(flags))
         p = np.array(p, dtype=float)
-        return pool_interior(p, game.grid, flags) if self.pool_interior else p
+        return self.interior_values(p, game.grid, flags, game.env.mines)
+
+    def interior_values(self, p, grid, flags, total_mines):
+        """The model's map ``p`` as the solver plays it: the interior pooled
+        (``pool_interior``) or given its share of the mines left (``interior_count``).
+
+        One board as numpy arrays (``p`` may be changed in place), or boards stacked as
+        torch tensors (``total_mines`` an int or one per board).
+        """
+        if self.interior_count:
+            return count_interior(p, grid, flags, total_mines)
+        return pool_interior(p, grid, flags) if self.pool_interior else p
 
     @staticmethod
     def _reveal_pick(game: Turns, i: int, j: int, kind: str, probability: float) -> None:
@@ -539,6 +560,42 @@ def _within_risk(p, low, risk: float):
     first = torch.arange(ranked.shape[1], device=p.device) == 0
     keep = torch.zeros_like(finite).scatter(1, order, finite & ((total <= risk) | first))
     return keep.reshape(low.shape)
+
+
+def count_interior(p, grid, flags, total_mines):
+    """``p`` with every interior cell at the share of the mines the interior must hold.
+
+    That share is the mines left (``total_mines`` less the flags) less the frontier's
+    expected mines (the sum of ``p`` over the unknown cells next to a revealed one), over
+    the interior cells, clipped to [0, 1]. Given the frontier, the interior's cells are
+    exchangeable, so with the exact frontier values this is the exact interior value.
+
+    Parameters
+    ----------
+    p, grid, flags : ndarray (rows, cols), or Tensor (B, rows, cols)
+        As for :func:`pool_interior` (numpy ``p`` is modified in place and returned).
+    total_mines : int, or int Tensor (B,)
+        Mines on the board, flagged ones included.
+    """
+    if isinstance(p, np.ndarray):
+        unknown = (grid < 0) & ~flags
+        interior = unknown & ~dilate(grid >= 0)
+        n = int(interior.sum())
+        if n:
+            left = int(total_mines) - int(flags.sum()) - float(p[unknown & ~interior].sum())
+            p[interior] = min(max(left / n, 0.0), 1.0)
+        return p
+    import torch
+
+    from nnsweeper import grid_torch
+
+    unknown = (grid < 0) & ~flags
+    interior = unknown & ~grid_torch.dilate(grid >= 0)
+    total = torch.as_tensor(total_mines, device=p.device).reshape(-1, 1, 1).to(p.dtype)
+    frontier_mines = torch.where(unknown & ~interior, p, 0.0).sum((1, 2), keepdim=True)
+    left = total - flags.sum((1, 2), keepdim=True).to(p.dtype) - frontier_mines
+    share = (left / interior.sum((1, 2), keepdim=True).clamp(min=1)).clamp(0.0, 1.0)
+    return torch.where(interior, share, p)
 
 
 def pool_interior(p, grid, flags):

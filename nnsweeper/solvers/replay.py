@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from nnsweeper.engine import analyze
-from nnsweeper.solvers.neural import pool_interior
 
 __all__ = ["game_frames"]
 
@@ -156,10 +155,12 @@ def _replay(env, number: int, move) -> None:
 
 
 def _model_maps(model, solver, boards, total: int) -> list[np.ndarray]:
-    """A model's P(mine) for every (grid, flags), in one batch, interior pooled like ``solver``."""
+    """A model's P(mine) for every (grid, flags), in one batch, its interior as ``solver`` plays it."""
     maps = model.predict_proba([g for g, _ in boards], total, flags=[f for _, f in boards])
-    pool = getattr(solver, "pool_interior", False)
-    return [pool_interior(np.array(p, dtype=float), grid, flags) if pool else np.array(p, dtype=float)
+    shaped = getattr(solver, "interior_values", None)
+    if shaped is None:
+        return [np.array(p, dtype=float) for p in maps]
+    return [shaped(np.array(p, dtype=float), grid, flags, total)
             for (grid, flags), p in zip(boards, maps, strict=True)]
 
 
