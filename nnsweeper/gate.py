@@ -264,8 +264,10 @@ def _openings(models: dict, boards: Sequence[tuple[str, Rules]]) -> list[GateCel
     return cells
 
 
-def _recorded_positions(boards, seeds, flags_mode: str) -> dict[str, np.ndarray]:
-    """Every decision position of ``csp``'s games on ``seeds``, with exact labels."""
+def _recorded_positions(boards, seeds, flags_mode: str) -> list[tuple[str, Rules, dict[str, np.ndarray]]]:
+    """Every decision position of ``csp``'s games on ``seeds``, with exact labels: per board and
+    game, ``(name, rules, arrays)`` with the arrays of
+    :func:`~nnsweeper.datasets.policies.record_game`."""
     from nnsweeper.datasets.policies import record_game
 
     parts = []
@@ -323,10 +325,12 @@ def _paired_cells(family: str, rows, z: float) -> list[GateCell]:
         new = np.array([r["candidate"] for k, r in rows if k == key])
         old = np.array([r["bundled"] for k, r in rows if k == key])
         d = new - old
-        half = z * d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf
         mean = float(d.mean())
+        # One position has no noise to measure: the cell then has no interval, and fails nothing.
+        half = z * d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.nan
+        worse = bool(mean - half > 0) if len(d) > 1 else False
         cells.append(GateCell(family, f"{key[0]} flags {key[1]}", float(new.mean()), float(old.mean()), mean,
-                              mean - half, mean + half, True, bool(mean - half > 0), {"positions": len(d)}))
+                              mean - half, mean + half, True, worse, {"positions": len(d)}))
     return cells
 
 

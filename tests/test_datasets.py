@@ -64,6 +64,12 @@ def test_parse_part_grammar():
     assert (q.games, q.first_click, q.policy) == (7, "zero", "csp")
     mixed = resolve_parts(["mixed"], games=3)
     assert len(mixed) == 26 + 3
+    # A part's own record mode: another configuration, with games of its own.
+    (g,) = parse_part("expert:50:search:none:guess")
+    assert (g.record, g.key) == ("guess", "16x30-m99-safe-search-noflags-guess")
+    (plain,) = parse_part("expert:50:search:none")
+    assert len(g.stream_key) == 7 and g.stream_key[:6] == plain.stream_key
+    assert g.to_dict()["record"] == "guess" and "record" not in p.to_dict()
     assert {(p.rows, p.cols) for p in mixed} == {(10, 10), (9, 9), (16, 16), (16, 30)}
 
 
@@ -79,12 +85,28 @@ def test_parse_part_grammar():
         ("10x10:5:3:greedy", "unknown policy 'greedy'"),
         ("3x3:9:5", "impossible configuration 3x3 with 9 mines"),
         ("10x10:5:3:csp:extra", "unknown flags 'extra'"),
-        ("10x10:5:3:csp:all:x", "too many"),
+        ("10x10:5:3:csp:all:x", "unknown record mode 'x'; choose one of all, guess"),
+        ("10x10:5:3:csp:all:guess:x", "too many"),
     ],
 )
 def test_parse_part_refuses(text, words):
     with pytest.raises(DatasetError, match=words):
         parse_part(text)
+
+
+def test_a_part_records_every_decision_or_only_guesses_of_games_of_its_own(tmp_path):
+    out = tmp_path / "d"
+    generate(out, ["6x6:7:6:csp", "6x6:7:6:csp::guess"], splits=(1, 0, 0), seed=3, n_jobs=1, progress=False)
+    manifest = load_manifest(out)
+
+    def states(key):
+        shards = [read_shard(out / e["file"]) for e in manifest["shards"] if e["config"] == key]
+        return np.concatenate([sh["guess"] for sh in shards])
+
+    every, guesses = states("6x6-m7-safe-csp"), states("6x6-m7-safe-csp-guess")
+    assert guesses.all() and len(guesses) > 0 and not every.all()
+    seeds = {c["configuration"]: set(stream_seeds(c)) for c in manifest["seed_streams"]}
+    assert not seeds["6x6-m7-safe-csp"] & seeds["6x6-m7-safe-csp-guess"]
 
 
 def test_duplicate_configuration_refused():

@@ -72,8 +72,9 @@ def add_generate(sub):
         "on, label every covered cell with the truth and its exact mine probability, and "
         "write sharded .npz files and manifest.json into OUT. Running the same command "
         "again after an interruption resumes it; the output does not depend on --jobs.",
-        epilog="parts: ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS]]] or PRESET[:GAMES[:POLICY[:FLAGS]]]; "
-        "MINES is N, A-B (every count), A-B/STEP or a comma list; an empty field takes the "
+        epilog="parts: ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS[:RECORD]]]] or "
+        "PRESET[:GAMES[:POLICY[:FLAGS[:RECORD]]]]; MINES is N, A-B (every count), A-B/STEP or a "
+        "comma list; RECORD (all or guess) is the part's own --record; an empty field takes the "
         "default; presets: " + ", ".join(PRESETS)
         + "; mixtures: " + "; ".join(f"{k} = {describe_mix(k)}" for k in MIXES)
         + ". example: nnsweeper generate data/mixed --mix mixed --games 400 --jobs 2",

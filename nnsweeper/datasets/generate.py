@@ -43,7 +43,7 @@ from nnsweeper.seeds import MAX_DATASET_GAMES, SPLITS, seed_stream, stream_seeds
 from nnsweeper.solvers.base import STARTS
 
 from .card import add_stats, card_row, format_card, shard_statistics
-from .policies import FLAG_CODES, FLAG_MODES, POLICIES, check_choices, record_game
+from .policies import FLAG_CODES, FLAG_MODES, POLICIES, RECORD_CODES, RECORD_MODES, check_choices, record_game
 from .storage import (
     FORMAT,
     FORMAT_VERSION,
@@ -136,6 +136,9 @@ class Part:
 
     ``flags`` is which of the policy's flags the recorded states keep (``all``,
     ``some`` or ``none``; see :func:`~nnsweeper.datasets.policies.recorded_flags`).
+    ``record`` is the part's own record mode (``all`` or ``guess``; None: the
+    dataset's), so that one dataset holds every decision of some games and only the
+    guesses of others.
     """
 
     rows: int
@@ -145,12 +148,16 @@ class Part:
     first_click: str = "safe"
     policy: str = "csp"
     flags: str = "all"
+    record: str | None = None
 
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise DatasetError(f"unknown policy {self.policy!r}; choose one of {', '.join(POLICIES)}")
         if self.flags not in FLAG_MODES:
             raise DatasetError(f"unknown flags {self.flags!r}; choose one of {', '.join(FLAG_MODES)}")
+        if self.record is not None and self.record not in RECORD_MODES:
+            raise DatasetError(f"unknown record mode {self.record!r}; choose one of "
+                               f"{', '.join(RECORD_MODES)}")
         check_int("games", self.games, 1, DatasetError, maximum=MAX_DATASET_GAMES)
         try:
             rules = Rules(self.rows, self.cols, self.mines, self.first_click)
@@ -175,19 +182,24 @@ class Part:
         ``...-someflags``.
         """
         key = f"{self.rows}x{self.cols}-m{self.mines}-{self.first_click}-{self.policy}"
-        return key if self.flags == "all" else f"{key}-{'no' if self.flags == 'none' else 'some'}flags"
+        key = key if self.flags == "all" else f"{key}-{'no' if self.flags == 'none' else 'some'}flags"
+        return key if self.record is None else f"{key}-{self.record}"
 
     @property
     def stream_key(self) -> tuple[int, ...]:
         """What identifies this configuration's seed stream (the games are not in it)."""
         key = (self.rows, self.cols, self.mines, FIRST_CLICK_CODES[self.first_click],
                POLICIES[self.policy].code)
+        if self.record is not None:  # seven codes: apart from the five or six of the others
+            return (*key, FLAG_CODES[self.flags], RECORD_CODES[self.record])
         return key if self.flags == "all" else (*key, FLAG_CODES[self.flags])
 
     def to_dict(self) -> dict:
         out = asdict(self)
         if self.flags == "all":  # as manifests wrote a part before there were flag modes
             del out["flags"]
+        if self.record is None:  # the dataset's mode, as manifests wrote a part before
+            del out["record"]
         model = POLICIES[self.policy].model
         if model is not None:  # a network policy: its positions depend on the weights it plays
             from nnsweeper.models.digest import model_weights
@@ -201,7 +213,9 @@ _SIZE = re.compile(r"^(\d+)x(\d+)$")
 
 def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy: str = "csp",
                flags: str = "all") -> list[Part]:
-    """Parts from text: ``ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS]]]`` or ``PRESET[:GAMES[:POLICY[:FLAGS]]]``.
+    """Parts from text: ``ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS[:RECORD]]]]`` or
+    ``PRESET[:GAMES[:POLICY[:FLAGS[:RECORD]]]]`` (``RECORD``: ``all`` or ``guess``, the part's
+    own record mode; left out: the dataset's).
 
     ``MINES`` is a count (``15``), a range with every count (``5-30``), a range with a
     step (``5-30/5``) or a comma list (``5,10,15``); each mine count is one
@@ -229,14 +243,14 @@ def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy
         size = _SIZE.match(head)
         if size is None or len(fields) < 2:
             raise DatasetError(
-                f"part {text!r}: expected ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS]]] or "
-                f"PRESET[:GAMES[:POLICY[:FLAGS]]] "
+                f"part {text!r}: expected ROWSxCOLS:MINES[:GAMES[:POLICY[:FLAGS[:RECORD]]]] or "
+                f"PRESET[:GAMES[:POLICY[:FLAGS[:RECORD]]]] "
                 f"(presets: {', '.join(PRESETS)})"
             )
         rows, cols = int(size.group(1)), int(size.group(2))
         mine_counts = _parse_mines(fields[1], text)
         rest = fields[2:]
-    if len(rest) > 3:
+    if len(rest) > 4:
         raise DatasetError(f"part {text!r} has too many ':' fields")
     if rest and rest[0]:
         if not rest[0].isdigit():
@@ -244,9 +258,10 @@ def parse_part(text: str, *, games: int = 100, first_click: str = "safe", policy
         games = int(rest[0])
     if len(rest) >= 2 and rest[1]:
         policy = rest[1]
-    if len(rest) == 3 and rest[2]:
+    if len(rest) >= 3 and rest[2]:
         flags = rest[2]
-    return [Part(rows, cols, m, games, first_click, policy, flags) for m in mine_counts]
+    record = rest[3] if len(rest) == 4 and rest[3] else None
+    return [Part(rows, cols, m, games, first_click, policy, flags, record) for m in mine_counts]
 
 
 def _parse_mines(field: str, text: str) -> list[int]:
@@ -290,7 +305,7 @@ def resolve_parts(items, *, games: int = 100, first_click: str = "safe", policy:
     for p in parts:
         if p.key in seen:
             raise DatasetError(f"configuration {p.key} appears twice; give each board, mine count, "
-                               f"policy and flags once (with the total number of games)")
+                               f"policy, flags and record mode once (with the total number of games)")
         seen[p.key] = p
     total = sum(p.games for p in parts)
     if total > MAX_DATASET_GAMES:
@@ -341,8 +356,8 @@ def _make_shard(path: str, part: Part, seeds: np.ndarray, first_game: int, recor
         rules = part.rules
         pieces = []
         for g, sd in enumerate(seeds):
-            arrays, _ = record_game(rules, int(sd), part.policy, record=record, epsilon=epsilon, start=start,
-                                    flags=part.flags)
+            arrays, _ = record_game(rules, int(sd), part.policy, record=part.record or record,
+                                    epsilon=epsilon, start=start, flags=part.flags)
             arrays["game"] = np.full(len(arrays["grid"]), first_game + g, dtype=np.int32)
             pieces.append(arrays)
         # Each field's pieces are dropped once joined, so the shard is not held twice.

@@ -27,7 +27,8 @@ from nnsweeper.solvers.single_point import SinglePointSolver
 from .storage import empty_shard
 
 __all__ = ["POLICY_CODES", "POLICIES", "Policy", "FLAG_CODES", "FLAG_MODES", "RECORD_MODES", "ExploreSolver",
-           "RevealSolver", "policy_solver", "record_game", "recorded_flags", "register_policy"]
+           "RECORD_CODES", "RevealSolver", "policy_solver", "record_game", "recorded_flags",
+           "register_policy"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ FLAG_CODES: dict[str, int] = {"all": 0, "some": 1, "none": 2}
 FLAG_MODES = tuple(FLAG_CODES)
 #: Which states are recorded: every decision, or only those where the policy guessed.
 RECORD_MODES = ("all", "guess")
+#: A part's own record mode's seed-key code (``guess``: its games are not those of the same
+#: configuration recording every decision).
+RECORD_CODES: dict[str, int] = {"all": 0, "guess": 1}
 
 
 def check_choices(policy: str, record: str, start: str, flags: str = "all") -> None:

@@ -95,9 +95,9 @@ def chunks(jobs: list[Job], gaps: list[list[tuple[int, int]]],
     A chunk of a plain solver is a run of at most :data:`CHUNK_GAMES` games of one
     job. A batched solver (:func:`~nnsweeper.evaluation.games.batched`, recording)
     plays the jobs of its boards of one size together: their games, job after job,
-    cut into lockstep batches of at most :data:`BATCH_GAMES` (and enough batches to
-    keep every worker busy). Chunking never changes a game: each is a function of its
-    solver, board and seed.
+    cut into lockstep batches of at most :data:`BATCH_GAMES` (and about eight per worker,
+    so that the progress moves and the workers end together). Chunking never changes a
+    game: each is a function of its solver, board and seed.
     """
     missing = sum(b - a for g in gaps for a, b in g)
     # Several chunks per worker balance the load.
@@ -115,7 +115,9 @@ def chunks(jobs: list[Job], gaps: list[list[tuple[int, int]]],
                  and (jobs[k].board.rows, jobs[k].board.cols) == (job.board.rows, job.board.cols)]
         done.update(group)
         total = sum(b - a for k in group for a, b in gaps[k])
-        step = max(1, min(BATCH_GAMES, math.ceil(total / workers)))
+        # Several batches per worker too: the progress moves (and the load balances) every
+        # few seconds rather than once a worker ends its one batch.
+        step = max(1, min(BATCH_GAMES, math.ceil(total / (8 * workers))))
         batch: list[tuple[int, int, int]] = []
         count = 0
         for k in group:
