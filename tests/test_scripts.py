@@ -647,3 +647,23 @@ def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp
     assert page._earlier_line(rec, "search", before).endswith(
         "on the same games; it is under way: 130 of the 200 games are played "
         "(`python eval/records.py --status`).")
+
+
+def test_the_recipe_data_covers_every_density_and_kind_of_position():
+    import shlex
+
+    from nnsweeper.datasets.generate import resolve_parts
+
+    mod = _module("train/recipe.py")
+    argv = shlex.split(mod.DATA)
+    assert argv[:3] == ["nnsweeper", "generate", "data/recipe"]
+    parts = resolve_parts(["broad", *[a for a in mod._PARTS if not a.startswith("--")]], games=30)
+    tenby = {p.mines for p in parts if (p.rows, p.cols) == (10, 10)}
+    assert tenby == set(range(5, 31))  # every count of the sweep
+    kinds = {(p.policy, p.flags, p.record) for p in parts}
+    wanted = {("gnn", "all", None), ("cnn", "all", None), ("csp", "none", None), ("search", "all", "guess")}
+    assert wanted <= kinds
+    assert {(p.rows, p.cols) for p in parts} >= {(9, 9), (16, 16), (16, 30), (12, 12), (16, 20)}
+    # No board of the held-out kinds (8x8/20, 24x30/200) and a seed of its own.
+    assert not {(p.rows, p.cols, p.mines) for p in parts} & {(8, 8, 20), (24, 30, 200)}
+    assert argv[argv.index("--seed") + 1] == "21"
