@@ -652,12 +652,14 @@ def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp
 def test_the_recipe_data_covers_every_density_and_kind_of_position():
     import shlex
 
+    from nnsweeper.cli import build_parser
     from nnsweeper.datasets.generate import resolve_parts
 
     mod = _module("train/recipe.py")
     argv = shlex.split(mod.DATA)
     assert argv[:3] == ["nnsweeper", "generate", "data/recipe"]
-    parts = resolve_parts(["broad", *[a for a in mod._PARTS if not a.startswith("--")]], games=30)
+    args = build_parser().parse_args(argv[1:])  # the command as the command line reads it
+    parts = resolve_parts([*args.mix, *args.parts], games=args.games)
     tenby = {p.mines for p in parts if (p.rows, p.cols) == (10, 10)}
     assert tenby == set(range(5, 31))  # every count of the sweep
     kinds = {(p.policy, p.flags, p.record) for p in parts}

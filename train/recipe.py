@@ -28,9 +28,6 @@ _LOGIC = ("csp", "search", "explore", "reveal")
 # 10x10 at the counts the broad mixture (every fifth) leaves out.
 _BETWEEN = "6-9,11-14,16-19,21-24,26-29"
 _PARTS = (
-    # Every logic policy with every flag mode on the broad boards (the 10x10 sweep's densities
-    # in steps of five, the presets, 12x12 and 16x20).
-    "--mix broad",
     # The counts between, with and without flags.
     *(f"10x10:{_BETWEEN}:12:{p}:{f}" for p in _LOGIC for f in ("all", "none")),
     # The networks' own pure play: where they go wrong.
@@ -41,9 +38,11 @@ _PARTS = (
     "expert:600:search:all:guess", "expert:600:csp:none:guess", "16x16:40:300:search:some:guess",
     "10x10:20-30/5:200:csp:none:guess", "12x12:40:200:reveal:all:guess",
 )
-#: The recipe's dataset: seed 21, no other dataset's.
+#: The recipe's dataset: seed 21, no other dataset's. ``--mix broad`` adds every logic policy with
+#: every flag mode on the broad boards (the 10x10 sweep's densities in steps of five, the presets,
+#: 12x12 and 16x20), 30 games each.
 DATA = ("nnsweeper generate data/recipe " + " ".join(_PARTS)
-        + " --games 30 --splits 0.9,0.1,0 --seed 21 --jobs 2")
+        + " --mix broad --games 30 --splits 0.9,0.1,0 --seed 21 --jobs 2")
 CONFIGS = {"gnn": "train/gnn_recipe.toml"}
 
 
