@@ -560,8 +560,9 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
     if banded:
         pooled = _pooled_bands(table, reference, x, _MAX_DENSITY_BANDS)
         solvers, _ = _banded_solvers(pooled)
-        ncols = min(len(solvers), 5)
-        nrows = -(-len(solvers) // ncols)
+        # One row of up to five panels; more go in two (or more) rows of equal length.
+        nrows = -(-len(solvers) // 5)
+        ncols = -(-len(solvers) // nrows)
         fig.set_size_inches(9.0, 4.6 + 2.1 * nrows)
         grid = fig.add_gridspec(1 + nrows, ncols, height_ratios=(3.2, *[1.9] * nrows), hspace=0.45,
                                 wspace=0.08)
@@ -578,9 +579,11 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
         _, omitted = _banded_solvers(pooled)
         if omitted:
             off = ", ".join(omitted)
-            panels[0].text(0.0, -0.42, f"not shown below, off scale: {off} (top panel)",
-                           transform=panels[0].transAxes, ha="left", va="top", fontsize="x-small",
-                           color="0.25", gid="off-scale")
+            # Under the last row of panels, clear of their titles and labels.
+            panels[-ncols if len(panels) >= ncols else 0].text(
+                0.0, -0.42, f"not shown in the gap panels, off their scale: {off} (top panel)",
+                transform=panels[-ncols if len(panels) >= ncols else 0].transAxes, ha="left", va="top",
+                fontsize="x-small", color="0.25", gid="off-scale")
     elif two:
         fig.set_size_inches(7.8, 6.6)
         top, bottom = fig.subplots(2, 1, sharex=True,
