@@ -265,8 +265,8 @@ class NeuralSolver(Solver):
             "hybrid": self.hybrid,
             "open_below": self.open_below,
             "flag_above": self.flag_above,
-            "batch_risk": self.batch_risk,
-            "batch_interior": self.batch_interior,
+            # The pure policy's batches (the hybrid opens no batch: its options stay as they were).
+            **({} if self.hybrid else {"batch_risk": self.batch_risk, "batch_interior": self.batch_interior}),
             "tie_break": self.tie_break,
             "tolerance": self.tolerance,
             "pool_interior": self.pool_interior,
