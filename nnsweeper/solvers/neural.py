@@ -214,6 +214,10 @@ class NeuralSolver(Solver):
     name = "neural"
     #: The architecture of the registry's solver classes (None: any model).
     arch: str | None = None
+    #: The pure policy's batch options' values before they were options (every cell below
+    #: ``open_below`` opened at once, the interior too): a game recorded without them was
+    #: played so, and is replayed so.
+    UNSET = {"batch_risk": float("inf"), "batch_interior": True}
 
     def __init__(self, model="gnn", *, hybrid=False, start="center", open_below=OPEN_BELOW,
                  flag_above=FLAG_ABOVE, tie_break="prob_zero", tolerance=1e-3, device="cpu", batch_size=512,
@@ -265,8 +269,10 @@ class NeuralSolver(Solver):
             "hybrid": self.hybrid,
             "open_below": self.open_below,
             "flag_above": self.flag_above,
-            # The pure policy's batches (the hybrid opens no batch: its options stay as they were).
-            **({} if self.hybrid else {"batch_risk": self.batch_risk, "batch_interior": self.batch_interior}),
+            # The pure policy's batches, where they differ from the rule before they were options
+            # (UNSET); the hybrid opens no batch, so its options stay as they were.
+            **({} if self.hybrid else {k: getattr(self, k) for k, unset in self.UNSET.items()
+                                       if getattr(self, k) != unset}),
             "tie_break": self.tie_break,
             "tolerance": self.tolerance,
             "pool_interior": self.pool_interior,
