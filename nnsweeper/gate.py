@@ -40,11 +40,15 @@ The families of cells:
 "Beyond its noise" is an interval at 95% family-wise confidence: each interval of the
 grid is taken at ``1 - 0.05 / m`` for the ``m`` cells that have one (Bonferroni), so a
 candidate no better and no worse than the bundled weights fails the gate in at most
-5% of runs, and a real loss of a few points on one board still shows.
+5% of runs, and a real loss of a few points on one board still shows. A position
+family's cell counts as worse only when its whole interval lies beyond a small margin
+(:data:`MARGINS`): tens of thousands of positions measure changes far below what moves a
+game (a bias of 0.0008), and every retrained network has some.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -58,8 +62,8 @@ from nnsweeper.evaluation.stats import _z, newcombe_paired_interval
 from nnsweeper.game import PRESETS, Rules
 from nnsweeper.grid import dilate, neighbours
 
-__all__ = ["CONFIDENCE", "FAMILIES", "GateCell", "GateReport", "OPENING_TOLERANCE", "SELECTION_SEED",
-           "SWEEP_MINES", "opening_positions", "run_gate"]
+__all__ = ["CONFIDENCE", "FAMILIES", "GateCell", "GateReport", "MARGINS", "OPENING_TOLERANCE",
+           "SELECTION_SEED", "SWEEP_MINES", "opening_positions", "run_gate"]
 
 #: Base seed of the gate's games and positions: no record run (2026), no ``compare``
 #: default (0) and no dataset's seed stream uses it.
@@ -78,6 +82,10 @@ DENSITY_BANDS = (0.10, 0.15, 0.20, 0.25, 1.0)
 BOOTSTRAP = 400
 #: Model probabilities closer than this are one choice (the neural solvers' ``tolerance``).
 TIE = 1e-3
+#: How much worse a position family's figure must be, its whole interval beyond the bundled
+#: weights', before the cell counts as worse: a change smaller than these is real (thousands of
+#: positions measure it) but moves no game. Win rates have none: any loss beyond the noise counts.
+MARGINS = {"calibration": 0.002, "decisions": 0.001, "log-loss": 0.002}
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,33 @@ class GateReport:
         d = self.to_dict()
         d["cells"] = [{k: plain(v) for k, v in c.items()} for c in d["cells"]]
         return json.dumps(d, indent=1, default=lambda o: o.item())  # numpy scalars as Python ones
+
+    @classmethod
+    def from_json(cls, text: str) -> GateReport:
+        """A report as :meth:`to_json` wrote it."""
+        d = json.loads(text)
+
+        def number(v):
+            return math.nan if v is None else v
+
+        cells = [GateCell(**{k: number(v) if k in ("low", "high") else v for k, v in c.items()})
+                 for c in d["cells"]]
+        return cls(d["arch"], d["candidate"], d["bundled"], cells, d["settings"])
+
+    def judged(self) -> GateReport:
+        """The same figures judged by today's rule (:data:`MARGINS`, :data:`OPENING_TOLERANCE`):
+        a grid measured before a margin changed, read again without playing anything."""
+        cells = []
+        for c in self.cells:
+            if c.family == "games":
+                worse = c.high < 0
+            elif c.family == "openings":
+                worse = max(n - o for o, n in c.extra["by_k"].values()) > OPENING_TOLERANCE
+            else:
+                worse = not math.isnan(c.low) and c.low > MARGINS[c.family]
+            cells.append(dataclasses.replace(c, worse=bool(worse)))
+        settings = {**self.settings, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
+        return GateReport(self.arch, self.candidate, self.bundled, cells, settings)
 
     def summary(self) -> str:
         """One line per family: cells, worse, better, and the worst cell."""
@@ -328,7 +363,7 @@ def _paired_cells(family: str, rows, z: float) -> list[GateCell]:
         mean = float(d.mean())
         # One position has no noise to measure: the cell then has no interval, and fails nothing.
         half = z * d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.nan
-        worse = bool(mean - half > 0) if len(d) > 1 else False
+        worse = bool(mean - half > MARGINS[family]) if len(d) > 1 else False
         cells.append(GateCell(family, f"{key[0]} flags {key[1]}", float(new.mean()), float(old.mean()), mean,
                               mean - half, mean + half, True, worse, {"positions": len(d)}))
     return cells
@@ -354,7 +389,8 @@ def _calibration_cells(rows, z: float) -> list[GateCell]:
         where = f"density<={band:.2f}" if band < 1 else f"density>{DENSITY_BANDS[-2]:.2f}"
         name = f"{where} {region} flags {flags_mode}"
         cells.append(GateCell("calibration", name, float(b_new), float(b_old), float(abs(b_new) - abs(b_old)),
-                              float(low), float(high), True, bool(low > 0), {"positions": len(sel)}))
+                              float(low), float(high), True, bool(low > MARGINS["calibration"]),
+                              {"positions": len(sel)}))
     return cells
 
 
@@ -479,7 +515,7 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
     settings = {"selection_seed": SELECTION_SEED, "sweep": f"{rows}x{cols} {list(sweep_mines)}",
                 "classic": list(classic), "trials": trials, "classic_trials": classic_trials,
                 "positions": positions, "confidence": CONFIDENCE, "cell_confidence": confidence,
-                "cells_with_noise": m, "opening_tolerance": OPENING_TOLERANCE}
+                "cells_with_noise": m, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
     return GateReport(arch, _name(candidate), _name(bundled), cells, settings)
 
 

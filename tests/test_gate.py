@@ -82,6 +82,24 @@ def test_better_weights_pass_and_the_grid_reads_both_ways(failed):
     assert data["cells"][4]["low"] is None  # an opening has no interval (no noise)
 
 
+def test_a_saved_grid_reads_back_and_is_judged_by_the_margins(failed, tmp_path):
+    from nnsweeper.gate import MARGINS
+
+    again = GateReport.from_json(failed.to_json())
+    assert [c.worse for c in again.judged().cells] == [c.worse for c in failed.cells]
+    assert again.judged().to_json() == failed.to_json()
+    # A position cell whose whole interval is beyond the noise but within the margin is not worse.
+    small = GateCell("calibration", "x", 0.0015, 0.0, 0.0015, 0.0012, 0.0018, True, True)
+    report = GateReport("gnn", "a", "b", [small], {}).judged()
+    assert MARGINS["calibration"] > 0.0018 and report.passed
+    # The script judges a saved grid again without playing.
+    (tmp_path / "g.json").write_text(failed.to_json())
+    proc = subprocess.run([sys.executable, str(ROOT / "train" / "gate.py"), "gnn", "x", "--judge",
+                           str(tmp_path / "g")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout.startswith("gate: SparseInterior against Exact (gnn): FAILED")
+    assert (tmp_path / "g.md").read_text().startswith("# Gate: SparseInterior against Exact")
+
+
 def test_opening_positions_are_every_number_the_first_click_can_show():
     positions = opening_positions(10, 10, 10)
     assert [k for k, _ in positions] == list(range(1, 9))

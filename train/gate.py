@@ -43,7 +43,19 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="worker processes for the games (default: 1)")
     p.add_argument("--out", default=None, help="write PREFIX.json and PREFIX.md, keep the games beside them")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--judge", metavar="PREFIX", default=None,
+                   help="play nothing: read PREFIX.json (a grid written by --out), judge it by today's "
+                   "margins, and write PREFIX.json and PREFIX.md again")
     args = p.parse_args(argv)
+    if args.judge is not None:
+        from nnsweeper.gate import GateReport
+
+        try:
+            report = GateReport.from_json(Path(f"{args.judge}.json").read_text()).judged()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"train/gate.py: error: cannot read the grid {args.judge}.json: {exc}", file=sys.stderr)
+            return 2
+        return _written(report, args.judge)
     try:
         mines = _mines(args.mines)
         families = [f for f in args.families.split(",") if f]
@@ -57,15 +69,20 @@ def main(argv=None) -> int:
     except (NnsweeperError, ValueError, OSError) as exc:
         print(f"train/gate.py: error: {exc}", file=sys.stderr)
         return 2
+    return _written(report, args.out)
+
+
+def _written(report, out) -> int:
+    """Print the grid, write it to OUT.json and OUT.md when given; 0 if it passed, 1 if not."""
     text = report.format()
     print(text)
-    if args.out is not None:
+    if out is not None:
         from nnsweeper.fileio import write_text_atomic
 
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(f"{args.out}.json", report.to_json() + "\n")
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(f"{out}.json", report.to_json() + "\n")
         title = f"# Gate: {report.candidate} against {report.bundled}"
-        write_text_atomic(f"{args.out}.md", f"{title}\n\n```\n{text}```\n")
+        write_text_atomic(f"{out}.md", f"{title}\n\n```\n{text}```\n")
     return 0 if report.passed else 1
 
 
