@@ -58,7 +58,7 @@ import numpy as np
 
 from nnsweeper.errors import check_int
 from nnsweeper.evaluation.harness import evaluate, game_seeds
-from nnsweeper.evaluation.stats import _z, newcombe_paired_interval
+from nnsweeper.evaluation.stats import newcombe_paired_interval, normal_quantile
 from nnsweeper.game import PRESETS, Rules
 from nnsweeper.grid import dilate, neighbours
 
@@ -504,7 +504,7 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
     m = (len(game_rows) + len({k for k, *_ in calib}) + len({k for k, _ in decisions})
          + len({k for k, _ in losses}))
     confidence = 1 - (1 - CONFIDENCE) / max(m, 1)
-    z = _z(confidence)
+    z = normal_quantile(1 - (1 - confidence) / 2)  # two-sided
     cells = [_game_cell(r, confidence) for r in game_rows] + opening_cells
     if calib:
         cells += _calibration_cells(calib, z)

@@ -36,7 +36,6 @@ class ModelError(NnsweeperError):
     """A model configuration, device or model input that does not fit the model."""
 
 
-
 @dataclass(frozen=True)
 class ModelConfig(Settings):
     """Base of the architectures' typed configs (:attr:`MineModel.Config`).
@@ -57,7 +56,6 @@ class ModelConfig(Settings):
     @classmethod
     def _label(cls, key: str) -> str:
         return f"config[{key!r}]"
-
 
 
 def make_settings(config_class: type[ModelConfig], arch: str, config) -> ModelConfig:
@@ -132,7 +130,6 @@ class CNNConfig(ModelConfig):
         self._bool("global_pool")
 
 
-
 @dataclass(frozen=True)
 class GNNConfig(ModelConfig):
     """The settings of a :class:`MineGNN` (``[model]`` keys of a training config with ``arch = "gnn"``)."""
@@ -162,7 +159,6 @@ class GNNConfig(ModelConfig):
         self._bool("shared")
 
 
-
 @dataclass(frozen=True)
 class ValueConfig(ModelConfig):
     """Settings of a value network (``[model]`` keys with ``arch = "value-gnn"`` or ``"value-cnn"``)."""
@@ -182,4 +178,3 @@ class ValueConfig(ModelConfig):
             raise ModelError(f"config['hidden'] must be at most 4096 and config['layers'] at most 64; "
                              f"got {self.hidden} and {self.layers}")
         self._choice("conv", CONVS)
-

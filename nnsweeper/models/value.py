@@ -73,7 +73,6 @@ VALUE_FORMAT = "nnsweeper-value-model"
 _NODES = ("cell", "constraint")
 
 
-
 def _position_arrays(grids, total_mines, flags, probabilities, log_layouts):
     """The shared part of both inputs: boards with proven mines flagged, and the globals' extra columns."""
     g = np.asarray(grids, dtype=np.int8)
