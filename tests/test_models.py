@@ -256,25 +256,6 @@ def test_cnn_runs_on_any_board_size():
         model(torch.rand(1, 3, 5, 5))
 
 
-def test_cnn_skips_the_taps_that_fall_off_the_board_only(perturbed_model, monkeypatch):
-    # Dilations 4 and 8 on boards of 3 to 9 rows: some taps lie off every cell, and are dropped;
-    # the maps equal those of the full convolutions (which multiply them by the zero padding).
-    from nnsweeper.models import cnn
-
-    model = perturbed_model({"arch": "cnn", "channels": 8, "blocks": 2, "dilations": [4, 8]})
-    shapes = ((3, 3), (5, 9), (9, 9), (9, 20), (1, 1))
-    inputs = [torch.rand(2, len(GRID_CHANNELS), r, c, generator=torch.Generator().manual_seed(r * c))
-              for r, c in shapes]
-    with torch.no_grad():
-        cropped = [model(x) for x in inputs]
-        used = []
-        monkeypatch.setattr(cnn, "_board_conv", lambda conv, x: used.append(x.shape) or conv(x))
-        full = [model(x) for x in inputs]
-    assert len(used) == 4 * len(shapes)
-    for a, b in zip(cropped, full, strict=True):
-        torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
-
-
 def _bce(model: MineModel, batch) -> torch.Tensor:
     out = model.outputs(batch)
     loss = F.binary_cross_entropy_with_logits(

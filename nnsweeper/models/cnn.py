@@ -66,32 +66,13 @@ class ResidualBlock(nn.Module):
             nn.init.zeros_(self.conv2.bias)
 
     def forward(self, x: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
-        h = _board_conv(self.conv1, x)
+        h = self.conv1(x)
         if self.pool is not None:
             mean = (x * inside).sum(dim=(2, 3)) / inside.sum(dim=(2, 3)).clamp_min(1.0)
             h = h + self.pool(mean)[:, :, None, None]
         h = self.act(self.norm1(h))
-        h = self.norm2(_board_conv(self.conv2, h))
+        h = self.norm2(self.conv2(h))
         return self.act(x + h)
-
-
-def _board_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
-    """``conv(x)`` computed without the kernel taps that can only fall on the zero padding.
-
-    A dilated tap ``d * k`` cells from the centre lies off every board of fewer than
-    ``d * k + 1`` rows (or columns), so it multiplies zeros only: on a 10x10 board a
-    dilation of 16 leaves the centre tap alone, a 1x1 convolution. Dropping such taps
-    gives the same map (up to the order of float additions) for a fraction of the work.
-    """
-    (kh, kw), (dh, dw) = conv.kernel_size, conv.dilation
-    rh, rw = (kh - 1) // 2, (kw - 1) // 2
-    height, width = x.shape[-2:]
-    th = min(rh, (height - 1) // dh)  # taps kept each side of the centre
-    tw = min(rw, (width - 1) // dw)
-    if (th, tw) == (rh, rw) or conv.padding != (rh * dh, rw * dw) or conv.padding_mode != "zeros":
-        return conv(x)
-    weight = conv.weight[:, :, rh - th:rh + th + 1, rw - tw:rw + tw + 1]
-    return nn.functional.conv2d(x, weight, conv.bias, padding=(th * dh, tw * dw), dilation=conv.dilation)
 
 
 class MineCNN(MineModel):
