@@ -163,8 +163,9 @@ class GateReport:
         return cls(d["arch"], d["candidate"], d["bundled"], cells, d["settings"])
 
     def judged(self) -> GateReport:
-        """The same figures judged by today's rule (:data:`MARGINS`, :data:`OPENING_TOLERANCE`):
-        a grid measured before a margin changed, read again without playing anything."""
+        """The same figures judged by the gate's one rule (:data:`MARGINS`,
+        :data:`OPENING_TOLERANCE`): :func:`run_gate` judges every cell so, and a grid measured
+        before a margin changed is read again with it without playing anything."""
         cells = []
         for c in self.cells:
             if c.family == "games":
@@ -289,26 +290,23 @@ def _openings(models: dict, boards: Sequence[tuple[str, Rules]]) -> list[GateCel
         worst = int(np.argmax(regret["candidate"]))
         worst_old = int(np.argmax(regret["bundled"]))
         new, old = regret["candidate"][worst], regret["bundled"][worst_old]
-        # Worse: at some k the candidate's regret exceeds the bundled one's there by the tolerance.
-        excess = max(n - o for n, o in zip(regret["candidate"], regret["bundled"], strict=True))
         by_k = {str(k): [o, n] for (k, _), o, n in zip(positions, regret["bundled"], regret["candidate"],
                                                         strict=True)}
         cells.append(GateCell("openings", name, new, old, new - old, math.nan, math.nan, True,
-                              bool(excess > OPENING_TOLERANCE),
-                              {"worst_k": positions[worst][0], "by_k": by_k}))
+                              False, {"worst_k": positions[worst][0], "by_k": by_k}))
     return cells
 
 
-def _recorded_positions(boards, seeds, flags_mode: str) -> list[tuple[str, Rules, dict[str, np.ndarray]]]:
-    """Every decision position of ``csp``'s games on ``seeds``, with exact labels: per board and
-    game, ``(name, rules, arrays)`` with the arrays of
+def _recorded_positions(boards, seeds) -> list[tuple[str, Rules, dict[str, np.ndarray]]]:
+    """Every decision position of ``csp``'s games on ``seeds``, its flags kept, with exact labels:
+    per board and game, ``(name, rules, arrays)`` with the arrays of
     :func:`~nnsweeper.datasets.policies.record_game`."""
     from nnsweeper.datasets.policies import record_game
 
     parts = []
     for name, rules in boards:
         for seed in seeds:
-            arrays, _ = record_game(rules, int(seed), "csp", record="all", start="center", flags=flags_mode)
+            arrays, _ = record_game(rules, int(seed), "csp", record="all", start="center", flags="all")
             if len(arrays["grid"]):
                 parts.append((name, rules, arrays))
     return parts
@@ -317,9 +315,13 @@ def _recorded_positions(boards, seeds, flags_mode: str) -> list[tuple[str, Rules
 def _position_cells(models: dict, boards, seeds) -> tuple[list, list, list]:
     """The calibration, decision and log-loss figures of both models on csp's positions."""
     calib_rows, decision_rows, loss_rows = [], [], []
+    played = _recorded_positions(boards, seeds)
     for flags_mode in ("all", "none"):
-        parts = _recorded_positions(boards, seeds, flags_mode)
-        for name, rules, a in parts:
+        # csp flags proven mines only: without its flags the exact probabilities are the same
+        # (recorded_flags), so the games are played and labelled once.
+        for name, rules, a in played:
+            if flags_mode == "none":
+                a = {**a, "flags": np.zeros_like(a["flags"])}
             preds = {who: _predict(m, a["grid"], a["total_mines"], a["flags"]) for who, m in models.items()}
             density = rules.mines / rules.cells
             band = next(b for b in DENSITY_BANDS if density <= b + 1e-12)
@@ -363,9 +365,8 @@ def _paired_cells(family: str, rows, z: float) -> list[GateCell]:
         mean = float(d.mean())
         # One position has no noise to measure: the cell then has no interval, and fails nothing.
         half = z * d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.nan
-        worse = bool(mean - half > MARGINS[family]) if len(d) > 1 else False
         cells.append(GateCell(family, f"{key[0]} flags {key[1]}", float(new.mean()), float(old.mean()), mean,
-                              mean - half, mean + half, True, worse, {"positions": len(d)}))
+                              mean - half, mean + half, True, False, {"positions": len(d)}))
     return cells
 
 
@@ -389,8 +390,7 @@ def _calibration_cells(rows, z: float) -> list[GateCell]:
         where = f"density<={band:.2f}" if band < 1 else f"density>{DENSITY_BANDS[-2]:.2f}"
         name = f"{where} {region} flags {flags_mode}"
         cells.append(GateCell("calibration", name, float(b_new), float(b_old), float(abs(b_new) - abs(b_old)),
-                              float(low), float(high), True, bool(low > MARGINS["calibration"]),
-                              {"positions": len(sel)}))
+                              float(low), float(high), True, False, {"positions": len(sel)}))
     return cells
 
 
@@ -433,7 +433,7 @@ def _game_cell(row, confidence: float) -> GateCell:
                                          confidence=confidence)
     return GateCell("games", name, 100 * d["wins"] / d["games"],
                     100 * d["reference_wins"] / d["reference_games"], 100 * d["difference"],
-                    100 * low, 100 * high, False, bool(high < 0),
+                    100 * low, 100 * high, False, False,
                     {"games": d["games"], "candidate_gap": 100 * dn["difference"],
                      "bundled_gap": 100 * do["difference"]})
 
@@ -516,7 +516,8 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
                 "classic": list(classic), "trials": trials, "classic_trials": classic_trials,
                 "positions": positions, "confidence": CONFIDENCE, "cell_confidence": confidence,
                 "cells_with_noise": m, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
-    return GateReport(arch, _name(candidate), _name(bundled), cells, settings)
+    # Every cell is judged by the one rule of GateReport.judged.
+    return GateReport(arch, _name(candidate), _name(bundled), cells, settings).judged()
 
 
 def _loaded(model, arch: str):
