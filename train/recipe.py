@@ -6,11 +6,12 @@ two other shapes; every logic policy with every flag mode; the networks' own pur
 (``gnn`` and ``cnn`` policies: the positions where they go wrong); every decision of most
 games and only the guesses of others (dense boards, where games are lost). A network is
 trained once on it with the probability loss and the decision term from the first step
-(``train/gnn_recipe.toml``), and ships only through the gate (``train/gate.py``)::
+(``train/gnn_recipe.toml``, ``train/cnn_recipe.toml``), and ships only through the gate (``train/gate.py``)::
 
     python train/recipe.py data              # data/recipe (continues an unfinished one)
     python train/recipe.py train gnn         # runs/recipe/gnn (continues an unfinished run)
     python train/recipe.py gate gnn --jobs 2 # eval/results/gate/recipe-gnn.{json,md}; exit 1 if it fails
+    python train/recipe.py train cnn         # the same for the CNN (runs/recipe/cnn)
 
 Every step continues where it stopped.
 """
@@ -43,7 +44,7 @@ _PARTS = (
 #: 12x12 and 16x20), 30 games each.
 DATA = ("nnsweeper generate data/recipe " + " ".join(_PARTS)
         + " --mix broad --games 30 --splits 0.9,0.1,0 --seed 21 --jobs 2")
-CONFIGS = {"gnn": "train/gnn_recipe.toml"}
+CONFIGS = {"gnn": "train/gnn_recipe.toml", "cnn": "train/cnn_recipe.toml"}
 
 
 def make_data() -> int:
