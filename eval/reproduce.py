@@ -11,8 +11,11 @@ again on the same seeds and compares win or loss game for game::
 
 Rows written before tables kept per-game outcomes hold only their win count: with
 ``--full`` their games are all played again and the counts compared; without it
-they are skipped (and counted as such). It prints one line per file and exits with 1
-when any game or count differs, 2 on unusable input.
+they are skipped (and counted as such). A row a network played with weights other than
+the ones bundled now (the table records each solver's weights by digest) cannot be played
+again here: it is skipped and named, as the results page names it an earlier version.
+It prints one line per file and exits with 1 when any game or count differs, 2 on
+unusable input.
 """
 
 from __future__ import annotations
@@ -66,25 +69,36 @@ def recorded_solver(name: str, description: str):
     return solver
 
 
-def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False) -> tuple[int, int, list[str]]:
+def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False
+           ) -> tuple[int, int, list[str], list[str]]:
     """Replay ``games`` sampled games of every row of the table at ``path``.
 
     Rows without per-game outcomes are replayed in full (their win count compared)
-    when ``full``, and skipped otherwise.
+    when ``full``, and skipped otherwise. Rows of a solver whose recorded weights
+    (``metadata["weights"]``, by digest) are not the ones it loads now are skipped.
 
     Returns
     -------
-    (rows, played, mismatches)
-        Rows checked, games replayed, and one line per game (or count) that differs.
+    (rows, played, mismatches, other_weights)
+        Rows checked, games replayed, one line per game (or count) that differs, and one
+        line per row skipped for its weights.
     """
     table = EvalTable.from_json(path)
     meta = table.metadata
     solvers = {name: recorded_solver(name, text) for name, text in meta["solvers"].items()}
+    recorded_weights = meta.get("weights") or {}
+    stale = {name: (recorded_weights[name], solver.weights()) for name, solver in solvers.items()
+             if name in recorded_weights and callable(getattr(solver, "weights", None))
+             and recorded_weights[name] != solver.weights()}
     sampler = np.random.default_rng(sample_seed)
     base_seed = meta["arguments"]["base_seed"]
-    checked, played, mismatches = 0, 0, []
+    checked, played, mismatches, other = 0, 0, [], []
     for r in table.rows:
         where = f"{r['solver']} {r['board']} {r['mines']} mines"
+        if r["solver"] in stale:
+            then, now = stale[r["solver"]]
+            other.append(f"{where}: played with weights {_digests(then)}, bundled now {_digests(now)}")
+            continue
         seeds = game_seeds(base_seed if r["base_seed"] is None else r["base_seed"], r["games"])
         if r["outcomes"] is None:
             if not full:
@@ -108,7 +122,12 @@ def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False) -> t
             mismatches.append(f"{where}: recorded {r['wins']} wins in {r['games']} games, replayed {wins}")
         checked += 1
         played += len(picks)
-    return checked, played, mismatches
+    return checked, played, mismatches, other
+
+
+def _digests(weights: dict[str, str]) -> str:
+    """``{'gnn': 'ab12...'}`` as ``gnn ab12cd34ef56``."""
+    return ", ".join(f"{name} {digest[:12]}" for name, digest in sorted(weights.items()))
 
 
 def main(argv=None) -> int:
@@ -122,11 +141,14 @@ def main(argv=None) -> int:
     bad = 0
     for path in args.tables:
         try:
-            rows, played, mismatches = replay(path, args.games, args.sample_seed, args.full)
+            rows, played, mismatches, other = replay(path, args.games, args.sample_seed, args.full)
         except (OSError, ValueError) as exc:
             print(f"reproduce: {exc}", file=sys.stderr)
             return 2
-        print(f"{path}: {rows} rows checked, {played} games replayed, {len(mismatches)} differ")
+        skipped = f", {len(other)} rows of other weights skipped" if other else ""
+        print(f"{path}: {rows} rows checked, {played} games replayed, {len(mismatches)} differ{skipped}")
+        for line in other:
+            print(f"  skipped: {line}")
         for line in mismatches:
             print(f"  {line}")
         bad += len(mismatches)
