@@ -62,7 +62,7 @@ from nnsweeper.evaluation.stats import newcombe_paired_interval, normal_quantile
 from nnsweeper.game import PRESETS, Rules
 from nnsweeper.grid import dilate, neighbours
 
-__all__ = ["CONFIDENCE", "FAMILIES", "GateCell", "GateReport", "MARGINS", "OPENING_TOLERANCE",
+__all__ = ["CONFIDENCE", "FAMILIES", "GateCell", "GateError", "GateReport", "MARGINS", "OPENING_TOLERANCE",
            "SELECTION_SEED", "SWEEP_MINES", "opening_positions", "run_gate"]
 
 #: Base seed of the gate's games and positions: no record run (2026), no ``compare``
@@ -117,15 +117,25 @@ class GateCell:
         return self.high < 0 if self.lower_is_better else self.low > 0
 
 
+class GateError(ValueError):
+    """Weights that may not ship: their gate failed, or it judged other weights."""
+
+
 @dataclass
 class GateReport:
-    """The gate's grid: every cell, and whether the candidate passes (no cell worse)."""
+    """The gate's grid: every cell, and whether the candidate passes (no cell worse).
+
+    ``weights`` names the two models' weights by digest (``{"candidate": {name: sha256},
+    "bundled": {...}}``, :func:`nnsweeper.models.digest.model_weights`), so that a grid
+    clears only the weights it measured (:meth:`clears`).
+    """
 
     arch: str
     candidate: str
     bundled: str
     cells: list[GateCell]
     settings: dict
+    weights: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -140,7 +150,8 @@ class GateReport:
 
     def to_dict(self) -> dict:
         return {"arch": self.arch, "candidate": self.candidate, "bundled": self.bundled,
-                "passed": self.passed, "settings": self.settings, "cells": [asdict(c) for c in self.cells]}
+                "passed": self.passed, "weights": self.weights, "settings": self.settings,
+                "cells": [asdict(c) for c in self.cells]}
 
     def to_json(self) -> str:
         def plain(v):
@@ -160,7 +171,7 @@ class GateReport:
 
         cells = [GateCell(**{k: number(v) if k in ("low", "high") else v for k, v in c.items()})
                  for c in d["cells"]]
-        return cls(d["arch"], d["candidate"], d["bundled"], cells, d["settings"])
+        return cls(d["arch"], d["candidate"], d["bundled"], cells, d["settings"], d.get("weights") or {})
 
     def judged(self) -> GateReport:
         """The same figures judged by the gate's one rule (:data:`MARGINS`,
@@ -176,7 +187,30 @@ class GateReport:
                 worse = not math.isnan(c.low) and c.low > MARGINS[c.family]
             cells.append(dataclasses.replace(c, worse=bool(worse)))
         settings = {**self.settings, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
-        return GateReport(self.arch, self.candidate, self.bundled, cells, settings)
+        return GateReport(self.arch, self.candidate, self.bundled, cells, settings, self.weights)
+
+    def clears(self, candidate: str, bundled: str) -> None:
+        """Check that this grid lets the weights of digest ``candidate`` replace those of digest
+        ``bundled`` (SHA-256 of each checkpoint, :func:`nnsweeper.models.digest.weights_digest`).
+
+        Raises
+        ------
+        GateError
+            When the grid (judged by today's rule) failed, was measured on other weights than
+            either, or does not name its weights (a grid written before it did).
+        """
+        judged = self.judged()
+        for role, digest in (("candidate", candidate), ("bundled", bundled)):
+            measured = list((self.weights.get(role) or {}).values())
+            if not measured:
+                raise GateError(f"the gate's grid does not name its {role} weights by digest: run the gate again")
+            if measured != [digest]:
+                raise GateError(f"the gate measured other {role} weights ({measured[0][:12]}) than these "
+                                f"({digest[:12]}): run the gate on them")
+        if not judged.passed:
+            raise GateError(f"the gate failed: {len(judged.failed)} cells worse ("
+                            + ", ".join(f"{c.family} {c.name}" for c in judged.failed[:3])
+                            + (", ..." if len(judged.failed) > 3 else "") + ")")
 
     def summary(self) -> str:
         """One line per family: cells, worse, better, and the worst cell."""
@@ -516,8 +550,11 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
                 "classic": list(classic), "trials": trials, "classic_trials": classic_trials,
                 "positions": positions, "confidence": CONFIDENCE, "cell_confidence": confidence,
                 "cells_with_noise": m, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
+    from nnsweeper.models.digest import model_weights
+
+    weights = {"candidate": model_weights(candidate), "bundled": model_weights(bundled)}
     # Every cell is judged by the one rule of GateReport.judged.
-    return GateReport(arch, _name(candidate), _name(bundled), cells, settings).judged()
+    return GateReport(arch, _name(candidate), _name(bundled), cells, settings, weights).judged()
 
 
 def _loaded(model, arch: str):

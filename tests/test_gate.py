@@ -133,3 +133,23 @@ def test_script_refuses_bad_input_in_one_line():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr == "train/gate.py: error: --mines must be counts A-B or a comma list; got 'x'\n"
+
+
+def test_a_grid_clears_only_the_weights_it_measured_and_only_when_it_passed(failed):
+    from nnsweeper.gate import GateError
+    from nnsweeper.models.digest import model_weights
+
+    passed = run_gate(Exact(), SparseInterior(), "gnn", **SMALL)
+    cand, bund = (next(iter(model_weights(m).values())) for m in (Exact(), SparseInterior()))
+    assert passed.weights == {"candidate": {"<Exact>": cand}, "bundled": {"<SparseInterior>": bund}}
+    assert GateReport.from_json(passed.to_json()).weights == passed.weights
+    passed.clears(cand, bund)  # no exception
+    with pytest.raises(GateError, match=r"the gate measured other candidate weights \(\w{12}\) than these "
+                                        r"\(000000000000\): run the gate on them"):
+        passed.clears("0" * 64, bund)
+    with pytest.raises(GateError, match="other bundled weights"):
+        passed.clears(cand, cand)
+    with pytest.raises(GateError, match=r"the gate failed: \d+ cells worse \(openings 6x6/"):
+        failed.clears(bund, cand)
+    with pytest.raises(GateError, match="does not name its candidate weights by digest"):
+        GateReport("gnn", "a", "b", [], {}).clears(cand, bund)

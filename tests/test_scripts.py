@@ -669,3 +669,34 @@ def test_the_recipe_data_covers_every_density_and_kind_of_position():
     # No board of the held-out kinds (8x8/20, 24x30/200) and a seed of its own.
     assert not {(p.rows, p.cols, p.mines) for p in parts} & {(8, 8, 20), (24, 30, 200)}
     assert argv[argv.index("--seed") + 1] == "21"
+
+
+def test_bundled_weights_are_replaced_only_through_a_gate_that_measured_them(tmp_path, monkeypatch):
+    from nnsweeper.gate import GateCell, GateReport
+    from nnsweeper.models.digest import weights_digest
+
+    bundle = _module("train/bundle.py")
+    monkeypatch.setattr(bundle, "WEIGHTS", tmp_path)
+    (tmp_path / "gnn.pt").write_bytes(b"bundled")
+    candidate = tmp_path / "run" / "best.pt"
+    candidate.parent.mkdir()
+    candidate.write_bytes(b"candidate")
+    assert bundle.check_gate("cnn", candidate, None) == ""  # nothing bundled under that name
+    with pytest.raises(SystemExit, match=r"weights are bundled under 'gnn': new ones ship only through the gate "
+                                         r"\(python train/gate.py gnn .*best.pt --out PREFIX, then --gate PREFIX\)"):
+        bundle.check_gate("gnn", candidate, None)
+    weights = {"candidate": {str(candidate): weights_digest(candidate)},
+               "bundled": {"gnn": weights_digest(tmp_path / "gnn.pt")}}
+    better = GateCell("decisions", "expert none", 0.001, 0.002, -0.001, -0.0015, -0.0005, True, False)
+    (tmp_path / "g.json").write_text(GateReport("gnn", "c", "b", [better], {}, weights).to_json())
+    card = bundle.check_gate("gnn", candidate, str(tmp_path / "g"))
+    assert card.startswith("## The gate\n") and "gate: c against b (gnn): PASSED" in card
+    worse = GateCell("decisions", "expert none", 0.004, 0.002, 0.002, 0.0015, 0.0025, True, False)
+    (tmp_path / "g.json").write_text(GateReport("gnn", "c", "b", [worse], {}, weights).to_json())
+    with pytest.raises(SystemExit, match=r"g.json: the gate failed: 1 cells worse \(decisions expert none\)"):
+        bundle.check_gate("gnn", candidate, str(tmp_path / "g"))
+    candidate.write_bytes(b"trained again")  # other weights than the gate measured
+    with pytest.raises(SystemExit, match="the gate measured other candidate weights"):
+        bundle.check_gate("gnn", candidate, str(tmp_path / "g"))
+    with pytest.raises(SystemExit, match="missing.json: .*No such file"):
+        bundle.check_gate("gnn", candidate, str(tmp_path / "missing"))

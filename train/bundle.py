@@ -12,7 +12,12 @@ the exact engine's, and the commands that made it::
     python train/bundle.py gnn runs/gnn_broad --config train/gnn_broad.toml \\
         --data-command "nnsweeper generate data/broad --mix broad --games 50 --seed 0 --jobs 2" \\
         --test data/broad_test "nnsweeper generate data/broad_test --mix broad --games 40 ..." \\
-        --test data/unseen_test "nnsweeper generate data/unseen_test --mix unseen ..."
+        --test data/unseen_test "nnsweeper generate data/unseen_test --mix unseen ..." \\
+        --gate eval/results/gate/recipe-gnn
+
+Weights replace bundled ones only through the gate (``train/gate.py``): ``--gate PREFIX``
+names its grid (``PREFIX.json``), which must have passed and must have measured these
+weights against the bundled ones (by digest); the card shows its summary.
 
 The metrics go to ``NAME_test_metrics.json`` (the dataset's test split, read by
 ``eval/model_table.py``) and ``NAME_heldout_metrics.json`` (``{folder name: result}``
@@ -67,6 +72,36 @@ def with_parent_streams(extra: dict) -> list:
     return merged(extra.get("data_seed_streams"), model)
 
 
+def check_gate(name: str, checkpoint: Path, prefix: str | None) -> str:
+    """The card's section on the gate that clears ``checkpoint`` to replace the bundled ``name``
+    (empty where nothing is bundled under that name); stops the script where it does not."""
+    from nnsweeper.gate import GateError, GateReport
+    from nnsweeper.models.digest import weights_digest
+
+    bundled = weights_digest(WEIGHTS / f"{name}.pt") if (WEIGHTS / f"{name}.pt").is_file() else None
+    if bundled is None:
+        return ""
+    if prefix is None:
+        raise SystemExit(f"weights are bundled under {name!r}: new ones ship only through the gate "
+                         f"(python train/gate.py {name} {checkpoint} --out PREFIX, then --gate PREFIX)")
+    path = Path(f"{prefix}.json")
+    try:
+        report = GateReport.from_json(path.read_text(encoding="utf-8"))
+        report.clears(weights_digest(checkpoint), bundled)
+    except (OSError, ValueError, KeyError) as exc:  # GateError is a ValueError
+        raise SystemExit(f"{path}: {exc}") from None
+    return f"""## The gate
+
+`python train/gate.py {name} {checkpoint} --out {prefix}` measured these weights against the ones
+they replace (sha256 {bundled[:12]}) on the same games and positions; no cell worse beyond its
+noise. The whole grid: `{prefix}.md`.
+
+```
+{report.judged().summary()}
+```
+"""
+
+
 def kinds_text(result: dict) -> str:
     """The overall lines and the per-kind table of :func:`format_metrics`, without the configurations."""
     return format_metrics({k: v for k, v in result.items() if k != "by"})
@@ -86,11 +121,15 @@ def main(argv=None) -> int:
                         "were trained on) and the command that made it")
     parser.add_argument("--train-command", default=None,
                         help="the command that trained the run (default: nnsweeper train --config CONFIG)")
+    parser.add_argument("--gate", metavar="PREFIX", default=None,
+                        help="the gate's grid (PREFIX.json, written by train/gate.py --out PREFIX) that clears "
+                        "these weights against the bundled ones; required where weights are bundled under NAME")
     parser.add_argument("--checkpoint", default="best.pt",
                         help="which checkpoint of the run to ship (default: best.pt, the best validation "
                         "loss; a checkpoint chosen by play: last.pt or checkpoints/epoch-NNNN.pt)")
     args = parser.parse_args(argv)
 
+    gate = check_gate(args.name, args.run / args.checkpoint, args.gate)
     model = load_checkpoint(args.run / args.checkpoint)
     extra = model.checkpoint_meta["extra"]
     data = extra["data_path"]
@@ -177,6 +216,7 @@ cell, interior pooled, against the exact risks):
 ```
 """)
     held_json = f" and `{args.name}_heldout_metrics.json`" if held else ""
+    gate_arg = f" --gate {args.gate}" if gate else ""
     test_json = f"`{args.name}_test_metrics.json`" if result is not None else "(no test split of its own)"
     card = f"""# Bundled {args.name.upper()}: model card
 
@@ -188,11 +228,12 @@ cell, interior pooled, against the exact risks):
 - Training: `{train_command}`{init} ({len(history)} epochs, shipped: epoch
   {extra["epoch"]} ({args.checkpoint}); {seconds / 60:.1f} minutes of training on {hardware}), then
   `python train/bundle.py {args.name} {args.run} --checkpoint {args.checkpoint} --config {args.config}
-  --data-command "..." {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}`.
+  --data-command "..." {" ".join(f'--test {folder} "..."' for folder, _ in args.test)}{gate_arg}`.
 - Target: {target}.
 - Every configuration's figures (frontier, interior and all cells): {test_json}{held_json}
   beside the weights.
 
+{gate}
 {chr(10).join(body)}"""
     write_text_atomic(WEIGHTS / f"{args.name}.md", card)
     print(card)

@@ -39,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RUNS_DIR = ROOT / "runs" / "decisions"
 SCORES = ROOT / "eval" / "results" / "decisions"
+#: The gate's grids (train/gate.py --out): a run ships only through its own.
+GATES = ROOT / "eval" / "results" / "gate"
 #: Base seed of the selection games (expert, corner start): not the record's (2026).
 SELECT_SEED = 4242
 SELECT_GAMES = 10_000
@@ -388,6 +390,10 @@ def ship(run: Run) -> None:
     scored = SCORES / f"{run.name}.json"
     if not scored.exists():
         raise SystemExit(f"{run.name} is not scored yet: python train/decisions.py score {run.name}")
+    if not (GATES / f"{run.name}.json").exists():
+        raise SystemExit(f"{run.name} has not been through the gate: python train/gate.py {run.arch} "
+                         f"{os.path.relpath(run.run_dir / 'last.pt', ROOT)} --jobs 2 --out "
+                         f"{os.path.relpath(GATES / run.name, ROOT)}")
     before = f"{run.arch}-before"
     if not (SCORES / f"{before}.json").exists():
         row = json.loads((SCORES / f"{run.arch}.json").read_text(encoding="utf-8"))
@@ -402,7 +408,7 @@ def ship(run: Run) -> None:
         command += ["--scored-on", "data/broad", BUNDLE_DATA["data/broad"]]
     for folder in ("data/broad_test", "data/unseen_test"):
         command += ["--test", folder, BUNDLE_DATA[folder]]
-    command += ["--test", TEST, DATA[TEST]]
+    command += ["--test", TEST, DATA[TEST], "--gate", os.path.relpath(GATES / run.name, ROOT)]
     print(f"== {shlex.join(command)}", flush=True)
     subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     row = json.loads(scored.read_text(encoding="utf-8"))
