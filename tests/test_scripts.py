@@ -555,6 +555,9 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
     shipped = load_checkpoint(tmp_path / "weights" / "tiny.pt")
     assert shipped.checkpoint_meta["extra"]["init"]["sha256"] == sha
     assert shipped.checkpoint_meta["extra"]["data_seed_streams"][-1] == foreign
+    # Weights are bundled under that name now: others replace them only through the gate.
+    with pytest.raises(SystemExit, match="weights are bundled under 'tiny': new ones ship only through the gate"):
+        bundle.main(argv)
     # Other weights where the parent was: its seeds cannot be vouched for.
     import shutil
 
@@ -562,7 +565,7 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
     shutil.copy(child, parent.last)
     shutil.copy(child.with_suffix(".json"), meta_path)
     with pytest.raises(SystemExit, match="are no longer there"):
-        bundle.main(argv)
+        bundle.main(["tiny-again", *argv[1:]])
     assert (tmp_path / "weights" / "tiny_test_metrics.json").is_file()
 
 
