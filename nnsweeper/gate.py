@@ -203,7 +203,8 @@ class GateReport:
         for role, digest in (("candidate", candidate), ("bundled", bundled)):
             measured = list((self.weights.get(role) or {}).values())
             if not measured:
-                raise GateError(f"the gate's grid does not name its {role} weights by digest: run the gate again")
+                raise GateError(f"the gate's grid does not name its {role} weights by digest: "
+                                "run the gate again")
             if measured != [digest]:
                 raise GateError(f"the gate measured other {role} weights ({measured[0][:12]}) than these "
                                 f"({digest[:12]}): run the gate on them")

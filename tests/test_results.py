@@ -31,18 +31,21 @@ def test_rows_of_other_weights_are_skipped_and_named(tmp_path, capsys):
 
     table = json.loads((ROOT / "eval" / "results" / "compare_classic.json").read_text())
     table["rows"] = [r for r in table["rows"] if r["solver"] in ("csp", "gnn") and r["board"] == "beginner"]
-    table["metadata"]["solvers"] = {k: v for k, v in table["metadata"]["solvers"].items() if k in ("csp", "gnn")}
+    solvers = table["metadata"]["solvers"]
+    table["metadata"]["solvers"] = {k: v for k, v in solvers.items() if k in ("csp", "gnn")}
     table["metadata"]["weights"] = {"gnn": {"gnn": "ab" * 32}}
     path = tmp_path / "t.json"
     path.write_text(json.dumps(table))
     mod = _reproduce()
     rows, played, mismatches, other = mod.replay(path, games=2, sample_seed=0)
     assert (rows, played, mismatches) == (1, 2, [])  # csp's row only
-    assert len(other) == 1 and other[0].startswith("gnn beginner 10 mines: played with weights gnn abababababab, "
-                                                   "bundled now gnn ")
+    assert len(other) == 1
+    assert other[0].startswith("gnn beginner 10 mines: played with weights gnn abababababab, "
+                               "bundled now gnn ")
     assert mod.main([str(path), "--games", "1"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"{path}: 1 rows checked, 1 games replayed, 0 differ, 1 rows of other weights skipped\n"
+    assert out.startswith(f"{path}: 1 rows checked, 1 games replayed, 0 differ, "
+                          "1 rows of other weights skipped\n"
                           "  skipped: gnn beginner 10 mines: played with weights gnn abababababab")
 
 

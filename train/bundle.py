@@ -75,7 +75,7 @@ def with_parent_streams(extra: dict) -> list:
 def check_gate(name: str, checkpoint: Path, prefix: str | None) -> str:
     """The card's section on the gate that clears ``checkpoint`` to replace the bundled ``name``
     (empty where nothing is bundled under that name); stops the script where it does not."""
-    from nnsweeper.gate import GateError, GateReport
+    from nnsweeper.gate import GateReport
     from nnsweeper.models.digest import weights_digest
 
     bundled = weights_digest(WEIGHTS / f"{name}.pt") if (WEIGHTS / f"{name}.pt").is_file() else None
@@ -122,8 +122,9 @@ def main(argv=None) -> int:
     parser.add_argument("--train-command", default=None,
                         help="the command that trained the run (default: nnsweeper train --config CONFIG)")
     parser.add_argument("--gate", metavar="PREFIX", default=None,
-                        help="the gate's grid (PREFIX.json, written by train/gate.py --out PREFIX) that clears "
-                        "these weights against the bundled ones; required where weights are bundled under NAME")
+                        help="the gate's grid (PREFIX.json, written by train/gate.py --out PREFIX) that "
+                        "clears these weights against the bundled ones; required where weights are bundled "
+                        "under NAME")
     parser.add_argument("--checkpoint", default="best.pt",
                         help="which checkpoint of the run to ship (default: best.pt, the best validation "
                         "loss; a checkpoint chosen by play: last.pt or checkpoints/epoch-NNNN.pt)")
