@@ -602,13 +602,22 @@ def test_ctrl_c_waits_for_the_files_of_an_epochs_end(tmp_path, monkeypatch):
 
     real = nnsweeper.models.save_checkpoint
 
+    calls = []
+
     def save(path, model, **kw):
+        calls.append(signal.getsignal(signal.SIGINT))
         os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between the files
         return real(path, model, **kw)
 
     monkeypatch.setattr(nnsweeper.models, "save_checkpoint", save)
-    with pytest.raises(TrainingInterrupted) as info:
-        train(check_config(_config(tmp_path, CNN, epochs=2)), progress=False)
+    # Ctrl-C as a terminal delivers it, whatever handler an earlier test of this process left.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(TrainingInterrupted) as info:
+            train(check_config(_config(tmp_path, CNN, epochs=2)), progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert calls  # the files were written through the patched save
     assert str(info.value) == (
         "interrupted after epoch 1 of 2; resume.pt holds the end of epoch 1: run the same command with "
         "--resume to continue"
