@@ -86,10 +86,12 @@ def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False
     table = EvalTable.from_json(path)
     meta = table.metadata
     solvers = {name: recorded_solver(name, text) for name, text in meta["solvers"].items()}
-    recorded_weights = meta.get("weights") or {}
-    stale = {name: (recorded_weights[name], solver.weights()) for name, solver in solvers.items()
-             if name in recorded_weights and callable(getattr(solver, "weights", None))
-             and recorded_weights[name] != solver.weights()}
+    stale = {}  # solver: (its recorded weights, the weights it loads now), where they differ
+    for name, then in (meta.get("weights") or {}).items():
+        solver = solvers.get(name)
+        now = solver.weights() if callable(getattr(solver, "weights", None)) else then
+        if now != then:
+            stale[name] = (then, now)
     sampler = np.random.default_rng(sample_seed)
     base_seed = meta["arguments"]["base_seed"]
     checked, played, mismatches, other = 0, 0, [], []

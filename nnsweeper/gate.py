@@ -61,6 +61,7 @@ from nnsweeper.evaluation.harness import evaluate, game_seeds
 from nnsweeper.evaluation.stats import newcombe_paired_interval, normal_quantile
 from nnsweeper.game import PRESETS, Rules
 from nnsweeper.grid import dilate, neighbours
+from nnsweeper.models.digest import model_weights
 
 __all__ = ["CONFIDENCE", "FAMILIES", "GateCell", "GateError", "GateReport", "MARGINS", "OPENING_TOLERANCE",
            "SELECTION_SEED", "SWEEP_MINES", "opening_positions", "run_gate"]
@@ -189,9 +190,14 @@ class GateReport:
         settings = {**self.settings, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
         return GateReport(self.arch, self.candidate, self.bundled, cells, settings, self.weights)
 
-    def clears(self, candidate: str, bundled: str) -> None:
+    def clears(self, candidate: str, bundled: str) -> GateReport:
         """Check that this grid lets the weights of digest ``candidate`` replace those of digest
         ``bundled`` (SHA-256 of each checkpoint, :func:`nnsweeper.models.digest.weights_digest`).
+
+        Returns
+        -------
+        GateReport
+            The grid judged by today's rule (:meth:`judged`), which passed.
 
         Raises
         ------
@@ -212,6 +218,7 @@ class GateReport:
             raise GateError(f"the gate failed: {len(judged.failed)} cells worse ("
                             + ", ".join(f"{c.family} {c.name}" for c in judged.failed[:3])
                             + (", ..." if len(judged.failed) > 3 else "") + ")")
+        return judged
 
     def summary(self) -> str:
         """One line per family: cells, worse, better, and the worst cell."""
@@ -551,8 +558,6 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
                 "classic": list(classic), "trials": trials, "classic_trials": classic_trials,
                 "positions": positions, "confidence": CONFIDENCE, "cell_confidence": confidence,
                 "cells_with_noise": m, "opening_tolerance": OPENING_TOLERANCE, "margins": dict(MARGINS)}
-    from nnsweeper.models.digest import model_weights
-
     weights = {"candidate": model_weights(candidate), "bundled": model_weights(bundled)}
     # Every cell is judged by the one rule of GateReport.judged.
     return GateReport(arch, _name(candidate), _name(bundled), cells, settings, weights).judged()

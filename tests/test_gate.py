@@ -143,7 +143,7 @@ def test_a_grid_clears_only_the_weights_it_measured_and_only_when_it_passed(fail
     cand, bund = (next(iter(model_weights(m).values())) for m in (Exact(), SparseInterior()))
     assert passed.weights == {"candidate": {"<Exact>": cand}, "bundled": {"<SparseInterior>": bund}}
     assert GateReport.from_json(passed.to_json()).weights == passed.weights
-    passed.clears(cand, bund)  # no exception
+    assert passed.clears(cand, bund).passed  # the grid judged by today's rule
     with pytest.raises(GateError, match=r"the gate measured other candidate weights \(\w{12}\) than these "
                                         r"\(000000000000\): run the gate on them"):
         passed.clears("0" * 64, bund)

@@ -78,16 +78,16 @@ def check_gate(name: str, checkpoint: Path, prefix: str | None) -> str:
     from nnsweeper.gate import GateReport
     from nnsweeper.models.digest import weights_digest
 
-    bundled = weights_digest(WEIGHTS / f"{name}.pt") if (WEIGHTS / f"{name}.pt").is_file() else None
-    if bundled is None:
+    if not (WEIGHTS / f"{name}.pt").is_file():
         return ""
+    bundled = weights_digest(WEIGHTS / f"{name}.pt")
     if prefix is None:
         raise SystemExit(f"weights are bundled under {name!r}: new ones ship only through the gate "
                          f"(python train/gate.py {name} {checkpoint} --out PREFIX, then --gate PREFIX)")
     path = Path(f"{prefix}.json")
     try:
-        report = GateReport.from_json(path.read_text(encoding="utf-8"))
-        report.clears(weights_digest(checkpoint), bundled)
+        grid = GateReport.from_json(path.read_text(encoding="utf-8"))
+        report = grid.clears(weights_digest(checkpoint), bundled)
     except (OSError, ValueError, KeyError) as exc:  # GateError is a ValueError
         raise SystemExit(f"{path}: {exc}") from None
     return f"""## The gate
@@ -97,7 +97,7 @@ they replace (sha256 {bundled[:12]}) on the same games and positions; no cell wo
 noise. The whole grid: `{prefix}.md`.
 
 ```
-{report.judged().summary()}
+{report.summary()}
 ```
 """
 
