@@ -13,7 +13,9 @@ Rows written before tables kept per-game outcomes hold only their win count: wit
 ``--full`` their games are all played again and the counts compared; without it
 they are skipped (and counted as such). A row a network played with weights other than
 the ones bundled now (the table records each solver's weights by digest) cannot be played
-again here: it is skipped and named, as the results page names it an earlier version.
+again here: it is skipped and named, as the results page names it an earlier version. So is a
+row of a program outside nnsweeper (recorded as ``Peer(...)``, such as the Java solver that
+``benchmarks/peers/java_dnh.py`` adds to a table), which cannot be rebuilt from the registry.
 It prints one line per file and exits with 1 when any game or count differs, 2 on
 unusable input.
 """
@@ -30,6 +32,29 @@ import numpy as np
 from nnsweeper import MinesweeperEnv, get_solver
 from nnsweeper.evaluation import EvalTable, game_seeds, unpack_outcomes
 from nnsweeper.solvers import SOLVERS
+
+#: How a table records a program outside nnsweeper (``benchmarks/peers/``): ``Peer(start=...,
+#: program=..., commit=..., ...)``. Its rows cannot be played again here; they are skipped and named.
+OUTSIDE = "Peer"
+
+
+def outside_program(description: str) -> str | None:
+    """The program a solver's recorded description names when it is one outside nnsweeper
+    (``"DavidNHill/Minesweeper 0806bb800421"``: its ``program`` and commit), else None."""
+    try:
+        call = ast.parse(description, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == OUTSIDE):
+        return None
+    said = {}
+    for kw in call.keywords:
+        try:
+            said[kw.arg] = ast.literal_eval(kw.value)
+        except ValueError:
+            continue
+    commit = said.get("commit")
+    return " ".join(str(x) for x in (said.get("program", "unnamed"), commit and str(commit)[:12]) if x)
 
 
 def recorded_solver(name: str, description: str):
@@ -75,17 +100,22 @@ def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False
 
     Rows without per-game outcomes are replayed in full (their win count compared)
     when ``full``, and skipped otherwise. Rows of a solver whose recorded weights
-    (``metadata["weights"]``, by digest) are not the ones it loads now are skipped.
+    (``metadata["weights"]``, by digest) are not the ones it loads now are skipped, and so
+    are rows of a program outside nnsweeper (:func:`outside_program`).
 
     Returns
     -------
-    (rows, played, mismatches, other_weights)
+    (rows, played, mismatches, skipped)
         Rows checked, games replayed, one line per game (or count) that differs, and one
-        line per row skipped for its weights.
+        line per row skipped: for its weights (``...: played with weights ...``) or as an
+        outside program's (``...: played by ..., a program outside nnsweeper``).
     """
     table = EvalTable.from_json(path)
     meta = table.metadata
-    solvers = {name: recorded_solver(name, text) for name, text in meta["solvers"].items()}
+    outside = {name: program for name, text in meta["solvers"].items()
+               if (program := outside_program(text)) is not None}
+    solvers = {name: recorded_solver(name, text) for name, text in meta["solvers"].items()
+               if name not in outside}
     stale = {}  # solver: (its recorded weights, the weights it loads now), where they differ
     for name, then in (meta.get("weights") or {}).items():
         solver = solvers.get(name)
@@ -97,6 +127,9 @@ def replay(path, games: int = 20, sample_seed: int = 0, full: bool = False
     checked, played, mismatches, other = 0, 0, [], []
     for r in table.rows:
         where = f"{r['solver']} {r['board']} {r['mines']} mines"
+        if r["solver"] in outside:
+            other.append(f"{where}: played by {outside[r['solver']]}, a program outside nnsweeper")
+            continue
         if r["solver"] in stale:
             then, now = stale[r["solver"]]
             other.append(f"{where}: played with weights {_digests(then)}, bundled now {_digests(now)}")
@@ -147,7 +180,9 @@ def main(argv=None) -> int:
         except (OSError, ValueError) as exc:
             print(f"reproduce: {exc}", file=sys.stderr)
             return 2
-        skipped = f", {len(other)} rows of other weights skipped" if other else ""
+        weights = sum(": played with weights " in line for line in other)
+        skipped = (f", {weights} rows of other weights skipped" if weights else "") + (
+            f", {len(other) - weights} rows of outside programs skipped" if len(other) > weights else "")
         print(f"{path}: {rows} rows checked, {played} games replayed, {len(mismatches)} differ{skipped}")
         for line in other:
             print(f"  skipped: {line}")

@@ -27,7 +27,9 @@ PAGES = [ROOT / "docs" / name for name in (
     "notebooks.md", "architecture.md", "results.md")]
 #: The docs pages whose blocks cannot run here, and why.
 NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster",
-           "rl.md": "its example trains for about 30 s; tests/test_gym.py runs the same code on tiny sizes"}
+           "rl.md": "its example trains for about 30 s; tests/test_gym.py runs the same code on tiny sizes",
+           "peers.md": "its commands need a JDK and a clone of the Java solver, which the repository does "
+                       "not hold; tests/test_peers.py runs their Python side"}
 
 
 def _load_figures():
