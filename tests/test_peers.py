@@ -256,6 +256,24 @@ def test_reproduce_skips_and_names_a_peer_row(dnh, tmp_path, capsys):
 
 @pytest.mark.skipif(shutil.which("javac") is None or not os.environ.get("NNSWEEPER_DNH_SOURCE"),
                     reason="needs javac and a clone of the peer (NNSWEEPER_DNH_SOURCE=PATH)")
+def test_the_peers_moves_are_read_as_clicks_of_ours(dnh):
+    board = dnh.board_arg("expert")  # 30 wide (x, the column), 16 high (y, the row)
+    clicks = dnh.parse_moves("0,0,1,1;29,15,1,0;3,2,3,1;4,1,1,1", board, "game 0")
+    Click = dnh.Click
+    assert clicks == [Click((0, 0), True), Click((15, 29), False), Click((1, 4), True)]  # the flag left out
+    for bad, why in (("3,2,2,1", "cleared around"), ("30,0,1,1", "off the expert board"),
+                     ("1,2,1", "is not x,y,action,certain"), ("1,2,4,1", "or unknown"), ("", "is not")):
+        with pytest.raises(dnh.PeerError, match=why):
+            dnh.parse_moves(bad, board, "game 0")
+    # A results line with MOVES: parsed when asked for, refused as a line of another form when not.
+    layouts = dnh.export_layouts(board, game_seeds(2026, 1))
+    text = _results_text(dnh, board, layouts, [dnh.LOST], [1], [5]).rstrip("\n") + " 0,0,1,1;29,15,1,0\n"
+    games = dnh.parse_results(text, board, layouts, moves=True)
+    assert games.moves == [[Click((0, 0), True), Click((15, 29), False)]]
+    with pytest.raises(dnh.PeerError, match="is not INDEX STATE GUESSES REVEALED NANOS CRC:"):
+        dnh.parse_results(text, board, layouts)
+
+
 def test_the_peer_plays_our_boards(dnh, tmp_path):
     dnh.build(os.environ["NNSWEEPER_DNH_SOURCE"], tmp_path / "build")
     info = dnh.load_build(tmp_path / "build")
@@ -268,3 +286,17 @@ def test_the_peer_plays_our_boards(dnh, tmp_path):
     assert dnh.check(info, board, 6, 3, 3, warmup=0, log=lambda _: None)
     own = dnh.own_boards(info, 5, 450637648, board, adapter=True, warmup=0)
     assert own["games"] == 5 and own["same"] == 5 and own["adapter_wins"] == own["wins"]
+    # csp on the same 12 games; every game they end differently is classified.
+    from nnsweeper import evaluate
+    from nnsweeper.solvers.csp import CSPSolver
+
+    table = evaluate({"csp": CSPSolver(start="corner")}, boards=["beginner"], trials=12, base_seed=3,
+                     n_jobs=1, progress=False)
+    table.to_json(tmp_path / "t.json")
+    result = dnh.discord(info, tmp_path / "run", tmp_path / "t.json", "csp", warmup=0, log=lambda _: None)
+    peer = dnh.unpack_outcomes(first.rows[0]["outcomes"], 12)
+    ours = dnh.unpack_outcomes(table.rows[0]["outcomes"], 12)
+    assert len(result["rows"]) == int((peer != ours).sum()) == result["peer_only"] + result["solver_only"]
+    assert sum(k["first"] + k["second"] for k in result["kinds"].values()) == len(result["rows"])
+    # Measured with the peer at 0806bb8: four such games, each parting at a guess of its own kind.
+    assert sorted(r["kind"] for r in result["rows"]) == ["50/50", "dead cell", "first guess", "first guess"]

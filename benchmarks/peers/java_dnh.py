@@ -12,6 +12,7 @@ programs that drive the peer's own bulk machinery with it) is ours. See ``docs/p
     python benchmarks/peers/java_dnh.py check --games 300            # our boards, checked cell by cell
     python benchmarks/peers/java_dnh.py play --board expert --games 100000 --base-seed 2026 --out DIR
     python benchmarks/peers/java_dnh.py table --out DIR --into eval/results/record_expert_models.json
+    python benchmarks/peers/java_dnh.py discord --out DIR --table TABLE.json --solver search --report PREFIX
 
 ``play`` exports the mine layout of each of nnsweeper's games (``Game(rules, seed)`` after
 its first click in the corner, seeds of :func:`~nnsweeper.evaluation.game_seeds`), has the
@@ -22,7 +23,9 @@ NO_FLAG, its safe first click in the corner) through its own ``BulkController`` 
 the games no chunk holds. Every game's board as the peer held it is checked against
 nnsweeper's (a CRC-32 of every cell). ``table`` reads the chunks back into an evaluation
 table row of the solver ``java-dnh`` and adds it to a table whose rows played the same games,
-so that ``EvalTable.difference`` pairs it game by game.
+so that ``EvalTable.difference`` pairs it game by game. ``discord`` plays the games that the
+peer and one of the table's solvers end differently again, both recording their moves, and
+classifies the first guess where they part (:mod:`nnsweeper.evaluation.divergence`).
 
 Unusable input stops a command with one line on stderr and exit status 2.
 """
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import gzip
 import hashlib
 import json
 import math
@@ -52,7 +56,8 @@ import numpy as np
 
 import nnsweeper
 from nnsweeper.errors import NnsweeperError
-from nnsweeper.evaluation import MAX_TRIALS, EvalTable, config_key, game_seeds, pack_outcomes
+from nnsweeper.evaluation import MAX_TRIALS, EvalTable, config_key, game_seeds, pack_outcomes, unpack_outcomes
+from nnsweeper.evaluation.divergence import KINDS, Click, first_divergence, tally
 from nnsweeper.evaluation.stats import wilson_interval
 from nnsweeper.fileio import atomic_path, exclusive_lock, reader_error, write_text_atomic
 from nnsweeper.game import Game, Rules, draw_layout, parse_boards
@@ -373,7 +378,9 @@ class PeerGames:
 
     ``state`` the peer's final game state (:data:`WON`, :data:`LOST` or :data:`UNFINISHED`),
     ``guesses`` its count of guesses, ``revealed`` the safe cells revealed, ``nanos`` the
-    game's time, ``cells`` (when asked for) each board as the peer held it.
+    game's time, ``cells`` (when asked for) each board as the peer held it, ``moves`` (when
+    asked for) each game's clicks as :class:`~nnsweeper.evaluation.divergence.Click` (row,
+    col), each marked certain when the peer knew the cell was safe.
     """
 
     state: np.ndarray
@@ -381,6 +388,7 @@ class PeerGames:
     revealed: np.ndarray
     nanos: np.ndarray
     cells: list[str] | None = None
+    moves: list[list[Click]] | None = None
 
     def __len__(self) -> int:
         return len(self.state)
@@ -390,7 +398,34 @@ class PeerGames:
         return self.state == WON
 
 
-def parse_results(text: str, board: PeerBoard, layouts: Layouts, *, cells: bool = False) -> PeerGames:
+def parse_moves(text: str, board: PeerBoard, game: str) -> list[Click]:
+    """The peer's actions of one game (``x,y,action,certain`` separated by ``;``) as clicks.
+
+    Flags (action 3) reveal nothing and are left out.
+
+    Raises
+    ------
+    PeerError
+        An action of another form, off the board, or a clear-around (action 2: the
+        peer's bulk play without flags never asks for one).
+    """
+    out = []
+    for item in text.split(";"):
+        f = item.split(",")
+        if len(f) != 4 or not all(x.isdigit() for x in f):
+            raise PeerError(f"{game}: the peer's action {item[:40]!r} is not x,y,action,certain")
+        x, y, action, certain = map(int, f)
+        if not (x < board.cols and y < board.rows) or action not in (1, 2, 3) or certain > 1:
+            raise PeerError(f"{game}: the peer's action {item!r} is off the {board.name} board or unknown")
+        if action == 2:
+            raise PeerError(f"{game}: the peer cleared around ({x}, {y}); its play without flags never does")
+        if action == 1:
+            out.append(Click((y, x), bool(certain)))
+    return out
+
+
+def parse_results(text: str, board: PeerBoard, layouts: Layouts, *, cells: bool = False,
+                  moves: bool = False) -> PeerGames:
     """Read ``PlayLayouts``'s results of ``layouts`` and check them game by game.
 
     Raises
@@ -406,16 +441,17 @@ def parse_results(text: str, board: PeerBoard, layouts: Layouts, *, cells: bool 
     if lines[:2] != [f"nnsweeper-peer-results {FORMAT}", f"games {n}"] or len(lines) != n + 2:
         raise PeerError(f"the peer's results are not those of {n} games (they begin {lines[:2]!r} and hold "
                         f"{max(len(lines) - 2, 0)} game lines)")
-    fields = 7 if cells else 6
+    fields = 6 + cells + moves
     state, guesses, revealed, nanos = (np.zeros(n, dtype=np.int64) for _ in range(4))
     crc = np.zeros(n, dtype=np.int64)
     boards: list[str] = []
+    clicks: list[list[Click]] = []
     for k, line in enumerate(lines[2:]):
         f = line.split(" ")
         game = f"game {layouts.first_game + k} (seed {int(layouts.seeds[k])})"
         if len(f) != fields or not all(x.lstrip("-").isdigit() for x in f[:6]):
             raise PeerError(f"the peer's line of {game} is not INDEX STATE GUESSES REVEALED NANOS CRC"
-                            f"{' BOARD' if cells else ''}: {line[:80]!r}")
+                            f"{' BOARD' if cells else ''}{' MOVES' if moves else ''}: {line[:80]!r}")
         index, state[k], guesses[k], revealed[k], nanos[k], crc[k] = map(int, f[:6])
         if index != layouts.first_game + k:
             raise PeerError(f"the peer's results are out of order: game {index} where {game} belongs")
@@ -430,6 +466,8 @@ def parse_results(text: str, board: PeerBoard, layouts: Layouts, *, cells: bool 
             raise PeerError(f"{game}: {guesses[k]} guesses and {nanos[k]} ns are out of range")
         if cells:
             boards.append(f[6])
+        if moves:
+            clicks.append(parse_moves(f[-1], board, game))
     expected = layouts.crc()
     for k in np.flatnonzero(crc != expected):
         raise PeerError(f"game {layouts.first_game + k} (seed {int(layouts.seeds[k])}): the peer played "
@@ -441,7 +479,7 @@ def parse_results(text: str, board: PeerBoard, layouts: Layouts, *, cells: bool 
                      min(len(held), len(ours)))
             raise PeerError(f"game {layouts.first_game + k} (seed {int(layouts.seeds[k])}): the peer's board "
                             f"differs from nnsweeper's at row {i // board.cols}, col {i % board.cols}")
-    return PeerGames(state, guesses, revealed, nanos, boards if cells else None)
+    return PeerGames(state, guesses, revealed, nanos, boards if cells else None, clicks if moves else None)
 
 
 class PeerProcess:
@@ -474,17 +512,19 @@ class PeerProcess:
         self._err.seek(0)
         raise _failure("PlayLayouts", status, self._err.read())
 
-    def play(self, board: PeerBoard, layouts: Layouts, *, cells: bool = False) -> PeerGames:
-        """Have the peer play ``layouts``; its results, checked (:func:`parse_results`)."""
+    def play(self, board: PeerBoard, layouts: Layouts, *, cells: bool = False,
+             moves: bool = False) -> PeerGames:
+        """Have the peer play ``layouts``; its results, checked (:func:`parse_results`), with each
+        board (``cells``) and each game's clicks (``moves``)."""
         assert self._proc.stdin is not None
         with tempfile.TemporaryDirectory(prefix="java-dnh-") as tmp:
             lay, res = Path(tmp) / "layouts.txt", Path(tmp) / "results.txt"
             lay.write_text(layouts_text(board, layouts), encoding="utf-8")
-            self._proc.stdin.write(f"play\t{lay}\t{res}\t{1 if cells else 0}\n")
+            self._proc.stdin.write(f"play\t{lay}\t{res}\t{int(cells) | 2 * int(moves)}\n")
             self._proc.stdin.flush()
             self._wait("done")
             text = res.read_text(encoding="utf-8")
-        return parse_results(text, board, layouts, cells=cells)
+        return parse_results(text, board, layouts, cells=cells, moves=moves)
 
     def close(self, *, kill: bool = False) -> None:
         """End the JVM (its input closed; killed with ``kill`` or if it does not end) and remove its
@@ -832,6 +872,115 @@ def into_table(folder: str | os.PathLike, table_path: str | os.PathLike,
     return table
 
 
+# ---------------------------------------------------------------- discord
+def _reproduce():
+    """``eval/reproduce.py`` (rebuilds a table's solver from its recorded description)."""
+    import importlib.util
+
+    path = HERE.parents[1] / "eval" / "reproduce.py"
+    spec = importlib.util.spec_from_file_location("reproduce", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _solver_clicks(solver, board: PeerBoard, seed: int) -> tuple[bool, list[Click]]:
+    """One game of a solver of ours, played as the evaluation plays it: won, and its clicks."""
+    from nnsweeper import MinesweeperEnv
+    from nnsweeper.solvers.base import GUESS_KINDS
+
+    env = MinesweeperEnv(rows=board.rows, cols=board.cols, mines=board.mines, seed=int(seed),
+                         first_click=FIRST_CLICK)
+    record = solver.play(env, np.random.default_rng(int(seed)))
+    return bool(record.won), [Click(m.cell, m.kind not in GUESS_KINDS) for m in record.moves]
+
+
+def discord(info: dict, folder: str | os.PathLike, table_path: str | os.PathLike, solver_name: str, *,
+            games: int | None = None, chunk: int = 1000, warmup: int = WARMUP_GAMES, log=None) -> dict:
+    """The games the peer's run and ``solver_name``'s row of a table end differently, each classified
+    by the first guess at which the two part (:func:`~nnsweeper.evaluation.divergence.first_divergence`).
+
+    Both play those games again recording their moves (the peer in a JVM of the build ``info``, our
+    solver rebuilt from the table's record of it), and each must end as recorded.
+
+    Returns
+    -------
+    dict
+        ``games``, ``peer_only`` and ``solver_only`` (discordant games won by one side), ``kinds``
+        (:func:`~nnsweeper.evaluation.divergence.tally`, the peer the first player) and ``rows``, one
+        per discordant game: its index, seed, who won, the guess, kind, both cells and their P(mine),
+        the covered cells and the layouts' count there.
+    """
+    log = log or _say
+    folder = Path(folder)
+    run = load_run(folder)
+    peer = peer_table(folder, games)
+    games = peer.rows[0]["games"]
+    table = EvalTable.from_json(table_path)
+    key = (run["board"], run["rows"], run["cols"], run["mines"], run["first_click"])
+    rows = [r for r in table if r["solver"] == solver_name and config_key(r) == key]
+    if not rows:
+        raise PeerError(f"table {str(table_path)!r} has no row of solver {solver_name!r} on {run['board']}")
+    row = rows[0]
+    if row["base_seed"] != run["base_seed"] or row["games"] < games or row["outcomes"] is None:
+        raise PeerError(f"{solver_name}'s row in {str(table_path)!r} did not play games 0..{games - 1} of "
+                        f"base seed {run['base_seed']} with their outcomes kept")
+    ours = unpack_outcomes(row["outcomes"], row["games"])[:games]
+    theirs = unpack_outcomes(peer.rows[0]["outcomes"], games)
+    picked = np.flatnonzero(ours != theirs)
+    seeds = game_seeds(run["base_seed"], games)
+    board = board_arg(run["board"]) if run["board"] in ("beginner", "intermediate", "expert") else \
+        board_arg(f"{run['rows']}x{run['cols']}:{run['mines']}")
+    solver = _reproduce().recorded_solver(solver_name, table.metadata["solvers"][solver_name])
+    log(f"{len(picked)} of {games} games end differently (the peer won {int(theirs[picked].sum())}, "
+        f"{solver_name} {int(ours[picked].sum())}); playing them again with their moves recorded")
+    out_rows, pairs = [], []
+    with PeerProcess(info, warmup) as proc:
+        for start in range(0, len(picked), chunk):
+            part = picked[start:start + chunk]
+            layouts = export_layouts(board, seeds[part], 0)
+            played = proc.play(board, layouts, moves=True)
+            for k, g in enumerate(part):
+                if played.won[k] != theirs[g]:
+                    raise PeerError(f"game {g} (seed {int(seeds[g])}): the peer ended it otherwise than in "
+                                    f"its run")
+                won, clicks = _solver_clicks(solver, board, seeds[g])
+                if won != ours[g]:
+                    raise PeerError(f"game {g} (seed {int(seeds[g])}): {solver_name} ended it otherwise than "
+                                    f"in its row")
+                d = first_divergence(board.rules, int(seeds[g]), played.moves[k], clicks)
+                if d is None:
+                    raise PeerError(f"game {g} (seed {int(seeds[g])}): the two made the same guesses on the "
+                                    f"same boards, yet one won and the other lost")
+                pairs.append((d, bool(theirs[g])))
+                out_rows.append({"game": int(g), "seed": int(seeds[g]), "peer_won": bool(theirs[g]),
+                                 "guess": d.guess, "kind": d.kind, "peer_cell": d.cells[0],
+                                 "solver_cell": d.cells[1], "peer_p": d.probabilities[0],
+                                 "solver_p": d.probabilities[1], "covered": d.covered,
+                                 "log10_layouts": round(math.log10(d.layouts), 3) if d.layouts else None})
+            log(f"  {min(start + chunk, len(picked))} of {len(picked)} classified")
+    kinds = tally(pairs, games)
+    return {"games": games, "solver": solver_name, "peer_only": int((theirs & ~ours).sum()),
+            "solver_only": int((ours & ~theirs).sum()), "kinds": kinds, "rows": out_rows}
+
+
+def discord_markdown(result: dict) -> str:
+    """The classification as a Markdown table: per kind, the games each side won, the net points and
+    a few of the games' seeds."""
+    name = result["solver"]
+    lines = [f"| kind | won by the peer only | won by {name} only | peer - {name} (points) "
+             "| seeds (first five) |",
+             "| --- | ---: | ---: | ---: | --- |"]
+    for kind in KINDS:
+        k = result["kinds"][kind]
+        seeds = [str(r["seed"]) for r in result["rows"] if r["kind"] == kind][:5]
+        lines.append(f"| {kind} | {k['first']:,} | {k['second']:,} | {k['points']:+.3f} "
+                     f"| {', '.join(seeds)} |")
+    lines.append(f"| all | {result['peer_only']:,} | {result['solver_only']:,} | "
+                 f"{100 * (result['peer_only'] - result['solver_only']) / result['games']:+.3f} | |")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------ checks
 def own_boards(info: dict, games: int, seed: int, board: PeerBoard, *, adapter: bool = False,
                warmup: int = WARMUP_GAMES) -> dict:
@@ -972,6 +1121,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="the table to add the row to (a new table of the row alone where there is none)")
     p.add_argument("--write", default=None, metavar="PATH",
                    help="write the merged table here (default: --into)")
+    p = sub.add_parser("discord",
+                       help="the games the peer and a solver of a table end differently, classified")
+    with_build(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="the peer's run folder")
+    p.add_argument("--table", required=True, metavar="TABLE.json",
+                   help="a table whose row of --solver played the same games")
+    p.add_argument("--solver", default="search", help="the table's solver to compare with (default: search)")
+    p.add_argument("--games", type=int, default=None, help="games 0 .. N-1 (default: all the run holds)")
+    p.add_argument("--report", required=True, metavar="PREFIX",
+                   help="writes PREFIX.md (the counts per kind) and PREFIX.json.gz (every game's row)")
+    with_warmup(p)
     args = parser.parse_args(argv)
     try:
         return _run(args, argv)
@@ -997,6 +1157,14 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
                     print(f"  {_gap(d)}")
         return 0
     info = load_build(args.build)
+    if args.command == "discord":
+        result = discord(info, args.out, args.table, args.solver, games=args.games, warmup=args.warmup)
+        text = discord_markdown(result)
+        write_text_atomic(Path(args.report + ".md"), text)
+        with atomic_path(Path(args.report + ".json.gz")) as tmp:
+            Path(tmp).write_bytes(gzip.compress(json.dumps(result).encode(), mtime=0))
+        print(text, end="")
+        return 0
     if args.command == "own-boards":
         if args.games < 1:
             raise PeerError(f"--games must be at least 1; got {args.games}")

@@ -19,6 +19,9 @@ per job:
   :func:`pack_outcomes` / :func:`unpack_outcomes`;
 - :mod:`~nnsweeper.evaluation.summary`: the answer per board (:func:`summarize`,
   :func:`format_summary`): best solver and each solver's paired gap to a reference.
+- :mod:`~nnsweeper.evaluation.divergence`: where two players of one game first choose
+  differently, and the kind of that choice (what decides the games one wins and the other
+  loses).
 """
 
 from .games import GameResults

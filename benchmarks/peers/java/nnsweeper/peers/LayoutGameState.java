@@ -29,6 +29,8 @@ public final class LayoutGameState extends GameStateModelViewer {
     private final int[] mineTiles;
     private final Location start;
     private final int index;
+    /** Every action the player asked for, "x,y,action,certain" each, ';' between (see {@link #moves()}). */
+    private final StringBuilder moves = new StringBuilder();
 
     /**
      * @param settings  the board (width = columns, height = rows, mines)
@@ -110,6 +112,26 @@ public final class LayoutGameState extends GameStateModelViewer {
             }
         }
         return text.toString();
+    }
+
+    /**
+     * The actions the player asked for, in order: "x,y,action,certain" each (action the peer's
+     * {@code Action} code: 1 clear, 2 clear around, 3 flag; certain 1 when the player knew the
+     * cell was safe, 0 for a guess), ';' between them.
+     */
+    public String moves() {
+        return moves.toString();
+    }
+
+    /** Records the action, then plays it as every game state of the peer's does. */
+    @Override
+    public boolean doAction(Action a) {
+        if (moves.length() > 0) {
+            moves.append(';');
+        }
+        moves.append(a.x).append(',').append(a.y).append(',').append(a.getAction()).append(',')
+                .append(a.isCertainty() ? 1 : 0);
+        return super.doAction(a);
     }
 
     /** The first clear places the layout, as the standard game places its shuffled mines then. */

@@ -30,7 +30,7 @@ import minesweeper.structure.Location;
  * {@code nnsweeper-peers ready}, then reads commands from its standard input, one a line, fields
  * separated by tabs:</p>
  * <pre>
- * play LAYOUTS RESULTS CELLS    plays the games of LAYOUTS, writes RESULTS, prints "nnsweeper-peers done"
+ * play LAYOUTS RESULTS SHOW     plays the games of LAYOUTS, writes RESULTS, prints "nnsweeper-peers done"
  * </pre>
  * <p>and ends at the end of its input. LAYOUTS is a text file:</p>
  * <pre>
@@ -47,13 +47,14 @@ import minesweeper.structure.Location;
  * <pre>
  * nnsweeper-peer-results 1
  * games N
- * INDEX STATE GUESSES REVEALED NANOS CRC [BOARD]     (N lines, in order)
+ * INDEX STATE GUESSES REVEALED NANOS CRC [BOARD] [MOVES]     (N lines, in order)
  * </pre>
  * <p>STATE is the peer's final game state (3 won, 2 lost, 1 unfinished: the peer's worker
  * gave up on it, which it counts as a loss), REVEALED the safe cells revealed, NANOS the
  * time from the end of the previous game to the end of this one (its game state handed out,
  * its play; one worker, so nothing else runs between), CRC {@link LayoutGameState#boardCrc()},
- * and BOARD, with CELLS = 1 only, {@link LayoutGameState#cells()}: the whole board played.
+ * BOARD, when SHOW has bit 1 set, {@link LayoutGameState#cells()}: the whole board played, and
+ * MOVES, when SHOW has bit 2 set, {@link LayoutGameState#moves()}: every action of the game.
  * Any exception ends the program with status 3 (a worker of the peer's that dies would
  * otherwise leave its controller waiting for ever).</p>
  */
@@ -81,12 +82,12 @@ public final class PlayLayouts {
     /** Records each game as the controller hands it back, in order. */
     static final class Recorder extends GamePostListener {
         private final StringBuilder lines = new StringBuilder();
-        private final boolean cells;
+        private final int show;
         private long last;
         private int recorded = 0;
 
-        Recorder(boolean cells) {
-            this.cells = cells;
+        Recorder(int show) {
+            this.show = show;
         }
 
         synchronized void begin() {
@@ -102,8 +103,11 @@ public final class PlayLayouts {
             lines.append(gs.getIndex()).append(' ').append(gs.getGameState()).append(' ')
                     .append(game.getGuesses()).append(' ').append(revealed).append(' ')
                     .append(now - last).append(' ').append(gs.boardCrc());
-            if (cells) {
+            if ((show & 1) != 0) {
                 lines.append(' ').append(gs.cells());
+            }
+            if ((show & 2) != 0) {
+                lines.append(' ').append(gs.moves());
             }
             lines.append('\n');
             last = now;
@@ -163,19 +167,22 @@ public final class PlayLayouts {
         while ((line = commands.readLine()) != null) {
             String[] f = line.split("\t");
             if (f.length != 4 || !f[0].equals("play")) {
-                throw new IllegalArgumentException("a command must be play LAYOUTS RESULTS CELLS (tabs between); got '"
+                throw new IllegalArgumentException("a command must be play LAYOUTS RESULTS SHOW (tabs between); got '"
                         + line + "'");
             }
-            play(f[1], f[2], f[3].equals("1"));
+            play(f[1], f[2], Integer.parseInt(f[3]));
             System.out.println("nnsweeper-peers done");
             System.out.flush();
         }
     }
 
-    /** Plays the games of the layout file {@code layouts} and writes their results to {@code results}. */
-    static void play(String layouts, String results, boolean cells) throws IOException {
+    /**
+     * Plays the games of the layout file {@code layouts} and writes their results to {@code results},
+     * with each board (bit 1 of {@code show}) and each game's actions (bit 2).
+     */
+    static void play(String layouts, String results, int show) throws IOException {
         List<LayoutGameState> games = read(layouts);
-        Recorder recorder = new Recorder(cells);
+        Recorder recorder = new Recorder(show);
         LayoutPlayer player = new LayoutPlayer(games, PeerSettings.solverSettings());
         player.setPlayStyle(PlayStyle.NO_FLAG);
         player.setReportInterval(0);
