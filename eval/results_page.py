@@ -156,9 +156,11 @@ def _later_runs(table) -> list[str]:
     for created, how, entry in entries:
         kept = entry.get("kept_as") or {}
         verb = "were played again" if how == "replaced" or kept else "were added, played"
-        command = (entry.get("command") or "").removeprefix("nnsweeper ")
+        command = entry.get("command") or ""
+        if not command.startswith("python "):  # a script's command, not nnsweeper's
+            command = "nnsweeper " + command.removeprefix("nnsweeper ")
         text = (f"The rows of {', '.join(entry.get('solvers') or [])} {verb} on the same games on "
-                f"{created[:10]} by `nnsweeper {command}`")
+                f"{created[:10]} by `{command}`")
         if entry.get("runs"):
             text += f" ({_runs(entry['runs'])})"
         text += "".join(f"; the earlier rows of {a} are kept as {b}" for a, b in kept.items())
@@ -172,6 +174,12 @@ def _gap_cell(s) -> str:
     return f"{_pp(s.gap)} ({_pp(s.gap_low)} to {_pp(s.gap_high)})"
 
 
+def _outside(table) -> set[str]:
+    """The table's solvers that are programs outside nnsweeper (recorded as ``Peer(...)`` by
+    ``benchmarks/peers/``): set beside ours, never taken for ours."""
+    return {name for name, text in (table.metadata.get("solvers") or {}).items() if text.startswith("Peer(")}
+
+
 def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
     """The Markdown of one record table, and its headline rows (solver, board, rule, rate, interval)."""
     from nnsweeper.evaluation import summarize, wilson_interval
@@ -182,6 +190,7 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
     base = summarize(table, solvers[0])
     start = _start(table)
     earlier = _earlier(table)
+    outside = _outside(table)
     for k, b in enumerate(base):
         rule = table.rows[0]["first_click"]
         games = "/".join(f"{g:,}" for g in b.games)
@@ -207,6 +216,7 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
                        f"{_pct(low)} to {_pct(high)} | " + " | ".join(gaps) + " |")
             if single:  # the README's headline holds the classic boards
                 heads.append({"solver": s.solver, "earlier": s.solver in earlier,
+                              "outside": s.solver in outside,
                               "board": where, "rule": rule, "start": start,
                               "games": s.games, "rate": s.win_rate, "low": low, "high": high,
                               "base_seed": table.metadata.get("arguments", {}).get("base_seed")})
@@ -216,11 +226,14 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
         preset = table.rows[0]["board"]
         peers = [p for p in PUBLISHED if (p.board, p.rule, p.start) == (preset, rule, start)]
         if peers and len(b.configurations) == 1:
-            ours = b.solvers[0]
+            ours = next(s for s in b.solvers if s.solver not in outside)
             low, high = wilson_interval(ours.wins, ours.games)
-            level = [s.solver for s in b.against_best if s.gap_high >= 0]
+            level = [s.solver for s in b.against_best if s.gap_high >= 0 and s.solver not in outside]
             figure = f"{ours.solver}, {_pct(ours.win_rate)}, {_pct(low)} to {_pct(high)}"
-            if level:  # the verdict does not rank it first: it is the most wins, not "our best"
+            if b.solvers[0].solver != ours.solver:  # an outside program has more wins
+                out.append(f"Published for the same rules, against our solver with the most wins here "
+                           f"({figure}):")
+            elif level:  # the verdict does not rank it first: it is the most wins, not "our best"
                 out.append(f"Published for the same rules, against the solver with the most wins here "
                            f"({figure}), which these games cannot tell apart from {' and '.join(level)} "
                            "(see the verdict):")
@@ -238,8 +251,9 @@ def board_section(record: Record, table) -> tuple[list[str], list[dict]]:
                 out.append(f"| {p.who} | {p.win_rate:.3f}% | {p.note or '—'} | {p.games} | "
                            f"{_pp(ours.win_rate - theirs)} ({_pp(d_low)} to {_pp(d_high)}): {standing} |")
                 standings.append({"who": p.who, "theirs": p.win_rate, "standing": standing})
-            if heads and heads[-len(b.solvers)]["solver"] == ours.solver:
-                heads[-len(b.solvers)]["peers"] = standings
+            mine = [h for h in heads[-len(b.solvers):] if h["solver"] == ours.solver]
+            if mine:
+                mine[0]["peers"] = standings
             out.append("")
         runs = _runs(table.metadata.get("runs"), (table.metadata.get("arguments") or {}).get("n_jobs"))
         out.append(f"Made by `{table.metadata.get('command', '')}` ({runs})."
@@ -360,6 +374,8 @@ SOLVER_NOTES = {
                     "version's options, `V1`, around the same value network)",
     "hybrid-gnn": "csp's certain moves, the bundled GNN's safest cell for each guess",
     "gnn": "the bundled GNN's probabilities alone",
+    "java-dnh": "DavidNHill's Java solver (SMALL_ANALYSIS, not ours) on the same games, through "
+                "`benchmarks/peers/java_dnh.py` ([docs/peers.md](docs/peers.md))",
 }
 
 

@@ -5,6 +5,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,6 +241,32 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     block = readme.read_text().split(page.BEGIN)[1].split(page.END)[0]
     assert "old" not in block and "| beginner 9x9/10, safe first click at corner | " in block
     assert readme.read_text().endswith("\n\nrest\n")
+
+
+def test_results_page_never_takes_an_outside_program_for_ours(monkeypatch, tmp_path):
+    from nnsweeper.evaluation import EvalTable, evaluate, pack_outcomes, wilson_interval
+    from nnsweeper.solvers import get_solver
+
+    records, page = _records_and_page(monkeypatch, tmp_path)
+    done = records.Record("done", ("eval",), 60, ("csp", "search"))
+    solvers = {"search": get_solver("search", start="corner"), "csp": get_solver("csp", start="corner")}
+    table = evaluate(solvers, boards=["beginner"], trials=60, base_seed=3)
+    # A program outside nnsweeper (benchmarks/peers/) that won every game: the most wins, never "ours".
+    low, high = wilson_interval(60, 60)
+    peer = {**table.select(solver="search")[0], "solver": "java-dnh", "wins": 60, "win_rate": 1.0,
+            "ci_low": low, "ci_high": high, "outcomes": pack_outcomes(np.ones(60, dtype=bool))}
+    meta = {**table.metadata, "command": "nnsweeper eval ...",
+            "solvers": {**table.metadata["solvers"], "java-dnh": "Peer(start='corner', program='X/Y')"}}
+    EvalTable([*table.rows, peer], meta).to_json(done.table)
+    monkeypatch.setattr(page, "RECORDS", (done,))
+    text, heads = page.page()
+    wins = {s: table.select(solver=s)[0]["wins"] for s in ("csp", "search")}
+    best = {s for s, w in wins.items() if w == max(wins.values())}  # ours with the most wins (a tie: either)
+    assert "| java-dnh | 60 | 60 | 100.00% |" in text
+    said = "Published for the same rules, against our solver with the most wins here ("
+    assert text.count(said) == 1 and text.split(said)[1].split(",")[0] in best
+    assert [h["solver"] for h in heads if "peers" in h] == [text.split(said)[1].split(",")[0]]
+    assert [h["solver"] for h in heads if h["outside"]] == ["java-dnh"]
 
 
 def test_results_page_says_how_the_runs_ran_and_groups_the_headline(monkeypatch, tmp_path):
