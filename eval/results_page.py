@@ -384,8 +384,10 @@ def _where(h: dict) -> str:
 
 
 def _shown(h: dict) -> str:
-    """A headline row's solver, said to be an earlier version where it is (:func:`_earlier`)."""
-    return h["solver"] + (" (an earlier version)" if h.get("earlier") else "")
+    """A headline row's solver, said to be an earlier version (:func:`_earlier`) or a program outside
+    nnsweeper (:func:`_outside`) where it is."""
+    return h["solver"] + (" (an earlier version)" if h.get("earlier") else "") + (
+        " (not ours: a program outside nnsweeper)" if h.get("outside") else "")
 
 
 def readme_block(heads: list[dict]) -> str:

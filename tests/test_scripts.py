@@ -267,6 +267,7 @@ def test_results_page_never_takes_an_outside_program_for_ours(monkeypatch, tmp_p
     assert text.count(said) == 1 and text.split(said)[1].split(",")[0] in best
     assert [h["solver"] for h in heads if "peers" in h] == [text.split(said)[1].split(",")[0]]
     assert [h["solver"] for h in heads if h["outside"]] == ["java-dnh"]
+    assert "| java-dnh (not ours: a program outside nnsweeper) | 100.00% (" in page.readme_block(heads)
 
 
 def test_results_page_says_how_the_runs_ran_and_groups_the_headline(monkeypatch, tmp_path):
