@@ -254,8 +254,6 @@ def test_reproduce_skips_and_names_a_peer_row(dnh, tmp_path, capsys):
     assert reproduce.outside_program("CSPSolver(start='corner')") is None
 
 
-@pytest.mark.skipif(shutil.which("javac") is None or not os.environ.get("NNSWEEPER_DNH_SOURCE"),
-                    reason="needs javac and a clone of the peer (NNSWEEPER_DNH_SOURCE=PATH)")
 def test_the_peers_moves_are_read_as_clicks_of_ours(dnh):
     board = dnh.board_arg("expert")  # 30 wide (x, the column), 16 high (y, the row)
     clicks = dnh.parse_moves("0,0,1,1;29,15,1,0;3,2,3,1;4,1,1,1", board, "game 0")
@@ -274,6 +272,8 @@ def test_the_peers_moves_are_read_as_clicks_of_ours(dnh):
         dnh.parse_results(text, board, layouts)
 
 
+@pytest.mark.skipif(shutil.which("javac") is None or not os.environ.get("NNSWEEPER_DNH_SOURCE"),
+                    reason="needs javac and a clone of the peer (NNSWEEPER_DNH_SOURCE=PATH)")
 def test_the_peer_plays_our_boards(dnh, tmp_path):
     dnh.build(os.environ["NNSWEEPER_DNH_SOURCE"], tmp_path / "build")
     info = dnh.load_build(tmp_path / "build")
