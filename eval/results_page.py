@@ -30,6 +30,7 @@ END = "<!-- results: end -->"
 
 sys.path.insert(0, str(ROOT / "eval"))
 from records import RECORDS, Record  # noqa: E402
+from reproduce import outside_program  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -176,8 +177,9 @@ def _gap_cell(s) -> str:
 
 def _outside(table) -> set[str]:
     """The table's solvers that are programs outside nnsweeper (recorded as ``Peer(...)`` by
-    ``benchmarks/peers/``): set beside ours, never taken for ours."""
-    return {name for name, text in (table.metadata.get("solvers") or {}).items() if text.startswith("Peer(")}
+    ``benchmarks/peers/``, :func:`reproduce.outside_program`): set beside ours, never taken for ours."""
+    return {name for name, text in (table.metadata.get("solvers") or {}).items()
+            if outside_program(text) is not None}
 
 
 def board_section(record: Record, table) -> tuple[list[str], list[dict]]:

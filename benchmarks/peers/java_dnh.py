@@ -668,6 +668,11 @@ def new_run(board: PeerBoard, base_seed: int, info: dict) -> dict:
             "settings": SETTINGS}
 
 
+def _config_key(run: dict) -> tuple:
+    """The run's board and rule as :func:`~nnsweeper.evaluation.config_key` gives them for a table row."""
+    return run["board"], run["rows"], run["cols"], run["mines"], run["first_click"]
+
+
 def load_run(folder: Path) -> dict:
     """The run record of a run folder (its ``run.json``)."""
     path = folder / RUN_FILE
@@ -845,7 +850,7 @@ def into_table(folder: str | os.PathLike, table_path: str | os.PathLike,
     else:
         base = EvalTable.from_json(table_path)
         run = load_run(Path(folder))
-        key = (run["board"], run["rows"], run["cols"], run["mines"], run["first_click"])
+        key = _config_key(run)
         rows = [r for r in base if config_key(r) == key and r["solver"] != PEER]
         if not rows:
             raise PeerError(f"table {str(table_path)!r} has no row of {run['board']} ({run['rows']}x"
@@ -917,7 +922,7 @@ def discord(info: dict, folder: str | os.PathLike, table_path: str | os.PathLike
     peer = peer_table(folder, games)
     games = peer.rows[0]["games"]
     table = EvalTable.from_json(table_path)
-    key = (run["board"], run["rows"], run["cols"], run["mines"], run["first_click"])
+    key = _config_key(run)
     rows = [r for r in table if r["solver"] == solver_name and config_key(r) == key]
     if not rows:
         raise PeerError(f"table {str(table_path)!r} has no row of solver {solver_name!r} on {run['board']}")
@@ -929,8 +934,7 @@ def discord(info: dict, folder: str | os.PathLike, table_path: str | os.PathLike
     theirs = unpack_outcomes(peer.rows[0]["outcomes"], games)
     picked = np.flatnonzero(ours != theirs)
     seeds = game_seeds(run["base_seed"], games)
-    board = board_arg(run["board"]) if run["board"] in ("beginner", "intermediate", "expert") else \
-        board_arg(f"{run['rows']}x{run['cols']}:{run['mines']}")
+    board = PeerBoard(run["board"], run["rows"], run["cols"], run["mines"])
     solver = _reproduce().recorded_solver(solver_name, table.metadata["solvers"][solver_name])
     log(f"{len(picked)} of {games} games end differently (the peer won {int(theirs[picked].sum())}, "
         f"{solver_name} {int(ours[picked].sum())}); playing them again with their moves recorded")

@@ -114,40 +114,35 @@ class Divergence:
 def guess_positions(rules: Rules, seed: int, clicks: Iterable[Click]) -> list[GuessPosition]:
     """Replay ``clicks`` on game ``seed`` and return the boards on which a guess was made.
 
-    Clicks on cells already revealed are skipped (a flood fill may have opened them);
-    the replay stops when the game ends.
+    Clicks on cells already revealed are skipped (a flood fill may have opened them),
+    also after the game ended.
 
     Raises
     ------
     DivergenceError
-        A click off the board, or moves left after the game ended.
+        A click off the board, or a click on a covered cell after the game ended.
     """
     game = Game(rules, seed)
     out = []
     clicks = list(clicks)
+    ended = None  # the move that ended the game
     for k, click in enumerate(clicks):
         i, j = click.cell
-        if not _on_board(click.cell, rules):
+        if not (0 <= i < rules.rows and 0 <= j < rules.cols):
             raise DivergenceError(f"move {k} of game {seed}: cell {click.cell} is off the "
                                   f"{rules.rows}x{rules.cols} board")
         grid = game.observe()
         if grid[i, j] >= 0:
             continue
+        if ended is not None:
+            raise DivergenceError(f"game {seed} ended at move {ended}, but {len(clicks) - ended - 1} "
+                                  "moves follow")
         if not click.certain:
-            out.append(GuessPosition(grid.copy(), (int(i), int(j))))
+            out.append(GuessPosition(grid, (int(i), int(j))))
         _, done, _ = game.open_cell(i, j)
         if done:
-            grid = game.observe()
-            late = sum(grid[c.cell] < 0 for c in clicks[k + 1:] if _on_board(c.cell, rules))
-            if late or not all(_on_board(c.cell, rules) for c in clicks[k + 1:]):
-                raise DivergenceError(f"game {seed} ended at move {k}, but {len(clicks) - k - 1} "
-                                      "moves follow")
-            break
+            ended = k
     return out
-
-
-def _on_board(cell, rules: Rules) -> bool:
-    return 0 <= cell[0] < rules.rows and 0 <= cell[1] < rules.cols
 
 
 def first_divergence(rules: Rules, seed: int, first: Sequence[Click],
