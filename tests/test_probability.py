@@ -299,6 +299,22 @@ def assert_matches(grid, total, flags, reference):
         assert np.all(p[interior] == analysis.interior_probability)
     else:
         assert analysis.interior_probability is None
+    # Any m interior cells are mines in as many layouts as the board counts with them flagged.
+    cells = np.argwhere(interior)
+    for m in range(1, min(4, len(cells)) + 1):
+        assert analysis.interior_mine_layouts(m) == _flagged_count(grid, total, flags, cells[-m:]), (m, where)
+    assert analysis.interior_mine_layouts(0) == layouts
+    assert analysis.interior_mine_layouts(len(cells) + 1) == 0
+
+
+def _flagged_count(grid, total, flags, cells) -> int:
+    """count_layouts with ``cells`` flagged too (0 where no layout fits)."""
+    more = flags.copy()
+    more[tuple(np.asarray(cells).T)] = True
+    try:
+        return ns.engine.count_layouts(grid, total, more)
+    except InconsistentBoardError:
+        return 0
 
 
 # ---------------------------------------------------------- property tests
@@ -750,7 +766,8 @@ def test_a_probability_rounds_to_certainty_only_when_it_is_certain():
 def test_mine_layouts_on_expert_boards_are_the_counts_with_the_cell_flagged():
     """Past brute force: on every position where csp guessed in two seeded expert games, each
     covered cell's mine layouts are the layouts counted again with that cell flagged (0 where
-    no layout fits), and count_layouts is analyze's count."""
+    no layout fits), so are those of 2 to 5 interior cells together, and count_layouts is
+    analyze's count."""
     solver = ns.get_solver("csp", start="corner")
     checked = 0
     for seed in (3, 4):
@@ -774,7 +791,18 @@ def test_mine_layouts_on_expert_boards_are_the_counts_with_the_cell_flagged():
                     expected = 0
                 assert a.mine_layouts((i, j)) == expected, (seed, (i, j))
                 checked += 1
+            interior = np.argwhere((grid == -1) & ~flags & ~a.frontier)
+            for m in range(2, min(6, len(interior) + 1)):  # cells spread over the interior: any m alike
+                picked = interior[:: max(1, len(interior) // m)][:m]
+                assert a.interior_mine_layouts(m) == _flagged_count(grid, 99, flags, picked), (seed, m)
     assert checked > 200
+
+
+def test_interior_mine_layouts_refuses_a_negative_count():
+    a = ns.analyze(np.full((3, 3), -1), 2)
+    assert a.interior_mine_layouts(2) == 1  # 2 of 9 cells: C(7, 0) layouts with both mines
+    with pytest.raises(InvalidBoardError, match="m must be"):
+        a.interior_mine_layouts(-1)
 
 
 def test_mine_layouts_refuses_a_cell_off_the_board():

@@ -253,10 +253,31 @@ def test_search_options_play_games(options):
     (dict(defer_dead=1), "defer_dead must be True or False"),
     (dict(progress_weight="no"), "progress_weight must be True or False"),
     (dict(depth=2, deep_top=0), "deep_top must be at least 1"),
+    (dict(influence_covered=1.5), r"influence_covered must be a share in \[0, 1\]; got 1.5"),
+    (dict(influence_covered=True), "influence_covered must be a share"),
 ])
 def test_search_refuses_bad_options(bad, match):
     with pytest.raises(ValueError, match=match):
         get_solver("search", **bad)
+
+
+def test_influence_covered_weighs_the_fifty_fifty_patterns_on_positions_covered_enough():
+    """Expert, the first click in the corner showing a 1: the 50/50 influence takes the far corner
+    (a mine there would be an edge 50/50 later), the plain look-ahead a cell two steps out from the
+    1; 479 of 480 cells are covered, so a share of 0.83 keeps the influence and 1.0 drops it."""
+    grid = np.full((16, 30), -1, dtype=np.int8)
+    grid[0, 0] = 1
+    obs = Observation.of(grid, 99, np.zeros(grid.shape, dtype=bool))
+    a = ns.analyze(obs)
+
+    def pick(**options):
+        return SearchSolver(start="corner", **options).choose(obs, a, np.random.default_rng(0)).cell
+
+    assert pick() == (2, 0)
+    assert pick(influence=True) == pick(influence=True, influence_covered=0.83) == (15, 0)
+    assert pick(influence=True, influence_covered=1.0) == (2, 0)
+    assert SearchSolver(influence=True, influence_covered=0.83).options()["influence_covered"] == 0.83
+    assert "influence_covered" not in SearchSolver().options()
 
 
 def test_suggest_move_shows_the_search_choice_and_its_candidates():

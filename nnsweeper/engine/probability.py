@@ -123,6 +123,9 @@ class BoardAnalysis:
     # cells (flat indices, box after box), the boxes' sizes, each box's scaled mines over its
     # cells, and the interior's.
     _mined: tuple = field(default=((), (), (), 0), repr=False, compare=False)
+    # The scaled layouts per frontier mine total, and the interior's mines at the first
+    # total (one fewer at each next one): see ``interior_mine_layouts``.
+    _by_interior: tuple = field(default=((), 0), repr=False, compare=False)
 
     @cached_property
     def layouts(self) -> int:
@@ -165,6 +168,31 @@ class BoardAnalysis:
         if box >= 0:
             return mined[box] * self._scale // (sizes[box] * denominator)
         return interior * self._scale // (self._count[1] * denominator)
+
+    def interior_mine_layouts(self, m: int) -> int:
+        """The number of layouts in which ``m`` given interior cells are all mines, exactly.
+
+        Interior cells (covered, unflagged, next to no revealed number) are alike: with
+        ``I`` of them and ``D[r]`` layouts holding ``r`` mines among them, ``m`` given ones
+        are mines in ``sum_r D[r] C(I - m, r - m) / C(I, r)`` layouts, the count of the
+        board with those cells flagged, without counting the board again. Which cells is
+        the caller's to say (each must be interior, and distinct); 0 when ``m`` is more
+        than the interior holds.
+        """
+        m = check_int("m", m, 0, InvalidBoardError)
+        z, top = self._by_interior
+        _, n_interior, k_lo, denominator = self._count
+        if m == 0:
+            return self.layouts
+        if m > n_interior or not z:
+            return 0
+        # D[r] C(I - m, r - m) / C(I, r) = D[r] r! / (r - m)! / (I! / (I - m)!), summed exactly.
+        num = 0
+        for t, x in enumerate(z):
+            r = top - t
+            if x and r >= m:
+                num += x * math.perm(r, m)
+        return num * self._scale // (denominator * math.perm(n_interior, m))
 
     @property
     def log_layouts(self) -> float:
@@ -235,7 +263,8 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
     prob = np.zeros(g.shape, dtype=np.float64)
     prob[mine] = 1.0
     sizes = frame.box_size.tolist() if frame is not None else []
-    ratios, interior_p, count, mined = _combine(solved, sizes, n_interior, mines_left, max_states)
+    ratios, interior_p, count, mined, by_interior = _combine(solved, sizes, n_interior, mines_left,
+                                                             max_states)
     if frame is not None:
         # Every box's probability onto its cells, in one step (the cells lie box after box).
         prob.ravel()[frame.cells] = np.repeat(ratios, frame.box_size)
@@ -250,6 +279,7 @@ def analyze(grid, total_mines=None, flags=None, *, max_states: int = MAX_STATES)
         unknown=unknown,
         _count=count,
         _mined=(frame.cells if frame is not None else (), sizes, *mined),
+        _by_interior=by_interior,
     )
 
 
@@ -470,8 +500,9 @@ def _combine(solved: list, box_sizes: list[int], n_interior: int, mines_left: in
     the cells of each box, component after component. Every
     probability is a ratio of two integers, rounded once (``int / int``).
     Returns the probabilities of the boxes (component after component, box after
-    box), the interior probability, the layout count's parts (see BoardAnalysis) and the
-    scaled mine counts they are ratios of (the boxes' and the interior's).
+    box), the interior probability, the layout count's parts (see BoardAnalysis), the
+    scaled mine counts they are ratios of (the boxes' and the interior's) and the scaled
+    layouts per frontier total with the interior's mines at the first of them.
     The combination takes about ``L**2`` products of integers of ``B`` bits, for ``L``
     frontier mine totals and weights of ``B`` bits; past ``_COMBINE_PER_STATE`` times
     ``max_states`` 64-bit words of such work, the board is refused.
@@ -502,11 +533,12 @@ def _combine(solved: list, box_sizes: list[int], n_interior: int, mines_left: in
         mined += s.tallies(g)
     ratios = [_ratio(m, size * total) for m, size in zip(mined, box_sizes, strict=True)]
     count = (total, n_interior, k_lo, denominator)
-    if n_interior == 0:
-        return ratios, 0.0, count, (mined, 0)
     top = mines_left - lo  # interior mines when the frontier holds lo
+    if n_interior == 0:
+        return ratios, 0.0, count, (mined, 0), (tuple(z), top)
     interior_mines = sum([x * (top - t) for t, x in enumerate(z)])
-    return ratios, _ratio(interior_mines, n_interior * total), count, (mined, interior_mines)
+    return (ratios, _ratio(interior_mines, n_interior * total), count, (mined, interior_mines),
+            (tuple(z), top))
 
 
 def _check_combination(polys: list[list[int]], weights: list[int], max_states: int) -> None:

@@ -116,6 +116,8 @@ class Patterns:
         self.hidden = (grid < 0) & ~known
         # A pattern's cells and its missing cells must be able to be mines.
         self.can_be_mine = self.hidden & (a.probabilities > 0)
+        # Cells next to no revealed number: any m of them are mines in the same number of layouts.
+        self.interior = a.unknown & ~a.frontier
         self._counts: dict[frozenset, int] = {}
         self._sweep: tuple[list[Cell], dict[Cell, int]] | None = None
         #: After :meth:`sweep`: per cell, the counts of the swept patterns it is a cell of plus its
@@ -123,12 +125,15 @@ class Patterns:
         self.swept: dict[Cell, int] = {}
 
     def layouts_with(self, cells) -> int:
-        """:func:`layouts_with_mines` of ``cells``, each set of cells counted once (one cell: read off
-        the analysis, :meth:`~nnsweeper.engine.BoardAnalysis.mine_layouts`)."""
+        """:func:`layouts_with_mines` of ``cells``, each set of cells counted once (one cell, or
+        interior cells only: read off the analysis, :meth:`~nnsweeper.engine.BoardAnalysis.mine_layouts`
+        and :meth:`~nnsweeper.engine.BoardAnalysis.interior_mine_layouts`)."""
         key = frozenset(cells)
         if key not in self._counts:
             if len(key) == 1:  # the known mines are mines in every layout: the analysis's count
                 self._counts[key] = self.a.mine_layouts(next(iter(key)))
+            elif all(self.interior[c] for c in key):
+                self._counts[key] = self.a.interior_mine_layouts(len(key))
             else:
                 self._counts[key] = layouts_with_mines(self.obs, self.known, key)
         return self._counts[key]

@@ -59,11 +59,11 @@ __all__ = ["BLEND", "V1", "Candidate", "DeepSearchSolver", "SearchChoice", "Sear
 #: The guessing options' values before they were options (:attr:`SearchSolver.UNSET`).
 _UNSET = {"next_value": "best", "pseudo": False, "influence": False, "dominance": False, "spread": False,
           "isolated": False, "defer_dead": False, "progress_weight": False, "interior_margin": None,
-          "endgame_density": 0, "deep_top": None}
+          "endgame_density": 0, "deep_top": None, "influence_covered": 0.0}
 #: The options of ``search`` before its guessing options were measured and chosen (the record
 #: runs of version 1 played with them): ``SearchSolver(**V1)`` plays as it did.
 V1 = {"candidates": 8, "endgame": 1000, "node_limit": 20000,
-      **{k: v for k, v in _UNSET.items() if k != "deep_top"}}
+      **{k: v for k, v in _UNSET.items() if k not in ("deep_top", "influence_covered")}}
 
 # Added to a rounded probability's complement to bound the exact one from above: 1 / _SLACK_DEN.
 _SLACK_DEN = 10**12
@@ -306,6 +306,11 @@ class SearchSolver(Solver):
         Living cells of the board's 50/50 sweep that this could lift near the safest cell
         (their safe layouts plus the swept patterns' counts above 0.9 times the safest
         cell's safe layouts) join the candidates.
+    influence_covered : float, default=0.0
+        With ``influence``, weigh the 50/50 patterns only on positions where at least this
+        share of the board's cells is covered (the first guesses, where a mine left in a
+        corner or along an edge has the longest to turn into a forced guess); 0: on every
+        position.
     dominance : bool, default=False
         After the look-ahead, play instead of its pick ``t`` the first candidate ``e`` that
         is safe in every outcome of ``t`` and safer than ``t`` by more than 1e-4 (where
@@ -350,7 +355,7 @@ class SearchSolver(Solver):
                  node_limit=100_000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="blend",
                  pseudo=False, influence=False, dominance=False, spread=True, interior_margin=0.05,
                  endgame_density=250, isolated=False, defer_dead=True, progress_weight=True,
-                 deep_top=None):
+                 deep_top=None, influence_covered=0.0):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
         self.deep_cells = check_int("deep_cells", deep_cells, 0, ValueError)
@@ -376,6 +381,10 @@ class SearchSolver(Solver):
         self.pseudo, self.influence, self.dominance, self.isolated = pseudo, influence, dominance, isolated
         self.defer_dead, self.progress_weight = defer_dead, progress_weight
         self.deep_top = None if deep_top is None else check_int("deep_top", deep_top, 1, ValueError)
+        if (isinstance(influence_covered, bool) or not isinstance(influence_covered, int | float)
+                or not 0 <= influence_covered <= 1):
+            raise ValueError(f"influence_covered must be a share in [0, 1]; got {influence_covered!r}")
+        self.influence_covered = float(influence_covered)
         if not isinstance(spread, bool):
             raise ValueError(f"spread must be True or False; got {spread!r}")
         self.spread = spread
@@ -546,7 +555,14 @@ class SearchSolver(Solver):
         ranked = rank_cells(p, open_, obs.grid, rng, self.tie_break, 1e-12)
         safety = 1.0 - p[ranked[:, 0], ranked[:, 1]]
         picked = self._near_cells(obs, a, ranked, safety)
-        return self._influenced_cells(obs, a, picked, ranked[0]) if self.influence else picked
+        return self._influenced_cells(obs, a, picked, ranked[0]) if self._influence_on(obs) else picked
+
+    def _influence_on(self, obs: Observation) -> bool:
+        """Whether the 50/50 influence weighs this position's candidates (``influence``,
+        ``influence_covered``)."""
+        if not self.influence or not self.influence_covered:
+            return self.influence
+        return np.count_nonzero(obs.grid < 0) >= self.influence_covered * obs.grid.size
 
     def _influenced_cells(self, obs: Observation, a: BoardAnalysis, picked: np.ndarray, best) -> np.ndarray:
         """``picked`` and, after them in reading order, the living cells of the board's 50/50 sweep
@@ -625,7 +641,7 @@ class SearchSolver(Solver):
         pnum, pden = (1001, 1000) if self.progress_weight else (1, 1)
         # The 50/50 factor (S + 0.9 I) / S as fnum / fden (1 / 1 without one).
         fnum = fden = 1
-        if fifty and self.influence:
+        if fifty and self._influence_on(obs):
             # The factor is at most 1.9 (I <= S): count the patterns only for a cell that can still win.
             if bound is not None and left * 19 * pnum < bound * 10 * pden:
                 return None

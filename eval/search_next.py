@@ -1,0 +1,141 @@
+"""Past the peer: options of ``search`` on top of what it ships with, paired with it game by game.
+
+Where the Java solver and ``search`` part on the expert record (``benchmarks/peers/java_dnh.py
+discord``), the peer wins at the first guesses (it opens the far corner where ``search`` opens
+a cell two steps out from the first number) and at early look-ahead guesses between cells of
+equal risk (a corner where ``search`` takes an edge cell): what its 50/50 influence prefers.
+Each variant of :data:`VARIANTS` is ``search`` as it ships (first click in the corner, safe
+first click) with some options changed, played on the same games as ``search`` from base seed
+:data:`SEED` (the ablation's, kept apart from the records' 2026, on which the chosen options are
+finally measured). Games go to ``eval/results/search_next.games`` (committed, so a run continues
+where it stopped, on this machine or another with the same code) and the table to
+``eval/results/search_next.{json,md}``: each variant's win rate, its paired difference from
+``search`` with its 95% interval, and its mean time per game::
+
+    python eval/search_next.py                        # every variant, --trials games per board
+    python eval/search_next.py first_influence --trials 20000 --board expert
+    python eval/search_next.py --status               # games recorded so far
+    python eval/search_next.py --table                # the table from what is recorded
+
+A variant's games are refused by the store once the search code changes (its code digest is in
+every chunk): measure on the code that will ship. Times in the table are a rough guide (one worker,
+the other core busy); times to compare come from ``benchmarks/bench_games.py --against``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "eval" / "results"
+STORE = RESULTS / "search_next.games"
+TABLE = RESULTS / "search_next.json"
+#: Base seed of the games (the ablation's, not the records').
+SEED = 4343
+TRIALS = 100_000
+BOARDS = ("expert", "intermediate")
+#: Share of the cells covered at and above which ``first_influence`` weighs the 50/50 patterns
+#: (400 of expert's 480 cells: where the first guesses are made).
+FIRST_SHARE = 0.83
+#: Each variant's options on top of ``search`` as it ships (``search``: none).
+VARIANTS: dict[str, dict] = {
+    "search": {},
+    "first_influence": {"influence": True, "influence_covered": FIRST_SHARE},
+    "influence": {"influence": True},
+    "peer": {"influence": True, "pseudo": True, "dominance": True, "isolated": True},
+}
+REFERENCE = "search"
+
+
+def solver_name(variant: str) -> str:
+    return REFERENCE if variant == REFERENCE else f"{REFERENCE}+{variant}"
+
+
+def solver(variant: str):
+    from nnsweeper.solvers import SearchSolver
+
+    return SearchSolver(start="corner", **VARIANTS[variant])
+
+
+def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
+    """Play the variants (and ``search``, their reference) on ``boards``; their table."""
+    from nnsweeper.evaluation import evaluate
+
+    names = [REFERENCE, *(v for v in variants if v != REFERENCE)]
+    solvers = {solver_name(v): solver(v) for v in names}
+    return evaluate(solvers, boards=list(boards), trials=trials, base_seed=SEED, first_click="safe",
+                    n_jobs=jobs, store=STORE, progress=True)
+
+
+def markdown(table) -> str:
+    """The table: per board, each variant's win rate and paired gap to ``search``."""
+    out = ["Options of `search` on top of what it ships with, each paired with `search` on the same games "
+           f"(first click in the corner, safe first click, base seed {SEED}); made by "
+           "`python eval/search_next.py`. Gaps in percentage points with paired 95% intervals; time: mean "
+           "time per game of one worker as the variants were played, a rough guide only (times to compare "
+           "come from `benchmarks/bench_games.py --against`).", ""]
+    for board in table.boards:
+        rows = table.select(board=board)
+        out += [f"### {board} ({rows[0]['games']:,} games per variant)", "",
+                "| variant | options | win rate | - search | won by it only / by search only "
+                "| time per game |",
+                "| --- | --- | ---: | ---: | ---: | ---: |"]
+        by_name = {r["solver"]: r for r in rows}
+        for variant, options in VARIANTS.items():
+            r = by_name.get(solver_name(variant))
+            if r is None:
+                continue
+            opts = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "as it ships"
+            if variant == REFERENCE:
+                gap, split = "reference", ""
+            else:
+                d = table.difference(r["solver"], REFERENCE, board=board)[0]
+                gap = (f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to "
+                       f"{100 * d['ci_high']:+.2f})")
+                split = f"{d['solver_only']:,} / {d['reference_only']:,}"
+            out.append(f"| {variant} | {opts} | {100 * r['win_rate']:.2f}% | {gap} | {split} | "
+                       f"{1000 * r['mean_seconds']:.1f} ms |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variants", nargs="*",
+                        help=f"variants to play (default: all of {', '.join(VARIANTS)})")
+    parser.add_argument("--trials", type=int, default=TRIALS, help=f"games per board (default: {TRIALS:,})")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    parser.add_argument("--board", action="append", choices=BOARDS, default=None,
+                        help="only this board (repeatable; default: both)")
+    parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
+    parser.add_argument("--table", action="store_true", help="write the table from the recorded games")
+    args = parser.parse_args(argv)
+    unknown = [v for v in args.variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
+    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.fileio import write_text_atomic
+
+    if args.status:
+        from nnsweeper.evaluation.store import held_games
+
+        for folder, (_, games) in held_games(STORE, args.trials).items():
+            print(f"{folder}: {games:,} games")
+        return 0
+    if args.table:
+        if not TABLE.exists():
+            print(f"no table yet ({TABLE.relative_to(ROOT)}): play the variants first", file=sys.stderr)
+            return 2
+        table = EvalTable.from_json(TABLE)
+    else:
+        table = play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)
+        table.to_json(TABLE)
+    write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
+    print(markdown(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
