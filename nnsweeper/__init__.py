@@ -28,6 +28,7 @@ from nnsweeper.errors import (
 )
 from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, format_summary, game_seeds
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
+from nnsweeper.noguess import NoGuessBudgetError, no_guess_board
 from nnsweeper.observation import Observation, Observations
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
 from nnsweeper.solvers.suggest import Suggestion, suggest_move
@@ -98,5 +99,7 @@ __all__ = [
     "parse_position",
     "play_batched",
     "suggest_move",
+    "no_guess_board",
+    "NoGuessBudgetError",
     "__version__",
 ]

@@ -18,15 +18,25 @@ from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
 __all__ = ["BOARD_SYNTAX", "MAX_BOARDS_PER_TEXT", "parse_boards", "parse_mine_counts",
            "FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
-           "MinesweeperEnv", "draw_layout", "layout_rng", "mine_cells"]
+           "MinesweeperEnv", "NO_GUESS_RULES", "draw_layout", "layout_rng", "mine_cells"]
 
 #: The first-click rules. ``safe``: the first revealed cell is never a mine.
 #: ``zero``: the first revealed cell and its neighbours are mine-free, so it opens
 #: an area. ``none``: mines are placed at reset and the first click may lose.
-FIRST_CLICK_RULES = ("safe", "zero", "none")
+#: ``no-guess``: as ``zero``, and the layout is one that cells proved safe alone win
+#: from the first click, every such layout equally likely
+#: (:func:`nnsweeper.noguess.no_guess_board`, ``mode="uniform"``); ``no-guess-fast``:
+#: the same certificate, the layout repaired rather than drawn again (``mode="fast"``,
+#: faster on dense boards, biased as that function says).
+FIRST_CLICK_RULES = ("safe", "zero", "none", "no-guess", "no-guess-fast")
 #: Each rule's code in the seed keys of generated games. The codes are part of every
 #: dataset's seeds: a new rule takes a new code, and no code changes.
-FIRST_CLICK_CODES: dict[str, int] = {"safe": 0, "zero": 1, "none": 2}
+FIRST_CLICK_CODES: dict[str, int] = {"safe": 0, "zero": 1, "none": 2, "no-guess": 3, "no-guess-fast": 4}
+#: The no-guess rules and the generator's mode each uses.
+NO_GUESS_RULES: dict[str, str] = {"no-guess": "uniform", "no-guess-fast": "fast"}
+#: Certifications a game of a no-guess rule tries before it refuses its first click
+#: (:class:`nnsweeper.noguess.NoGuessBudgetError`): about a minute on a hopeless density.
+NO_GUESS_TRIES = 10_000
 
 #: Largest board side, in rows and in columns. Every entry point (the Python API,
 #: ``eval``, ``compare``, ``generate``, presets) builds a :class:`Rules` and so gets
@@ -58,7 +68,7 @@ class Rules:
     mines : int
         Number of mines, at least 1 and small enough that the first-click rule
         can always be honoured (see :meth:`max_mines`).
-    first_click : {"safe", "zero", "none"}, default="safe"
+    first_click : {"safe", "zero", "none", "no-guess", "no-guess-fast"}, default="safe"
         See :data:`FIRST_CLICK_RULES`.
     """
 
@@ -78,7 +88,8 @@ class Rules:
             raise InvalidRulesError(f"mines must be an integer; got {self.mines!r}")
         hi = self.max_mines()
         if not 1 <= self.mines <= hi:
-            rule = {"safe": "a safe", "zero": "an opening (zero)", "none": "an unprotected"}
+            rule = {"safe": "a safe", "zero": "an opening (zero)", "none": "an unprotected",
+                    "no-guess": "a no-guess", "no-guess-fast": "a no-guess"}
             where = f"a {self.rows}x{self.cols} board with {rule[self.first_click]} first click"
             if hi < 1:
                 raise InvalidRulesError(f"{where} has no room for mines; got mines={self.mines}")
@@ -92,11 +103,13 @@ class Rules:
     def max_mines(self) -> int:
         """Largest legal mine count: fewer mines than the cells that may hold one.
 
-        Under ``safe`` the first click cannot hold a mine, under ``zero`` neither can
-        its neighbours (nine cells for a click away from the edge), so at least one
+        Under ``safe`` the first click cannot hold a mine, under ``zero`` (and the
+        no-guess rules) neither can its neighbours (nine cells for a click away from the
+        edge), so at least one
         cell besides those stays safe and the game is never decided by the rule alone.
         """
-        protected = {"none": 0, "safe": 1, "zero": min(3, self.rows) * min(3, self.cols)}
+        block = min(3, self.rows) * min(3, self.cols)
+        protected = {"none": 0, "safe": 1, "zero": block, "no-guess": block, "no-guess-fast": block}
         return self.cells - protected[self.first_click] - 1
 
     @property
@@ -175,7 +188,7 @@ def parse_boards(text: str, *, first_click: str = "safe") -> list[tuple[str, int
     ----------
     text : str
         The board text.
-    first_click : {"safe", "zero", "none"}, default="safe"
+    first_click : {"safe", "zero", "none", "no-guess", "no-guess-fast"}, default="safe"
         The rule whose mine limit (:meth:`Rules.max_mines`) the boards must keep: a 9x9
         board holds at most 79 mines with a safe first click, 71 with an opening (zero)
         and 80 with none.
@@ -245,7 +258,7 @@ def mine_cells(rules: Rules, first_cell: tuple[int, int] | None = None) -> np.nd
     allowed = np.ones((rules.rows, rules.cols), dtype=bool)
     if first_cell is not None:
         i, j = first_cell
-        if rules.first_click == "zero":
+        if rules.first_click == "zero" or rules.first_click in NO_GUESS_RULES:
             allowed[max(i - 1, 0) : i + 2, max(j - 1, 0) : j + 2] = False
         else:
             allowed[i, j] = False
@@ -271,6 +284,11 @@ def draw_layout(rules: Rules, seed: int, first_cell: tuple[int, int] | None = No
     """
     if rules.first_click == "none":
         first_cell = None
+    if rules.first_click in NO_GUESS_RULES:
+        from nnsweeper.noguess import no_guess_board
+
+        return no_guess_board(rules.rows, rules.cols, rules.mines, first_cell, seed,
+                              mode=NO_GUESS_RULES[rules.first_click], max_tries=NO_GUESS_TRIES)
     return _choose_mines(layout_rng(seed), mine_cells(rules, first_cell), rules.mines)
 
 
@@ -462,7 +480,10 @@ class Game:
         if self.flags[i, j]:
             raise InvalidActionError(f"cell ({i}, {j}) is flagged; unflag it before revealing")
         if not self.placed:
-            self._place(mine_cells(self.rules, (i, j)))
+            if self.rules.first_click in NO_GUESS_RULES:  # certified, then placed
+                self._set_layout(draw_layout(self.rules, self.seed, (i, j)))
+            else:
+                self._place(mine_cells(self.rules, (i, j)))
         self.moves += 1
         info: dict = {"moves": self.moves}
         if self._mine[i, j]:

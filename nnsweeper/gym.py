@@ -54,7 +54,7 @@ class MinesweeperGymEnv(gymnasium.Env):
         The board (beginner by default).
     preset : {"beginner", "intermediate", "expert"}, optional
         A named board instead of ``rows``, ``cols`` and ``mines``.
-    first_click : {"safe", "zero", "none"}, default "safe"
+    first_click : {"safe", "zero", "none", "no-guess", "no-guess-fast"}, default "safe"
         The first-click rule (:class:`nnsweeper.Rules`).
     max_steps : int, optional
         Steps after which an episode is truncated (default: twice the cells, so that an

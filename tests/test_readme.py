@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The docs pages whose commands and Python blocks run here, after the README's and in
 #: this order (a reader who follows them uses what the earlier commands wrote).
 PAGES = [ROOT / "docs" / name for name in (
-    "engine.md", "solvers.md", "models.md", "api.md", "own-board.md", "evaluation.md", "experiments.md",
+    "engine.md", "solvers.md", "noguess.md", "models.md", "api.md", "own-board.md", "evaluation.md", "experiments.md",
     "notebooks.md", "architecture.md", "results.md")]
 #: The docs pages whose blocks cannot run here, and why.
 NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster",
@@ -42,7 +42,7 @@ def _load_figures():
 figures = _load_figures()
 
 #: Option values replaced by tiny ones.
-_TINY_OPTIONS = {"--trials": "2", "--games": "1", "--jobs": "1"}
+_TINY_OPTIONS = {"--trials": "2", "--games": "1", "--jobs": "1", "--count": "2"}
 #: Appended to every ``nnsweeper train``: one epoch of a one-round, 8-wide network.
 _TINY_TRAIN = ["train.epochs=1", "train.threads=1", "train.device=cpu", "train.in_memory=false",
                "model.hidden=8", "model.layers=1"]

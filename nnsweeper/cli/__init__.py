@@ -35,6 +35,7 @@ COMMANDS = (
     evaluation.add_compare,          # compare
     evaluation.add_plot,             # plot
     data.add_generate,               # generate
+    data.add_boards,                 # boards
     training.add_train,              # train
     training.add_evaluate_model,     # evaluate-model
     data.add_generate_values,        # generate-values

@@ -308,6 +308,28 @@ def add_backend_options(p) -> None:
                    "(default: a local cluster)")
 
 
+def add_no_guess(p) -> None:
+    """``--no-guess [MODE]`` beside ``--first-click`` (read by :func:`first_click_rule`)."""
+    p.add_argument("--no-guess", nargs="?", const="uniform", choices=("uniform", "fast"), default=None,
+                   metavar="MODE",
+                   help="boards that never need a guess, certified by the exact engine from the first "
+                   "click (it opens an area): uniform (every such board equally likely, the default) or "
+                   "fast (mines moved until solvable, for dense boards); the first-click rule no-guess "
+                   "or no-guess-fast")
+
+
+def first_click_rule(args) -> str:
+    """The first-click rule of a command with ``--first-click`` and ``--no-guess``, both given or either."""
+    mode = getattr(args, "no_guess", None)
+    if mode is None:
+        return args.first_click
+    rule = "no-guess" if mode == "uniform" else "no-guess-fast"
+    if args.first_click not in ("safe", rule):
+        raise ValueError(f"give --no-guess or --first-click {args.first_click}, not both: a no-guess "
+                         "board's first click opens an area")
+    return rule
+
+
 def out_prefix(text: str) -> Path:
     """The ``--out`` prefix of a command writing OUT.json and others; a suffix of them given is dropped."""
     if not text.strip() or text.endswith(("/", "\\")) or Path(text).is_dir():

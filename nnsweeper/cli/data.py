@@ -178,3 +178,76 @@ def _cmd_generate_values(args, argv) -> int:
         print("splits: " + ", ".join(sizes) + f"; dropped games: {m['dropped_games']}")
         print(f"wrote {Path(args.out) / 'manifest.json'} and {len(m['shards'])} shards")
     return 0
+
+
+# ---------------------------------------------------------------------- boards
+#: The most layouts one ``boards`` command writes.
+MAX_BOARDS = 10_000
+
+
+def add_boards(sub):
+    from nnsweeper.cli.core import add_no_guess, start_cell
+    from nnsweeper.cli.look import _add_one_board
+    from nnsweeper.game import FIRST_CLICK_RULES, NO_GUESS_TRIES
+
+    bo = sub.add_parser(
+        "boards",
+        help="write seeded mine layouts as text, boards that never need a guess with --no-guess",
+        description="Write the mine layouts of the games of --base-seed (the seeds eval plays) for a first "
+        "click at --start: each board is the layout Game(rules, seed) places at that click, as rows of * "
+        "(a mine) and . (safe) under # lines naming its board, rule and game seed. With --no-guess each "
+        "is certified by the exact engine with the mine count: cells proved safe alone win it from the "
+        "first click. A board whose budget runs out stops the command (exit 2) rather than be written.",
+        epilog="example: nnsweeper boards expert_ng.txt --preset expert --no-guess --count 100 "
+        "--start corner",
+    )
+    bo.add_argument("out", metavar="FILE", help="the text file to write")
+    _add_one_board(bo, "beginner", any_rule=True)
+    bo.add_argument("--count", type=int_in(1, MAX_BOARDS, "boards"), default=10,
+                    help=f"boards to write, at most {MAX_BOARDS:,} (default: 10)")
+    bo.add_argument("--base-seed", type=int_in(0), default=0, help="seed of the game seeds (default: 0)")
+    bo.add_argument("--start", type=start_cell, default="center", metavar="WHERE",
+                    help="the first click: center, corner or ROW,COL (default: center)")
+    bo.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
+                    help="first-click rule (default: safe)")
+    add_no_guess(bo)
+    bo.add_argument("--max-tries", type=int_in(1), default=NO_GUESS_TRIES,
+                    help=f"with --no-guess: certifications per board before giving up (default: "
+                    f"{NO_GUESS_TRIES:,}; more finds denser boards, and never changes one found)")
+    bo.add_argument("--quiet", action="store_true", help="no progress bar")
+    bo.set_defaults(handler=_cmd_boards)
+    return bo
+
+
+def _cmd_boards(args, argv) -> int:
+    from tqdm.auto import tqdm
+
+    from nnsweeper.cli.core import first_click_rule
+    from nnsweeper.evaluation.harness import game_seeds
+    from nnsweeper.fileio import write_text_atomic
+    from nnsweeper.game import NO_GUESS_RULES, Rules, draw_layout
+    from nnsweeper.noguess import format_layouts, no_guess_board
+    from nnsweeper.solvers.base import first_click_cell
+
+    rule = first_click_rule(args)
+    rows, cols, mines = args.preset or args.board or (9, 9, 10)
+    rules = Rules(rows, cols, mines, rule)  # --board was read before the rule was known
+    cell = first_click_cell(args.start, rows, cols)
+    if Path(args.out).is_dir():
+        raise ValueError(f"{args.out!r} is a folder; give a file name")
+    layouts, headings = [], []
+    seeds = game_seeds(args.base_seed, args.count).tolist()
+    for k, seed in enumerate(tqdm(seeds, desc="boards", unit="board", disable=args.quiet)):
+        if rule in NO_GUESS_RULES:
+            layout = no_guess_board(rows, cols, mines, cell, seed, mode=NO_GUESS_RULES[rule],
+                                    max_tries=args.max_tries)
+        else:
+            layout = draw_layout(rules, seed, cell)
+        layouts.append(layout)
+        click = "placed at reset" if rule == "none" else f"first click ({cell[0]}, {cell[1]})"
+        headings.append(f"board {k + 1} of {len(seeds)}: {rows}x{cols}, {mines} mines, {click}, "
+                        f"rule {rule}, game seed {seed}")
+    write_text_atomic(args.out, format_layouts(layouts, headings))
+    if not args.quiet:
+        print(f"wrote {len(layouts)} boards to {args.out}")
+    return 0

@@ -17,10 +17,12 @@ from nnsweeper.cli.core import (
     OUT_SUFFIXES,
     PROG,
     add_backend_options,
+    add_no_guess,
     boards,
     boards_any_rule,
     check_boards,
     device_name,
+    first_click_rule,
     int_in,
     n_jobs,
     name_list,
@@ -64,6 +66,8 @@ def _cmd_eval(args, argv) -> int:
     from nnsweeper.evaluation import evaluate
     from nnsweeper.evaluation.summary import format_summary
     from nnsweeper.parallel import backend
+
+    args.first_click = first_click_rule(args)
 
     out = out_prefix(args.out)
     solvers = _play_solvers(args)
@@ -213,9 +217,10 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
     )
     p.add_argument(
         "--first-click", choices=FIRST_CLICK_RULES, default="safe",
-        help="first-click rule: safe (never a mine), zero (opens an area), none "
-        "(default: safe)",
+        help="first-click rule: safe (never a mine), zero (opens an area), none, no-guess, "
+        "no-guess-fast (see --no-guess) (default: safe)",
     )
+    add_no_guess(p)
     p.add_argument(
         "--start", type=start_cell, default="center", metavar="WHERE",
         help="where solvers click first: center, corner or ROW,COL (default: center)",

@@ -11,7 +11,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from nnsweeper.cli.core import int_in, name_list, one_board, one_board_any_rule, start_cell
+from nnsweeper.cli.core import (
+    add_no_guess,
+    first_click_rule,
+    int_in,
+    name_list,
+    one_board,
+    one_board_any_rule,
+    start_cell,
+)
 
 #: The largest board ``analyze --png`` draws (one text per cell: 100x100 takes seconds).
 MAX_PICTURE_CELLS = 10_000
@@ -196,6 +204,7 @@ def add_play(sub):
     pa.add_argument("--seed", type=int_in(0), default=None, help="the game seed (default: a new one)")
     pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
                     help="first-click rule (default: safe)")
+    add_no_guess(pa)
     pa.add_argument("--solver", default="search", help="the solver the s key asks (default: search)")
     pa.add_argument("--save", default=None, metavar="FILE", help="save the game (JSON) when it ends")
     pa.add_argument("--replay", default=None, metavar="FILE", help="play back a game saved with --save")
@@ -218,7 +227,8 @@ def _cmd_play(args, argv) -> int:
     else:
         log = None
         rows, cols, mines = args.preset or args.board or (9, 9, 10)
-        rules = Rules(rows, cols, mines, args.first_click)  # --board was read before the rule was known
+        # --board was read before the rule was known
+        rules = Rules(rows, cols, mines, first_click_rule(args))
         seed = args.seed  # None: the game draws a new one (shown on the status line)
     if max(rules.rows, rules.cols) > MAX_PLAY_SIDE:
         raise ValueError(f"play takes boards of at most {MAX_PLAY_SIDE} rows and columns; "

@@ -519,7 +519,7 @@ def generate(
         For ``explore``: the chance per decision of a random non-certain reveal.
     start : {"random", "center", "corner"}, default="random"
         Where the first click goes.
-    first_click : {"safe", "zero", "none"}, default="safe"
+    first_click : {"safe", "zero", "none", "no-guess", "no-guess-fast"}, default="safe"
         First-click rule where a part does not say.
     shard_games : int, default=50
         Games per shard (a shard never mixes configurations or splits); with the

@@ -317,7 +317,7 @@ def eval_solver_over_mines(
         trials at most :data:`MAX_GAMES`.
     base_seed : int, default=0
         Seed of the game seeds.
-    first_click : {"safe", "zero", "none"}, default="safe"
+    first_click : {"safe", "zero", "none", "no-guess", "no-guess-fast"}, default="safe"
         First-click rule of the games.
     n_jobs : int or None, default=1
         Worker processes (joblib; -1 for all cores; at most
@@ -394,7 +394,7 @@ def evaluate(
     base_seed : int, default=0
         Seed of the game seeds (:func:`game_seeds`); the games are those of
         :func:`eval_solver_over_mines` with the same arguments.
-    first_click : {"safe", "zero", "none"}, default="safe"
+    first_click : {"safe", "zero", "none", "no-guess", "no-guess-fast"}, default="safe"
         First-click rule of the games.
     n_jobs : int or None, default=1
         Worker processes (joblib; -1 for all cores; at most
