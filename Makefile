@@ -45,7 +45,7 @@ PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays]" $(PIP_INDEX) $(PIP_EXTRA)
 
 test: lint
 	$(PY) -m pytest -q -n $(JOBS)
@@ -56,10 +56,10 @@ lint:
 lock:
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
-	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays]" $(PIP_INDEX) $(PIP_EXTRA)
 	$(LOCK_VENV)/bin/ruff check .
 	$(LOCK_VENV)/bin/python -m pytest -q -n $(JOBS) -p no:cacheprovider
-	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl] that the test suite last passed with,"; \
+	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl,tensorboard,replays] that the test suite last passed with,"; \
 	  echo "# as pip constraints for make setup. Made by make lock with $$($(LOCK_VENV)/bin/python -V);"; \
 	  echo "# do not edit by hand."; \
 	  $(LOCK_VENV)/bin/pip freeze --exclude-editable | sed -E 's/^(torch==[^+]+)\+.*/\1/'; \

@@ -28,6 +28,7 @@ from nnsweeper.errors import (
 )
 from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, format_summary, game_seeds
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
+from nnsweeper.grading import grade
 from nnsweeper.noguess import NoGuessBudgetError, no_guess_board
 from nnsweeper.observation import Observation, Observations
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
@@ -100,6 +101,7 @@ __all__ = [
     "play_batched",
     "suggest_move",
     "no_guess_board",
+    "grade",
     "NoGuessBudgetError",
     "__version__",
 ]

@@ -18,7 +18,8 @@ from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
 
 __all__ = ["BOARD_SYNTAX", "MAX_BOARDS_PER_TEXT", "parse_boards", "parse_mine_counts",
            "FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
-           "MinesweeperEnv", "NO_GUESS_RULES", "draw_layout", "layout_rng", "mine_cells"]
+           "MinesweeperEnv", "NO_GUESS_RULES", "choose_mines", "draw_layout", "layout_rng", "mine_cells",
+           "set_no_guess_maker"]
 
 #: The first-click rules. ``safe``: the first revealed cell is never a mine.
 #: ``zero``: the first revealed cell and its neighbours are mine-free, so it opens
@@ -265,13 +266,24 @@ def mine_cells(rules: Rules, first_cell: tuple[int, int] | None = None) -> np.nd
     return allowed
 
 
-def _choose_mines(rng: np.random.Generator, allowed: np.ndarray, mines: int) -> np.ndarray:
+def choose_mines(rng: np.random.Generator, allowed: np.ndarray, mines: int) -> np.ndarray:
     """``mines`` mines drawn uniformly among the ``allowed`` cells with ``rng``: a bool layout."""
     cells = np.flatnonzero(allowed.ravel())
     chosen = rng.choice(cells, size=mines, replace=False)
     mine = np.zeros(allowed.shape, dtype=bool)
     mine.ravel()[chosen] = True
     return mine
+
+
+#: The function that makes the layouts of the no-guess rules: ``maker(rules, seed, first_cell)``. The
+#: game layer sits below the exact engine that certifies them, so :mod:`nnsweeper.noguess` hands it
+#: in when it loads (``import nnsweeper`` loads it) rather than the game importing it.
+_NO_GUESS_MAKER: list = [None]
+
+
+def set_no_guess_maker(maker) -> None:
+    """Make ``maker(rules, seed, first_cell) -> layout`` place the mines of the no-guess rules."""
+    _NO_GUESS_MAKER[0] = maker
 
 
 def draw_layout(rules: Rules, seed: int, first_cell: tuple[int, int] | None = None) -> np.ndarray:
@@ -285,11 +297,11 @@ def draw_layout(rules: Rules, seed: int, first_cell: tuple[int, int] | None = No
     if rules.first_click == "none":
         first_cell = None
     if rules.first_click in NO_GUESS_RULES:
-        from nnsweeper.noguess import no_guess_board
-
-        return no_guess_board(rules.rows, rules.cols, rules.mines, first_cell, seed,
-                              mode=NO_GUESS_RULES[rules.first_click], max_tries=NO_GUESS_TRIES)
-    return _choose_mines(layout_rng(seed), mine_cells(rules, first_cell), rules.mines)
+        if _NO_GUESS_MAKER[0] is None:
+            raise InvalidRulesError(f"first_click={rules.first_click!r} needs nnsweeper.noguess, which "
+                                    "`import nnsweeper` loads")
+        return _NO_GUESS_MAKER[0](rules, seed, first_cell)
+    return choose_mines(layout_rng(seed), mine_cells(rules, first_cell), rules.mines)
 
 
 class Game:
@@ -387,7 +399,7 @@ class Game:
     def _place(self, allowed: np.ndarray) -> None:
         """Place the mines uniformly among ``allowed`` cells with the game's generator
         (the draw of :func:`draw_layout`)."""
-        self._set_layout(_choose_mines(self._rng, allowed, self.rules.mines))
+        self._set_layout(choose_mines(self._rng, allowed, self.rules.mines))
 
     def _set_layout(self, mine: np.ndarray) -> None:
         """Make ``mine`` (bool, the board's shape, the rules' mine count) the hidden layout."""

@@ -240,13 +240,13 @@ def no_guess_board(rows: int, cols: int, mines: int, first_click=(0, 0), seed: i
 
 def _find(rules, cell, seed, mode: str, max_tries: int, time_limit) -> np.ndarray:
     """The search of :func:`no_guess_board`, its arguments checked."""
-    from nnsweeper.game import _choose_mines, mine_cells
+    from nnsweeper.game import choose_mines, mine_cells
 
     rows, cols, mines = rules.rows, rules.cols, rules.mines
     rng = _rng(seed)
     allowed = mine_cells(rules, cell)
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    layout = _choose_mines(rng, allowed, rules.mines)
+    layout = choose_mines(rng, allowed, rules.mines)
     for tries in range(1, max_tries + 1):
         found = certify(layout, cell)
         if found.no_guess:
@@ -256,7 +256,7 @@ def _find(rules, cell, seed, mode: str, max_tries: int, time_limit) -> np.ndarra
                 f"no no-guess layout of {rows}x{cols} with {mines} mines ({mode}) within time_limit="
                 f"{time_limit} s ({tries:,} certifications); raise it or lower the mine count")
         if mode == "uniform":
-            layout = _choose_mines(rng, allowed, rules.mines)
+            layout = choose_mines(rng, allowed, rules.mines)
         else:
             layout = _repair(layout, found, allowed, rng)
     raise NoGuessBudgetError(
@@ -363,3 +363,20 @@ def parse_layouts(text: str) -> list[np.ndarray]:
     if not out:
         raise InvalidRulesError("no layout in the text (rows of '*' and '.')")
     return out
+
+
+def _game_layout(rules, seed: int, first_cell) -> np.ndarray:
+    """The layout a game of a no-guess rule places at its first click (``game.draw_layout``)."""
+    from nnsweeper.game import NO_GUESS_RULES, NO_GUESS_TRIES
+
+    return no_guess_board(rules.rows, rules.cols, rules.mines, first_cell, seed,
+                          mode=NO_GUESS_RULES[rules.first_click], max_tries=NO_GUESS_TRIES)
+
+
+def _register() -> None:
+    from nnsweeper.game import set_no_guess_maker
+
+    set_no_guess_maker(_game_layout)
+
+
+_register()

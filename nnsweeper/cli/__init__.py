@@ -44,6 +44,7 @@ COMMANDS = (
     look.add_watch,                  # watch
     look.add_play,                   # play
     look.add_analyze,                # analyze
+    look.add_grade,                  # grade
 )
 
 

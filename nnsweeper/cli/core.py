@@ -308,6 +308,21 @@ def add_backend_options(p) -> None:
                    "(default: a local cluster)")
 
 
+def add_one_board(p, default: str, *, any_rule: bool = False) -> None:
+    """--board or --preset: the one board a command plays (``args.preset or args.board``, or None).
+
+    With ``any_rule`` (a command with --first-click) the mine count is read within the
+    loosest rule's limit; the command checks it against its rule (``Rules(...)``).
+    """
+    board = p.add_mutually_exclusive_group()
+    kind = one_board_any_rule if any_rule else one_board
+    within = ", mines within the limit of --first-click" if any_rule else ""
+    board.add_argument("--board", type=kind, default=None, metavar="BOARD",
+                       help=f"ROWSxCOLS:MINES or a preset name{within} (default: {default})")
+    board.add_argument("--preset", type=kind, default=None, metavar="NAME",
+                       help="beginner, intermediate or expert")
+
+
 def add_no_guess(p) -> None:
     """``--no-guess [MODE]`` beside ``--first-click`` (read by :func:`first_click_rule`)."""
     p.add_argument("--no-guess", nargs="?", const="uniform", choices=("uniform", "fast"), default=None,

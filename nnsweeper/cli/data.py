@@ -186,8 +186,7 @@ MAX_BOARDS = 10_000
 
 
 def add_boards(sub):
-    from nnsweeper.cli.core import add_no_guess, start_cell
-    from nnsweeper.cli.look import _add_one_board
+    from nnsweeper.cli.core import add_no_guess, add_one_board, start_cell
     from nnsweeper.game import FIRST_CLICK_RULES, NO_GUESS_TRIES
 
     bo = sub.add_parser(
@@ -202,7 +201,7 @@ def add_boards(sub):
         "--start corner",
     )
     bo.add_argument("out", metavar="FILE", help="the text file to write")
-    _add_one_board(bo, "beginner", any_rule=True)
+    add_one_board(bo, "beginner", any_rule=True)
     bo.add_argument("--count", type=int_in(1, MAX_BOARDS, "boards"), default=10,
                     help=f"boards to write, at most {MAX_BOARDS:,} (default: 10)")
     bo.add_argument("--base-seed", type=int_in(0), default=0, help="seed of the game seeds (default: 0)")

@@ -13,11 +13,10 @@ from pathlib import Path
 
 from nnsweeper.cli.core import (
     add_no_guess,
+    add_one_board,
     first_click_rule,
     int_in,
     name_list,
-    one_board,
-    one_board_any_rule,
     start_cell,
 )
 
@@ -25,21 +24,6 @@ from nnsweeper.cli.core import (
 MAX_PICTURE_CELLS = 10_000
 #: Evaluation games ``watch`` searches for one with enough guesses, without --seed.
 WATCH_SCAN = 1000
-
-
-def _add_one_board(p, default: str, *, any_rule: bool = False) -> None:
-    """--board or --preset: the one board a command plays (``args.preset or args.board``, or None).
-
-    With ``any_rule`` (a command with --first-click) the mine count is read within the
-    loosest rule's limit; the command checks it against its rule (``Rules(...)``).
-    """
-    board = p.add_mutually_exclusive_group()
-    kind = one_board_any_rule if any_rule else one_board
-    within = ", mines within the limit of --first-click" if any_rule else ""
-    board.add_argument("--board", type=kind, default=None, metavar="BOARD",
-                       help=f"ROWSxCOLS:MINES or a preset name{within} (default: {default})")
-    board.add_argument("--preset", type=kind, default=None, metavar="NAME",
-                       help="beginner, intermediate or expert")
 
 
 # --------------------------------------------------------------------- analyze
@@ -200,7 +184,7 @@ def add_play(sub):
         epilog="example: nnsweeper play --preset beginner --seed 7 --save game.json; "
         "then nnsweeper play --replay game.json",
     )
-    _add_one_board(pa, "beginner", any_rule=True)
+    add_one_board(pa, "beginner", any_rule=True)
     pa.add_argument("--seed", type=int_in(0), default=None, help="the game seed (default: a new one)")
     pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
                     help="first-click rule (default: safe)")
@@ -247,6 +231,54 @@ def _cmd_play(args, argv) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------- grade
+def add_grade(sub):
+    gr = sub.add_parser(
+        "grade",
+        help="grade a finished game move by move: each click's exact risk and its cost in chance of winning",
+        description="Replay a game and grade every move on the board the player saw (its numbers; flags are "
+        "not trusted): the exact P(mine) of the click against the lowest on the board, whether a proved-safe "
+        "cell existed (a needless guess), the chance of winning before and after the move (exact when at "
+        "most 5,000 layouts fit, else search's look-ahead chance of surviving the move and the next "
+        "decision) and the move's loss; then a summary: mistakes, the biggest loss, accuracy, luck and "
+        "the replay's speed (time, 3BV, 3BV/s).",
+        epilog="example: nnsweeper play --preset beginner --seed 7 --save game.json; then nnsweeper grade "
+        "game.json --png game_grade.png. Replays (.avf, .rmv, .mvf, .evf) need the replays extra: pip "
+        "install 'nnsweeper[replays]'",
+    )
+    gr.add_argument("game", metavar="GAME",
+                    help="a game saved by nnsweeper play --save (.json) or a replay file (.avf, .rmv, .mvf, "
+                    ".evf)")
+    gr.add_argument("--json", default=None, metavar="FILE",
+                    help="also write the graded moves and summary as JSON")
+    gr.add_argument("--png", default=None, metavar="FILE",
+                    help="also draw the chance along the game and the board at the worst move")
+    gr.add_argument("--all", action="store_true", help="list every move, not only the guesses")
+    gr.set_defaults(handler=_cmd_grade)
+    return gr
+
+
+def _cmd_grade(args, argv) -> int:
+    import json
+
+    from nnsweeper.fileio import write_text_atomic
+    from nnsweeper.grading import format_grade, grade, plot_grade
+    from nnsweeper.replays import FORMATS, read_replay
+
+    for option in ("json", "png"):
+        out = getattr(args, option)
+        if out is not None and Path(out).is_dir():
+            raise ValueError(f"--{option} {out!r} is a folder; give a file name")
+    path = Path(args.game)
+    graded = grade(read_replay(path) if path.suffix.lower() in FORMATS else path)
+    print(format_grade(graded, every_move=args.all))
+    if args.json is not None:
+        write_text_atomic(args.json, json.dumps(graded.to_dict(), indent=1) + "\n")
+    if args.png is not None:
+        plot_grade(graded, args.png)
+    return 0
+
+
 # ----------------------------------------------------------------------- watch
 def add_watch(sub):
     wa = sub.add_parser(
@@ -261,7 +293,7 @@ def add_watch(sub):
         epilog="example: nnsweeper watch csp --preset expert --seed 3 --out game.gif",
     )
     wa.add_argument("solver", metavar="SOLVER", help="a registered solver name (csp, search, gnn, ...)")
-    _add_one_board(wa, "10x10:20")
+    add_one_board(wa, "10x10:20")
     wa.add_argument("--seed", type=int_in(0), default=None,
                     help="the game seed (default: the first evaluation game with enough guesses)")
     wa.add_argument("--min-guesses", type=int_in(0, 10_000), default=2, metavar="N",

@@ -111,6 +111,14 @@ class Endgame:
             return None
         return divmod(int(self.cells[col]), self.shape[1]), wins, sum(w.bit_count() for w in s.tolist())
 
+    def value(self, grid: np.ndarray) -> tuple[int, tuple[int, int] | None]:
+        """The layouts (of those consistent with ``grid``) in which best play wins, and the best
+        guess there (None when no guess is needed); raises as :meth:`best_move` does."""
+        s = self.consistent(grid)
+        self.nodes = 0
+        wins, col = self._win(s)
+        return wins, None if col < 0 else divmod(int(self.cells[col]), self.shape[1])
+
     def win_counts(self, grid: np.ndarray, cells) -> dict[tuple[int, int], int]:
         """Per cell of ``cells``: the layouts in which guessing it, then playing best, wins."""
         s = self.consistent(grid)

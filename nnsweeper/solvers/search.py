@@ -547,6 +547,13 @@ class SearchSolver(Solver):
             out = (out[k], *(c for j, c in enumerate(out) if j != k))
         return out
 
+    def guess_value(self, obs: Observation, a: BoardAnalysis, cell) -> float:
+        """The look-ahead's value of guessing ``cell`` on a position (``a``: its analysis): the chance
+        that it is safe and that the next decision is safe too (the next board worth ``next_value``),
+        exactly rounded, with no weight (:attr:`Candidate.value`, for any covered cell)."""
+        value = self._score(obs, a, tuple(cell), 1, None, fifty=False)[5]
+        return float(Fraction(value, a.layouts * _UNIT * _SLACK_DEN * self._scale))
+
     def candidate_cells(self, obs: Observation, a: BoardAnalysis, rng) -> np.ndarray:
         """The cells the look-ahead scores, (n, 2): the safest first, then in ``tie_break`` order
         (with ``influence``, then the cells :meth:`_influenced_cells` adds)."""
