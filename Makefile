@@ -16,6 +16,8 @@
 #   make compare               the main job: nnsweeper compare (logic, neural and hybrid
 #                              solvers on 10x10 boards with 5..30 mines), written to
 #                              COMPARE_OUT.*
+#   make docs                  the reference site (mkdocs: the docs/ pages and the API
+#                              reference from the docstrings) into SITE_DIR, warnings as errors
 #
 # requirements.lock pins the whole dependency set (pip constraints: a package is only
 # installed when nnsweeper or its extras ask for it, and then at the pinned version), so a
@@ -37,15 +39,16 @@ LOCK_VENV ?= .lock-venv
 TRIALS ?= 1000
 EVAL_OUT ?= sweep_10x10
 COMPARE_OUT ?= compare
+SITE_DIR ?= site
 
 PY := $(VENV)/bin/python
 PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: setup test lint lock bench eval compare figures
+.PHONY: setup test lint lock bench eval compare figures docs
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs]" $(PIP_INDEX) $(PIP_EXTRA)
 
 test: lint
 	$(PY) -m pytest -q -n $(JOBS)
@@ -56,10 +59,10 @@ lint:
 lock:
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
-	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs]" $(PIP_INDEX) $(PIP_EXTRA)
 	$(LOCK_VENV)/bin/ruff check .
 	$(LOCK_VENV)/bin/python -m pytest -q -n $(JOBS) -p no:cacheprovider
-	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl,tensorboard,replays] that the test suite last passed with,"; \
+	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl,tensorboard,replays,docs] that the test suite last passed with,"; \
 	  echo "# as pip constraints for make setup. Made by make lock with $$($(LOCK_VENV)/bin/python -V);"; \
 	  echo "# do not edit by hand."; \
 	  $(LOCK_VENV)/bin/pip freeze --exclude-editable | sed -E 's/^(torch==[^+]+)\+.*/\1/'; \
@@ -76,6 +79,9 @@ eval:
 
 compare:
 	$(VENV)/bin/nnsweeper compare --out $(COMPARE_OUT)
+
+docs:
+	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE_DIR)
 
 figures:
 	$(PY) eval/figures.py

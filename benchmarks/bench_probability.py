@@ -10,7 +10,7 @@ its own games (every few decisions). Only positions with at least 10% and less t
 kept position (the median of several repeats) and the distribution is printed.
 
 The engine keeps the components it counted in a cache (consecutive positions of one
-game share most of them, see :func:`nnsweeper.probability.set_cache_size`). The
+game share most of them, see :func:`nnsweeper.engine.set_cache_size`). The
 timings are cold by default: the cache is off, every call counts every component.
 ``--cache`` times the calls in game order with the cache on instead, one call per
 position, cleared at each game's first position: what a solver's games see.

@@ -20,10 +20,10 @@ import json
 import sys
 from pathlib import Path
 
+from nnsweeper.datasets.values import prepare_positions
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.metrics import PredictionSet, metrics
-from nnsweeper.models.value import load_value_model
-from nnsweeper.value_training import predict_positions, prepare_positions, value_metrics
+from nnsweeper.models.value import load_value_model, predict_positions, value_metrics
 
 
 def main(argv=None) -> int:

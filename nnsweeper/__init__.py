@@ -42,9 +42,6 @@ _TORCH_NAMES = {
 }
 
 
-#: The engine's old module paths (now re-exports of nnsweeper.engine), still reachable as
-#: attributes (``nnsweeper.probability.cache_info()``) without an import of their own.
-_OLD_MODULES = ("probability", "sampling")
 
 
 def __getattr__(name):
@@ -54,10 +51,6 @@ def __getattr__(name):
         import importlib
 
         return getattr(importlib.import_module(_TORCH_NAMES[name]), name)
-    if name in _OLD_MODULES:
-        import importlib
-
-        return importlib.import_module(f"nnsweeper.{name}")
     raise AttributeError(f"module 'nnsweeper' has no attribute {name!r}")
 
 

@@ -1,8 +1,11 @@
 """What ``import nnsweeper`` loads: none of the heavy packages the games do not need."""
 
+import importlib
 import json
 import subprocess
 import sys
+
+import pytest
 
 import nnsweeper
 from nnsweeper._version import __version__
@@ -32,30 +35,15 @@ def test_evaluation_and_intervals_load_no_heavy_package():
 
 def test_the_engine_package_loads_no_heavy_package():
     # Its compiled kernels (numba) load on first use, not with the package.
-    assert loaded_by("import nnsweeper.engine\nimport nnsweeper.probability, nnsweeper.sampling") == []
+    assert loaded_by("import nnsweeper.engine") == []
 
 
-def test_the_old_engine_paths_re_export_the_engine():
-    import nnsweeper.engine as engine
-    import nnsweeper.probability as old_probability
-    import nnsweeper.sampling as old_sampling
-
-    for name in engine.__all__:
-        old = old_probability if hasattr(old_probability, name) else old_sampling
-        assert getattr(old, name) is getattr(engine, name), name
-    assert old_probability.EngineLimitError is nnsweeper.EngineLimitError
-    # One component cache, whichever path sets its size.
-    before = old_probability.set_cache_size(7)
-    try:
-        assert engine.cache_info().maxsize == 7
-        assert engine.set_cache_size(9) == 7 and old_probability.cache_info().maxsize == 9
-    finally:
-        engine.set_cache_size(before)
-    # The old modules are attributes of the package without an import of their own.
-    code = ("import nnsweeper as ns\n"
-            "assert ns.sampling.sample_layouts is ns.sample_layouts\n"
-            "assert ns.probability.analyze is ns.analyze is ns.engine.analyze")
-    subprocess.run([sys.executable, "-c", code], check=True)
+def test_the_deprecated_paths_are_gone():
+    # One public path per name: the engine's old module paths and the value-training shim went in 0.x.
+    for name in ("probability", "sampling", "_kernels", "value_training"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(f"nnsweeper.{name}")
+        assert not hasattr(nnsweeper, name)
 
 
 def test_version_comes_from_one_place():

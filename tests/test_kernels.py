@@ -13,14 +13,6 @@ from nnsweeper.grid import neighbour_sum, single_point_rules
 from nnsweeper.solvers.endgame import SearchBudgetExceeded
 
 
-def test_the_old_path_re_exports_the_kernels():
-    from nnsweeper import _kernels
-
-    assert _kernels.settle is kernels.settle and _kernels.endgame_win is kernels.endgame_win
-    assert set(_kernels.__all__) == {n for n in vars(kernels) if not n.startswith("_")} - {
-        "annotations", "np", "njit"}
-
-
 def _board(rows, cols, density, shown, flagged, seed, lie):
     """A visible grid from a random layout: some cells revealed, some mines flagged, and
     with ``lie`` one revealed number changed (so that some boards are inconsistent)."""

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The docs pages whose commands and Python blocks run here, after the README's and in
 #: this order (a reader who follows them uses what the earlier commands wrote).
 PAGES = [ROOT / "docs" / name for name in (
-    "engine.md", "solvers.md", "grading.md", "noguess.md", "models.md", "api.md", "own-board.md",
+    "index.md", "engine.md", "solvers.md", "grading.md", "noguess.md", "models.md", "api.md", "own-board.md",
     "evaluation.md", "experiments.md", "notebooks.md", "architecture.md", "results.md")]
 #: The docs pages whose blocks cannot run here, and why.
 NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster",

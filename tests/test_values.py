@@ -328,8 +328,7 @@ def test_training_writes_a_model_and_its_history(tiny_value_model):
 
 
 def test_the_one_training_entry_point_trains_a_value_cnn(tiny_value_model, tmp_path):
-    # train() takes a value config by its [model] arch; the former module keeps its names.
-    import nnsweeper.value_training as old
+    # train() takes a value config by its [model] arch.
     from nnsweeper.training import is_value_config, train
 
     path, _ = tiny_value_model
@@ -341,9 +340,6 @@ def test_the_one_training_entry_point_trains_a_value_cnn(tiny_value_model, tmp_p
     result = train(cfg, progress=False)
     assert [h["epoch"] for h in result.history] == [1]
     assert isinstance(load_value_model(result.best), ns.models.ValueCNN)
-    assert old.TRAIN_DEFAULTS["epochs"] == 8
-    assert callable(old.prepare_positions) and callable(old.value_metrics) and callable(old.predict_positions)
-    assert old.train_value is train_value and old.load_value_config is load_value_config  # old paths answer
     with pytest.raises(DatasetError, match="not augmented"):
         train({**cfg, "train": {**cfg["train"], "augment": True}, "output": {"dir": str(tmp_path / "r2")}},
               progress=False)

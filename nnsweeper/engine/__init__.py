@@ -15,9 +15,6 @@ single-point rules, boxes, components and the counting plan) and
 :mod:`nnsweeper.engine.counting` (the dynamic program over one component), shared by
 both of the above; :mod:`nnsweeper.engine.kernels` holds their compiled loops (numba),
 imported on first use only, so that importing this package does not import numba.
-
-``nnsweeper.probability``, ``nnsweeper.sampling`` and ``nnsweeper._kernels`` are the
-old paths of these modules, kept as re-exports.
 """
 
 from nnsweeper.engine.probability import (

@@ -339,6 +339,8 @@ class SearchSolver(Solver):
         ``endgame`` layouts whose game tree the search finishes gives the move (kind
         ``"endgame"``, its ``win_probability`` the area's).
 
+    Notes
+    -----
     The defaults are those of the measured combination (``eval/search_ablation.py``: on
     50,000 paired expert games it won 0.17 points more than :data:`V1`, interval +0.01 to
     +0.33, at 1.55 times the time per game; the blended value alone is worth +0.6 to +0.8
