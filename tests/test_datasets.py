@@ -642,7 +642,7 @@ def test_seed_key_codes_never_change():
     assert POLICY_CODES == {"csp": 0, "single_point": 1, "explore": 2, "reveal": 3, "search": 4, "gnn": 5,
                             "cnn": 6}
     assert FLAG_CODES == {"all": 0, "some": 1, "none": 2}
-    assert FIRST_CLICK_CODES == {"safe": 0, "zero": 1, "none": 2}
+    assert FIRST_CLICK_CODES == {"safe": 0, "zero": 1, "none": 2, "no-guess": 3, "no-guess-fast": 4}
     assert SPLIT_CODES == {"train": 0, "val": 1, "test": 2}
     part = parse_part("9x9:10:4:explore", first_click="zero")[0]
     assert part.stream_key == (9, 9, 10, 1, 2)

@@ -488,7 +488,7 @@ def test_table_refuses_outcomes_that_disagree_with_the_counts(tmp_path):
         ({"mines_list": [5], "n_jobs": 0}, ValueError, "n_jobs must be a non-zero integer"),
         ({"mines_list": [5], "rows": 0}, ValueError, "rows must be at least 1; got 0"),
         ({"mines_list": [5], "first_click": "lucky"}, InvalidRulesError,
-         "first_click must be one of safe, zero, none; got 'lucky'"),
+         "first_click must be one of safe, zero, none, no-guess, no-guess-fast; got 'lucky'"),
     ],
 )
 def test_bad_arguments_name_the_value_and_rule(kwargs, error, message):

@@ -207,3 +207,14 @@ def test_the_boards_command_writes_certified_boards_and_refuses_in_one_line(tmp_
     both = _cli("eval", "--solvers", "csp", "--preset", "beginner", "--no-guess", "--first-click", "zero",
                 "--trials", "2", "--quiet", "--out", "x", cwd=tmp_path)
     assert both.returncode == 2 and "give --no-guess or --first-click zero, not both" in both.stderr
+
+
+def test_the_gymnasium_environment_deals_no_guess_boards():
+    pytest.importorskip("gymnasium")
+    from nnsweeper.gym import MinesweeperGymEnv
+
+    env = MinesweeperGymEnv(preset="beginner", first_click="no-guess")
+    for seed in range(5):
+        env.reset(seed=seed)
+        env.step(40)  # the centre: it opens an area, and from it no guess is ever needed
+        assert certify(env.game.mine_layout(), (4, 4)).no_guess

@@ -630,6 +630,28 @@ def test_search_ablation_pairs_each_option_with_search(monkeypatch, tmp_path, ca
         mod.main(["nosuch"])
 
 
+def test_search_next_pairs_each_variant_with_search_as_it_ships(monkeypatch, tmp_path, capsys):
+    from nnsweeper.evaluation import EvalTable
+
+    mod = _module("eval/search_next.py")
+    monkeypatch.setattr(mod, "STORE", tmp_path / "next.games")
+    monkeypatch.setattr(mod, "TABLE", tmp_path / "next.json")
+    assert mod.main(["first_influence", "--trials", "4", "--board", "intermediate"]) == 0
+    table = EvalTable.from_json(tmp_path / "next.json")
+    assert table.solvers == ["search", "search+first_influence"] and table.boards == ["intermediate"]
+    assert f"influence_covered={mod.FIRST_SHARE}" in table.metadata["solvers"]["search+first_influence"]
+    assert "influence" not in table.metadata["solvers"]["search"]
+    text = (tmp_path / "next.md").read_text()
+    d = table.difference("search+first_influence", "search")[0]
+    assert f"| first_influence | influence=True, influence_covered={mod.FIRST_SHARE} |" in text
+    assert f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to" in text
+    capsys.readouterr()
+    assert mod.main(["--status"]) == 0
+    assert "search+first_influence-16x16x40: 4 games" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        mod.main(["nosuch"])
+
+
 def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
