@@ -133,45 +133,49 @@ def markdown(table) -> str:
     return "\n".join(out)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variants", nargs="*",
-                        help=f"variants to play (default: all of {', '.join(VARIANTS)})")
-    parser.add_argument("--trials", type=int, default=TRIALS, help=f"games per board (default: {TRIALS:,})")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
-    parser.add_argument("--board", action="append", choices=BOARDS, default=None,
-                        help="only this board (repeatable; default: both)")
-    parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
-    parser.add_argument("--table", action="store_true", help="write the table from the recorded games")
-    args = parser.parse_args(argv)
-    unknown = [v for v in args.variants if v not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
-    if args.status:
-        from nnsweeper.evaluation.store import held_games
-
-        for folder, (_, games) in held_games(STORE, args.trials).items():
-            print(f"{folder}: {games:,} games")
-        return 0
-    if not args.table:
-        table = play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)
-        table.to_json(TABLE)
-        from nnsweeper.fileio import write_text_atomic
-
-        write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
-        print(markdown(table))
-        return 0
+def run_variants(argv, *, description: str, variants, trials: int, boards, store: Path, table: Path,
+                 play, markdown) -> int:
+    """The command line of a paired experiment of variants (this script's and ``search_next.py``'s):
+    play the variants asked (all by default) into ``store`` and write ``table`` and its markdown,
+    or print what is recorded (``--status``), or write the markdown from ``table`` (``--table``)."""
     from nnsweeper.evaluation import EvalTable
     from nnsweeper.fileio import write_text_atomic
 
-    if not TABLE.exists():
-        print(f"no table yet ({TABLE.relative_to(ROOT)}): play the variants first", file=sys.stderr)
-        return 2
-    table = EvalTable.from_json(TABLE)
-    write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
-    print(markdown(table))
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("variants", nargs="*",
+                        help=f"variants to play (default: all of {', '.join(variants)})")
+    parser.add_argument("--trials", type=int, default=trials, help=f"games per board (default: {trials:,})")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    parser.add_argument("--board", action="append", choices=boards, default=None,
+                        help="only this board (repeatable; default: all of them)")
+    parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
+    parser.add_argument("--table", action="store_true", help="write the table from the recorded games")
+    args = parser.parse_args(argv)
+    unknown = [v for v in args.variants if v not in variants]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(variants)}")
+    if args.status:
+        from nnsweeper.evaluation.store import held_games
+
+        for folder, (_, games) in held_games(store, args.trials).items():
+            print(f"{folder}: {games:,} games")
+        return 0
+    if args.table:
+        if not table.exists():
+            print(f"no table yet ({table.name}): play the variants first", file=sys.stderr)
+            return 2
+        result = EvalTable.from_json(table)
+    else:
+        result = play(args.variants or list(variants), args.trials, args.jobs, args.board or boards)
+        result.to_json(table)
+    write_text_atomic(table.with_suffix(".md"), markdown(result) + "\n")
+    print(markdown(result))
     return 0
 
+
+def main(argv=None) -> int:
+    return run_variants(argv, description=__doc__.splitlines()[0], variants=VARIANTS, trials=TRIALS,
+                        boards=BOARDS, store=STORE, table=TABLE, play=play, markdown=markdown)
 
 if __name__ == "__main__":
     sys.exit(main())

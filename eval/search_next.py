@@ -24,7 +24,6 @@ the other core busy); times to compare come from ``benchmarks/bench_games.py --a
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -101,41 +100,21 @@ def markdown(table) -> str:
     return "\n".join(out)
 
 
+def _ablation():
+    """``search_ablation.py`` beside this script, whose command line this one shares."""
+    import importlib.util
+
+    path = Path(__file__).with_name("search_ablation.py")
+    spec = importlib.util.spec_from_file_location("search_ablation", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variants", nargs="*",
-                        help=f"variants to play (default: all of {', '.join(VARIANTS)})")
-    parser.add_argument("--trials", type=int, default=TRIALS, help=f"games per board (default: {TRIALS:,})")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
-    parser.add_argument("--board", action="append", choices=BOARDS, default=None,
-                        help="only this board (repeatable; default: both)")
-    parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
-    parser.add_argument("--table", action="store_true", help="write the table from the recorded games")
-    args = parser.parse_args(argv)
-    unknown = [v for v in args.variants if v not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
-    from nnsweeper.evaluation import EvalTable
-    from nnsweeper.fileio import write_text_atomic
-
-    if args.status:
-        from nnsweeper.evaluation.store import held_games
-
-        for folder, (_, games) in held_games(STORE, args.trials).items():
-            print(f"{folder}: {games:,} games")
-        return 0
-    if args.table:
-        if not TABLE.exists():
-            print(f"no table yet ({TABLE.relative_to(ROOT)}): play the variants first", file=sys.stderr)
-            return 2
-        table = EvalTable.from_json(TABLE)
-    else:
-        table = play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)
-        table.to_json(TABLE)
-    write_text_atomic(TABLE.with_suffix(".md"), markdown(table) + "\n")
-    print(markdown(table))
-    return 0
-
+    return _ablation().run_variants(argv, description=__doc__.splitlines()[0], variants=VARIANTS,
+                                    trials=TRIALS, boards=BOARDS, store=STORE, table=TABLE, play=play,
+                                    markdown=markdown)
 
 if __name__ == "__main__":
     sys.exit(main())
