@@ -42,8 +42,6 @@ _TORCH_NAMES = {
 }
 
 
-
-
 def __getattr__(name):
     # The models and the batched games need torch; importing them on first use keeps
     # `import nnsweeper` (and every worker process that plays or generates games) free of it.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnsweeper.errors import InvalidActionError, InvalidRulesError, check_int
-from nnsweeper.grid import covered_grid, dilate, neighbour_sum, neighbours
+from nnsweeper.grid import covered_grid, dilate, neighbours, openings
 
 __all__ = ["BOARD_SYNTAX", "MAX_BOARDS_PER_TEXT", "parse_boards", "parse_mine_counts",
            "FIRST_CLICK_RULES", "FIRST_CLICK_CODES", "PRESETS", "MAX_ROWS", "MAX_COLS", "Rules", "Game",
@@ -48,7 +48,6 @@ NO_GUESS_TRIES = 10_000
 MAX_ROWS = 1000
 MAX_COLS = 1000
 
-_EIGHT = np.ones((3, 3), dtype=bool)
 #: Spawn key of the mine-layout stream of a game seed.
 _LAYOUT_STREAM = 0
 
@@ -377,8 +376,6 @@ class Game:
         """Start the game again (same seed unless one is given); returns the observation."""
         if seed is not None:
             self.seed = self._check_seed(seed)
-        # The layout's own stream of the seed (see layout_rng).
-        self._rng = layout_rng(self.seed)
         r, c = self.shape
         self.mask = np.ones((r, c), dtype=np.int8)  # 1 covered, 0 revealed
         self.flags = np.zeros((r, c), dtype=bool)
@@ -393,22 +390,15 @@ class Game:
         self.moves = 0
         self._covered_safe = r * c - self.rules.mines
         if self.rules.first_click == "none":
-            self._place(mine_cells(self.rules))
+            self._set_layout(draw_layout(self.rules, self.seed))
         return self.observe()
-
-    def _place(self, allowed: np.ndarray) -> None:
-        """Place the mines uniformly among ``allowed`` cells with the game's generator
-        (the draw of :func:`draw_layout`)."""
-        self._set_layout(choose_mines(self._rng, allowed, self.rules.mines))
 
     def _set_layout(self, mine: np.ndarray) -> None:
         """Make ``mine`` (bool, the board's shape, the rules' mine count) the hidden layout."""
-        from scipy import ndimage  # on first use, which keeps scipy out of `import nnsweeper`
-
         self._mine = mine
-        self._counts = neighbour_sum(self._mine).astype(np.int8)
+        counts, self._zero_labels = openings(mine)
+        self._counts = counts.astype(np.int8)
         self.board = np.where(self._mine, -1, self._counts).astype(np.int8)
-        self._zero_labels = ndimage.label((self._counts == 0) & ~self._mine, structure=_EIGHT)[0]
         self.placed = True
 
     # --------------------------------------------------------- seed interface
@@ -492,10 +482,7 @@ class Game:
         if self.flags[i, j]:
             raise InvalidActionError(f"cell ({i}, {j}) is flagged; unflag it before revealing")
         if not self.placed:
-            if self.rules.first_click in NO_GUESS_RULES:  # certified, then placed
-                self._set_layout(draw_layout(self.rules, self.seed, (i, j)))
-            else:
-                self._place(mine_cells(self.rules, (i, j)))
+            self._set_layout(draw_layout(self.rules, self.seed, (i, j)))
         self.moves += 1
         info: dict = {"moves": self.moves}
         if self._mine[i, j]:

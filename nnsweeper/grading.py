@@ -39,7 +39,7 @@ from itertools import combinations
 import numpy as np
 
 from nnsweeper.errors import InvalidBoardError
-from nnsweeper.grid import neighbour_sum
+from nnsweeper.grid import dilate, open_cells, openings
 
 __all__ = ["ENDGAME_LAYOUTS", "MISTAKE", "GameGrade", "GradedMove", "Replay", "bbbv", "format_grade", "grade",
            "plot_grade", "replay_of_log"]
@@ -140,13 +140,8 @@ class GameGrade:
 
 def bbbv(mines: np.ndarray) -> int:
     """The board's 3BV: the fewest clicks that clear it (one per opening, one per other number)."""
-    from scipy import ndimage
-
-    counts = neighbour_sum(mines)
-    zero = (counts == 0) & ~mines
-    labels, n = ndimage.label(zero, structure=np.ones((3, 3), dtype=bool))
-    near_zero = ndimage.binary_dilation(zero, structure=np.ones((3, 3), dtype=bool))
-    return int(n + np.count_nonzero(~mines & ~near_zero))
+    _, labels = openings(mines)
+    return int(labels.max(initial=0) + np.count_nonzero(~mines & ~dilate(labels > 0)))
 
 
 def replay_of_log(log) -> Replay:
@@ -214,11 +209,11 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
         replay = replay_of_log(load_game(game))
     mines = np.asarray(replay.mines, dtype=bool)
     rows, cols = mines.shape
-    counts = neighbour_sum(mines)
+    counts, labels = openings(mines)
     shown = np.zeros(mines.shape, dtype=bool)
     out = GameGrade(rows, cols, int(mines.sum()), False, seconds=replay.seconds, bbbv=bbbv(mines),
                     source=replay.source)
-    grader = _Grader(mines, counts, endgame_layouts)
+    grader = _Grader(mines, endgame_layouts)
     moves = [(action, tuple((int(i), int(j)) for i, j in cells)) for action, cells in replay.moves]
     for number, (_, cells) in enumerate(moves, 1):
         for i, j in cells:
@@ -241,7 +236,9 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
         hit = any(mines[c] for c in cells)
         if hit:
             break
-        grader.reveal(shown, cells)
+        opened = np.zeros(mines.shape, dtype=bool)
+        opened[tuple(np.array(cells).T)] = True
+        open_cells(shown, opened, labels)
         if int(shown.sum()) == mines.size - int(mines.sum()):
             out.won = True
             break
@@ -251,28 +248,15 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
 class _Grader:
     """The engine's views of one game's positions (the look-ahead and the exact search)."""
 
-    def __init__(self, mines: np.ndarray, counts: np.ndarray, endgame_layouts: int):
-        from scipy import ndimage
-
+    def __init__(self, mines: np.ndarray, endgame_layouts: int):
         from nnsweeper.solvers import SearchSolver
 
-        self.mines, self.counts, self.limit = mines, counts, endgame_layouts
+        self.mines, self.limit = mines, endgame_layouts
         self.total = int(mines.sum())
-        zero = (counts == 0) & ~mines
-        self.zero = zero
-        self.labels = ndimage.label(zero, structure=np.ones((3, 3), dtype=bool))[0]
         self.search = SearchSolver()
         # The exact search's tree, made at the first position small enough and kept: the layouts
         # of every later position are among its layouts, and its memo serves them all.
         self.tree = None
-
-    def reveal(self, shown: np.ndarray, cells) -> None:
-        from nnsweeper.grid import dilate
-
-        for c in cells:
-            shown[c] = True
-            if self.zero[c]:
-                shown[dilate(self.labels == self.labels[c])] = True
 
     def move(self, number: int, action: str, grid: np.ndarray, cells) -> GradedMove:
         from nnsweeper.engine import analyze

@@ -11,6 +11,7 @@ import numpy as np
 
 __all__ = [
     "OFFSETS", "SYMMETRIES", "neighbour_sum", "neighbour_product", "dilate", "neighbours", "covered_grid",
+    "openings", "open_cells",
     "single_point_rules", "board_symmetries", "apply_symmetry", "invert_symmetry",
 ]
 
@@ -96,6 +97,26 @@ def dilate(mask: np.ndarray) -> np.ndarray:
     out = rows[..., :-2] | rows[..., 1:-1]
     out |= rows[..., 2:]
     return out
+
+
+def openings(mine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A layout's numbers and its openings: ``(counts, labels)``, ``labels`` numbering from 1 each
+    8-connected region of safe cells that show 0 (0 elsewhere), what flood fill opens at once."""
+    from scipy import ndimage  # on first use, which keeps scipy out of `import nnsweeper`
+
+    counts = neighbour_sum(mine)
+    labels = ndimage.label((counts == 0) & ~mine, structure=np.ones((3, 3), dtype=bool))[0]
+    return counts, labels
+
+
+def open_cells(revealed: np.ndarray, cells: np.ndarray, labels: np.ndarray) -> None:
+    """Reveal the safe ``cells`` (a bool mask) in ``revealed``, in place, and with each 0 among them
+    its whole opening and the numbers around it (flood fill; ``labels`` from :func:`openings`)."""
+    revealed |= cells
+    zeros = np.unique(labels[cells])
+    zeros = zeros[zeros > 0]
+    if zeros.size:
+        revealed |= dilate(np.isin(labels, zeros))
 
 
 def neighbours(i: int, j: int, rows: int, cols: int) -> list[tuple[int, int]]:

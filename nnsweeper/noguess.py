@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnsweeper.errors import EngineLimitError, InvalidRulesError, NnsweeperError
-from nnsweeper.grid import dilate, neighbour_sum
+from nnsweeper.grid import dilate, neighbour_sum, open_cells, openings
 
 __all__ = ["MODES", "Certificate", "NoGuessBudgetError", "certify", "format_layouts", "no_guess_board",
            "parse_layouts"]
@@ -118,8 +118,6 @@ def certify(mine, first_click) -> Certificate:
     InvalidRulesError
         A malformed layout, a first click off the board or on a mine.
     """
-    from scipy import ndimage
-
     from nnsweeper.engine import analyze
     from nnsweeper.observation import Observation
 
@@ -127,23 +125,14 @@ def certify(mine, first_click) -> Certificate:
     i, j = _check_cell(first_click, mine.shape)
     if mine[i, j]:
         raise InvalidRulesError(f"first_click ({i}, {j}) holds a mine in this layout")
-    counts = neighbour_sum(mine)
-    zero = (counts == 0) & ~mine
-    labels = ndimage.label(zero, structure=np.ones((3, 3), dtype=bool))[0]
+    counts, labels = openings(mine)
     total = int(mine.sum())
     safe_cells = mine.size - total
     revealed = np.zeros(mine.shape, dtype=bool)
     known = np.zeros(mine.shape, dtype=bool)
-
-    def reveal(cells: np.ndarray) -> None:
-        revealed[cells] = True
-        zeros = np.unique(labels[cells & zero])
-        if zeros.size:
-            revealed[dilate(np.isin(labels, zeros[zeros > 0]))] = True
-
     start = np.zeros(mine.shape, dtype=bool)
     start[i, j] = True
-    reveal(start)
+    open_cells(revealed, start, labels)
     steps = 0
     while int(revealed.sum()) < safe_cells:
         steps += 1
@@ -156,14 +145,8 @@ def certify(mine, first_click) -> Certificate:
         safe = a.safe
         if not safe.any():
             return Certificate(False, steps, revealed, known)
-        reveal(safe)
+        open_cells(revealed, safe, labels)
     return Certificate(True, steps, revealed, known)
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise InvalidRulesError(f"seed must be a non-negative integer; got {seed!r}")
-    return int(seed)
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -208,7 +191,7 @@ def no_guess_board(rows: int, cols: int, mines: int, first_click=(0, 0), seed: i
         No certified layout within the budget (say which and how far it got).
     """
     from nnsweeper.errors import check_int
-    from nnsweeper.game import Rules
+    from nnsweeper.game import Game, Rules
 
     if rule not in ("zero", "safe"):
         raise InvalidRulesError(f"rule must be 'zero' or 'safe' for a no-guess board; got {rule!r}")
@@ -221,7 +204,7 @@ def no_guess_board(rows: int, cols: int, mines: int, first_click=(0, 0), seed: i
                                    or not time_limit > 0):
         raise InvalidRulesError(
             f"time_limit must be a positive number of seconds or None; got {time_limit!r}")
-    seed = _check_seed(seed)
+    seed = Game._check_seed(seed)
     key = (rules.rows, rules.cols, rules.mines, cell, seed, mode, rule)
     with _CACHE_LOCK:
         packed = _CACHE.get(key)

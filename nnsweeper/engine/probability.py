@@ -181,7 +181,7 @@ class BoardAnalysis:
         """
         m = check_int("m", m, 0, InvalidBoardError)
         z, top = self._by_interior
-        _, n_interior, k_lo, denominator = self._count
+        _, n_interior, _, denominator = self._count
         if m == 0:
             return self.layouts
         if m > n_interior or not z:
