@@ -28,27 +28,28 @@ from nnsweeper.errors import (
 )
 from nnsweeper.evaluation import EvalTable, eval_solver_over_mines, evaluate, format_summary, game_seeds
 from nnsweeper.game import PRESETS, Game, MinesweeperEnv, Rules
-from nnsweeper.grading import grade
 from nnsweeper.noguess import NoGuessBudgetError, no_guess_board
 from nnsweeper.observation import Observation, Observations
 from nnsweeper.solvers import SOLVERS, GameRecord, get_solver
 from nnsweeper.solvers.suggest import Suggestion, suggest_move
 
-#: Names that need torch, and their modules: imported on first use.
-_TORCH_NAMES = {
+#: Names imported on first use, and their modules: those that need torch, and the grader
+#: (which `import nnsweeper` need not pay for).
+_ON_FIRST_USE = {
     "load_model": "nnsweeper.models",
     "BatchedGames": "nnsweeper.batched",
     "play_batched": "nnsweeper.batched",
+    "grade": "nnsweeper.grading",
 }
 
 
 def __getattr__(name):
     # The models and the batched games need torch; importing them on first use keeps
     # `import nnsweeper` (and every worker process that plays or generates games) free of it.
-    if name in _TORCH_NAMES:
+    if name in _ON_FIRST_USE:
         import importlib
 
-        return getattr(importlib.import_module(_TORCH_NAMES[name]), name)
+        return getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
     raise AttributeError(f"module 'nnsweeper' has no attribute {name!r}")
 
 
