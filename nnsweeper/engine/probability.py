@@ -535,10 +535,10 @@ def _combine(solved: list, box_sizes: list[int], n_interior: int, mines_left: in
     count = (total, n_interior, k_lo, denominator)
     top = mines_left - lo  # interior mines when the frontier holds lo
     if n_interior == 0:
-        return ratios, 0.0, count, (mined, 0), (tuple(z), top)
+        return ratios, 0.0, count, (mined, 0), (z, top)
     interior_mines = sum([x * (top - t) for t, x in enumerate(z)])
     return (ratios, _ratio(interior_mines, n_interior * total), count, (mined, interior_mines),
-            (tuple(z), top))
+            (z, top))
 
 
 def _check_combination(polys: list[list[int]], weights: list[int], max_states: int) -> None:
