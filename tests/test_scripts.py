@@ -754,3 +754,85 @@ def test_bundled_weights_are_replaced_only_through_a_gate_that_measured_them(tmp
         bundle.check_gate("gnn", candidate, str(tmp_path / "g"))
     with pytest.raises(SystemExit, match="missing.json: .*No such file"):
         bundle.check_gate("gnn", candidate, str(tmp_path / "missing"))
+
+
+def test_opening_book_moves_a_mine_off_the_guess_to_a_uniform_layout():
+    """Layouts with the guessed cell safe come out equally likely (chi-square over every layout of a
+    3x4 board with 3 mines, the corner safe, 150 draws each), and the corner's number never changes."""
+    from itertools import combinations
+
+    from scipy.stats import chisquare
+
+    mod = _module("eval/opening_book.py")
+    cell = (2, 3)
+    block = mod.corner_block((3, 4))
+    counts: dict[int, dict[bytes, int]] = {}
+    cells = [k for k in range(12) if k != 0]
+    for mines in combinations(cells, 3):
+        layout = np.zeros((3, 4), dtype=bool)
+        layout.ravel()[list(mines)] = True
+        for seed in range(150):
+            out = mod.moved_layout(layout, cell, seed)
+            assert not out[cell] and out.sum() == 3 and (out[block] == layout[block]).all()
+            n = int(layout[block].sum())
+            counts.setdefault(n, {}).setdefault(out.tobytes(), 0)
+            counts[n][out.tobytes()] += 1
+    for n, seen in counts.items():
+        # every layout with the cell safe and n mines next to the corner, each equally often
+        expected = sum(1 for mines in combinations(cells, 3) if cell[0] * 4 + cell[1] not in mines
+                       and sum(block.ravel()[list(mines)]) == n)
+        assert len(seen) == expected
+        if expected > 1:
+            assert chisquare(list(seen.values())).pvalue > 1e-3
+    same = np.zeros((3, 4), dtype=bool)
+    same[0, 1] = same[1, 2] = same[2, 2] = True
+    assert mod.moved_layout(same, cell, 0) is same  # a safe cell: the layout as drawn
+
+
+def test_opening_book_plays_every_first_guess_on_the_same_games(monkeypatch, tmp_path, capsys):
+    from nnsweeper.evaluation.harness import game_seeds
+    from nnsweeper.game import Game, draw_layout
+    from nnsweeper.solvers.base import GUESS_KINDS
+
+    mod = _module("eval/opening_book.py")
+    monkeypatch.setattr(mod, "OUT", tmp_path / "book")
+    monkeypatch.setattr(mod, "ARCHIVE", tmp_path / "book.json.gz")
+    monkeypatch.setattr(mod, "TABLE", tmp_path / "book.md")
+    monkeypatch.setattr(mod, "BOARD", "beginner")
+    monkeypatch.setattr(mod, "CHUNK", 12)
+    monkeypatch.setattr(mod, "OPTIONS", {"search": None, "corner (8, 8)": (8, 8), "edge (0, 2)": (0, 2)})
+    assert mod.main(["play", "--chunks", "0:2", "--worker", "1/2"]) == 0  # chunk 1 only
+    assert [p.name for p in (tmp_path / "book").iterdir()] == ["chunk00001.json"]
+    data = json.loads((tmp_path / "book" / "chunk00001.json").read_text())
+    assert data["board"] == "beginner" and data["options"] == ["search", "corner (8, 8)", "edge (0, 2)"]
+    rules = mod.rules()
+    shown = [int(draw_layout(rules, s, (0, 0))[:2, :2].sum()) for s in game_seeds(mod.SEED, 24)[12:].tolist()]
+    assert data["n"] == [n for n in shown if n] and data["seeds"]  # the games with a number in the corner
+    # The forced option opens its cell as the first guess, on the layout with that cell safe.
+    sd = data["seeds"][0]
+    layout = mod.moved_layout(draw_layout(rules, sd, (0, 0)), (8, 8), sd)
+    game = Game(rules, 0)
+    game.reset()
+    game._set_layout(layout)
+    solver = mod.first_guess_solver((8, 8))
+    rec = solver.play(game, np.random.default_rng(sd))
+    guesses = [m.cell for m in rec.moves if m.kind in GUESS_KINDS]
+    assert guesses[0] == (8, 8)
+    assert rec.won == data["wins"][0][1]
+    capsys.readouterr()
+    assert mod.main(["table", "--write"]) == 0
+    text = capsys.readouterr().out
+    assert f"{len(data['n'])} games (those of 1 chunks of 12 game seeds" in text
+    w = np.array(data["wins"], dtype=bool)
+    it, other = int((w[:, 1] & ~w[:, 0]).sum()), int((~w[:, 1] & w[:, 0]).sum())
+    assert f"| corner (8, 8) | {100 * w[:, 1].mean():.2f}% |" in text
+    assert f"{100 * (it - other) / len(w):+.2f} (" in text and f"| {it} / {other} |" in text
+    assert (tmp_path / "book.md").read_text() == text
+    # The archive alone gives the same table once the chunks are gone.
+    for p in (tmp_path / "book").iterdir():
+        p.unlink()
+    assert mod.main(["table"]) == 0
+    assert capsys.readouterr().out == text
+    monkeypatch.setattr(mod, "SEED", 1)
+    with pytest.raises(SystemExit, match="another board, seed or options"):
+        mod.main(["table"])
