@@ -244,10 +244,10 @@ def test_influence_scales_a_score_by_its_fifty_fifty_share():
         known = obs.flags | a.mines
         base = {c.cell: c for c in plain.score_candidates(obs, a, np.random.default_rng(0), prune=False)}
         _, enablers = pseudo_fifty_fifty(obs, a, known, living_cells(a))
+        layouts = enumerate_layouts(obs.grid, obs.total_mines, obs.flags)
         for c in fifty.score_candidates(obs, a, np.random.default_rng(0), prune=False):
             if c.cell not in base:  # a cell the sweep added (see the test below)
                 continue
-            layouts = enumerate_layouts(obs.grid, obs.total_mines, obs.flags)
             mines = int(layouts[:, c.cell[0], c.cell[1]].sum())
             safe = a.layouts - mines
             inf = min(influence(obs, a, c.cell, known) + enablers.get(c.cell, 0), mines, safe)
@@ -274,8 +274,8 @@ def test_dominance_plays_the_first_safer_cell_that_is_safe_whenever_the_pick_is(
                     for c in picked.tolist() if tuple(c) != t]
             got = dom._dominated(obs, a, picked, [first, *rest])
             # Cells safe after every number t can show: safe in every layout where t is safe.
-            common = {c for c in safe if c != t and all(
-                not lay[c] for lay in layouts if not lay[t])}
+            never_mine = ~layouts[~layouts[:, t[0], t[1]]].any(axis=0)
+            common = {c for c in safe if c != t and never_mine[c]}
             better = [tuple(c) for c in picked.tolist() if tuple(c) in common
                       and (safe[tuple(c)] - safe[t]) * 10_000 > a.layouts]
             assert got[0][0] == (better[0] if better else t)
