@@ -140,7 +140,11 @@ class GameGrade:
 
 def bbbv(mines: np.ndarray) -> int:
     """The board's 3BV: the fewest clicks that clear it (one per opening, one per other number)."""
-    _, labels = openings(mines)
+    return _bbbv(mines, openings(mines)[1])
+
+
+def _bbbv(mines: np.ndarray, labels: np.ndarray) -> int:
+    """:func:`bbbv` with the layout's openings already labelled (:func:`~nnsweeper.grid.openings`)."""
     return int(labels.max(initial=0) + np.count_nonzero(~mines & ~dilate(labels > 0)))
 
 
@@ -211,7 +215,7 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
     rows, cols = mines.shape
     counts, labels = openings(mines)
     shown = np.zeros(mines.shape, dtype=bool)
-    out = GameGrade(rows, cols, int(mines.sum()), False, seconds=replay.seconds, bbbv=bbbv(mines),
+    out = GameGrade(rows, cols, int(mines.sum()), False, seconds=replay.seconds, bbbv=_bbbv(mines, labels),
                     source=replay.source)
     grader = _Grader(mines, endgame_layouts)
     moves = [(action, tuple((int(i), int(j)) for i, j in cells)) for action, cells in replay.moves]

@@ -105,16 +105,18 @@ class Endgame:
         Raises :class:`SearchBudgetExceeded` past ``node_limit`` expanded positions.
         """
         s = self.consistent(grid)
-        self.nodes = 0
-        wins, col = self._win(s)
-        if col < 0:
+        wins, cell = self._value(s)
+        if cell is None:
             return None
-        return divmod(int(self.cells[col]), self.shape[1]), wins, sum(w.bit_count() for w in s.tolist())
+        return cell, wins, sum(w.bit_count() for w in s.tolist())
 
     def value(self, grid: np.ndarray) -> tuple[int, tuple[int, int] | None]:
         """The layouts (of those consistent with ``grid``) in which best play wins, and the best
         guess there (None when no guess is needed); raises as :meth:`best_move` does."""
-        s = self.consistent(grid)
+        return self._value(self.consistent(grid))
+
+    def _value(self, s: np.ndarray) -> tuple[int, tuple[int, int] | None]:
+        """:meth:`value` of the layouts ``s`` (a bit set), the node count started again."""
         self.nodes = 0
         wins, col = self._win(s)
         return wins, None if col < 0 else divmod(int(self.cells[col]), self.shape[1])
