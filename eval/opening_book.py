@@ -31,7 +31,8 @@ the chunks missing)::
 
 ``--write`` merges the chunks into ``eval/results/opening_book.json.gz`` (every game: its seed,
 the corner's number, each option's outcome; committed) and writes the table to
-``eval/results/opening_book.md``; ``table`` reads the archive when no chunk is there.
+``eval/results/opening_book.md``. The archive counts as played: ``play`` skips its chunks, and
+``table`` reads it together with the chunks played since.
 
 ``table`` gives, per corner number ``n`` and option, the games, ``W`` with its interval, and
 the paired difference from ``search``'s own choice (the option ``search``).
@@ -176,8 +177,9 @@ def play_chunk(k: int) -> dict:
 
 def play(chunks: range, worker: int, workers: int) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    archived = {r["chunk"] for r in archived_chunks()}
     for k in chunks:
-        if k % workers != worker:
+        if k % workers != worker or k in archived:
             continue
         path = OUT / f"chunk{k:05d}.json"
         if path.exists():
@@ -189,28 +191,43 @@ def play(chunks: range, worker: int, workers: int) -> None:
         print(f"chunk {k}: {len(data['seeds'])} games", flush=True)
 
 
+def archived_chunks() -> list[dict]:
+    """The chunks the archive holds, as :func:`play_chunk` made them (times in whole milliseconds)."""
+    if not ARCHIVE.exists():
+        return []
+    with gzip.open(ARCHIVE, "rt") as f:
+        data = json.load(f)
+    rows, at = [], 0
+    for k, size in zip(data["chunks"], data["sizes"], strict=True):
+        part = slice(at, at + size)
+        at += size
+        rows.append({"chunk": k, "board": data["board"], "seed": data["seed"], "options": data["options"],
+                     "seeds": data["seeds"][part], "n": data["n"][part],
+                     "wins": [[c == "1" for c in w] for w in data["wins"][part]],
+                     "seconds": [[ms / 1000 for ms in t] for t in data["milliseconds"][part]]})
+    return rows
+
+
 def load():
-    if not any(OUT.glob("chunk*.json")) and ARCHIVE.exists():
-        with gzip.open(ARCHIVE, "rt") as f:
-            data = json.load(f)
-        if data["options"] != list(OPTIONS) or data["seed"] != SEED or data["board"] != BOARD:
-            raise SystemExit(f"{ARCHIVE} holds another board, seed or options")
-        wins = np.array([[c == "1" for c in w] for w in data["wins"]], dtype=bool).reshape(-1, len(OPTIONS))
-        secs = np.array(data["milliseconds"], dtype=float).reshape(-1, len(OPTIONS)) / 1000
-        return data["options"], np.array(data["n"], dtype=int), wins, secs, data["chunks"], data["seeds"]
-    rows = [json.loads(p.read_text()) for p in sorted(OUT.glob("chunk*.json"))]
-    names = rows[0]["options"] if rows else []
+    """Every game: the archive's chunks and those played since (a chunk the archive holds is not
+    played again)."""
+    rows = archived_chunks()
+    have = {r["chunk"] for r in rows}
+    rows += [r for r in (json.loads(p.read_text()) for p in sorted(OUT.glob("chunk*.json")))
+             if r["chunk"] not in have]
     if not rows:
         raise SystemExit(f"no chunk in {OUT}: run `python eval/opening_book.py play` first")
-    if any(r["options"] != names or r["seed"] != SEED or r.get("board", "expert") != BOARD for r in rows):
-        raise SystemExit(f"chunks of another board, seed or options in {OUT}: give them a folder of "
-                         "their own")
+    rows.sort(key=lambda r: r["chunk"])
+    names = list(OPTIONS)
+    if any(r["options"] != names or r["seed"] != SEED or r["board"] != BOARD for r in rows):
+        raise SystemExit(f"games of another board, seed or options in {OUT} or {ARCHIVE}: give them a "
+                         "folder of their own")
     n = np.concatenate([np.array(r["n"], dtype=int) for r in rows])
     wins = np.concatenate([np.array(r["wins"], dtype=bool).reshape(-1, len(names)) for r in rows])
     secs = np.concatenate([np.array(r["seconds"], dtype=float).reshape(-1, len(names)) for r in rows])
     secs = np.round(1000 * secs) / 1000  # whole milliseconds, as the archive keeps them
     seeds = [s for r in rows for s in r["seeds"]]
-    return names, n, wins, secs, [r["chunk"] for r in rows], seeds
+    return names, n, wins, secs, [r["chunk"] for r in rows], [len(r["n"]) for r in rows], seeds
 
 
 def write(path: Path, text: str, *, compress: bool = False) -> None:
@@ -224,10 +241,10 @@ def write(path: Path, text: str, *, compress: bool = False) -> None:
 def table(keep: bool = False) -> str:
     from nnsweeper.evaluation.stats import newcombe_paired_interval, wilson_interval
 
-    names, n, wins, secs, chunks, seeds = load()
+    names, n, wins, secs, chunks, sizes, seeds = load()
     if keep:
         merged = {"board": BOARD, "seed": SEED, "corner": list(CORNER), "options": names, "chunks": chunks,
-                  "seeds": seeds, "n": n.tolist(),
+                  "sizes": sizes, "seeds": seeds, "n": n.tolist(),
                   "wins": ["".join("1" if x else "0" for x in w) for w in wins],
                   "milliseconds": np.round(1000 * secs).astype(int).tolist()}
         write(ARCHIVE, json.dumps(merged), compress=True)

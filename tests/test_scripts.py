@@ -833,6 +833,18 @@ def test_opening_book_plays_every_first_guess_on_the_same_games(monkeypatch, tmp
         p.unlink()
     assert mod.main(["table"]) == 0
     assert capsys.readouterr().out == text
+    # Played on from the archive alone: its chunk is not played again, the new one joins it.
+    assert mod.main(["play", "--chunks", "0:2"]) == 0
+    assert [p.name for p in (tmp_path / "book").iterdir()] == ["chunk00000.json"]
+    capsys.readouterr()
+    assert mod.main(["table", "--write"]) == 0
+    both = capsys.readouterr().out
+    first = json.loads((tmp_path / "book" / "chunk00000.json").read_text())
+    assert f"{len(first['n']) + len(data['n'])} games (those of 2 chunks of 12 game seeds" in both
+    for p in (tmp_path / "book").iterdir():
+        p.unlink()
+    assert mod.main(["table"]) == 0
+    assert capsys.readouterr().out == both  # the archive now holds both
     monkeypatch.setattr(mod, "SEED", 1)
     with pytest.raises(SystemExit, match="another board, seed or options"):
         mod.main(["table"])
