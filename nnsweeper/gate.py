@@ -83,10 +83,18 @@ DENSITY_BANDS = (0.10, 0.15, 0.20, 0.25, 1.0)
 BOOTSTRAP = 400
 #: Model probabilities closer than this are one choice (the neural solvers' ``tolerance``).
 TIE = 1e-3
-#: How much worse a position family's figure must be, its whole interval beyond the bundled
-#: weights', before the cell counts as worse: a change smaller than these is real (thousands of
-#: positions measure it) but moves no game. Win rates have none: any loss beyond the noise counts.
-MARGINS = {"calibration": 0.002, "decisions": 0.001, "log-loss": 0.002}
+#: The gate's margins: per family, the smallest change that counts against the candidate, fixed
+#: before any candidate of the plan (train/plan.py) was judged and never moved after seeing a grid.
+#: A cell is worse only when its whole interval lies beyond its margin: a win rate lower by more
+#: than ``games`` points (0: any loss beyond the noise counts, since the win rate is what users
+#: see); a bias larger in size by more than ``calibration`` (a bias of 0.002 moves the solvers'
+#: choice between a frontier and an interior cell only where their risks differ by less, at most
+#: that much exact risk per guess); a mean regret on guess positions higher by more than
+#: ``decisions`` (a tenth of a point of exact risk per guess); a frontier excess log-loss higher by
+#: more than ``log-loss`` nats per cell. The opening cells have no noise and their own
+#: :data:`OPENING_TOLERANCE`. Tens of thousands of positions measure changes far below these,
+#: and every retrained network has some.
+MARGINS = {"games": 0.0, "calibration": 0.002, "decisions": 0.001, "log-loss": 0.002}
 
 
 @dataclass(frozen=True)
@@ -181,7 +189,7 @@ class GateReport:
         cells = []
         for c in self.cells:
             if c.family == "games":
-                worse = c.high < 0
+                worse = c.high < -MARGINS["games"]
             elif c.family == "openings":
                 worse = max(n - o for o, n in c.extra["by_k"].values()) > OPENING_TOLERANCE
             else:
@@ -237,9 +245,18 @@ class GateReport:
                          + (" WORSE" if worst.worse else ""))
         return "\n".join(lines)
 
+    def rule(self) -> str:
+        """The rule the grid was judged by: each family's margin (the smallest change that counts)."""
+        margins = self.settings.get("margins") or MARGINS
+        tolerance = self.settings.get("opening_tolerance", OPENING_TOLERANCE)
+        parts = [f"{fam} {margins[fam]:.2f} points" if fam == "games" else f"{fam} {margins[fam]:.4f}"
+                 for fam in FAMILIES if fam in margins]
+        return ("  rule: a cell is worse when its whole interval lies beyond its margin ("
+                + ", ".join(parts) + f"; openings: a regret higher by more than {tolerance:.4f})")
+
     def format(self) -> str:
         """The whole grid as text tables, one per family."""
-        out = [self.summary(), ""]
+        out = [self.summary(), self.rule(), ""]
         for fam in FAMILIES:
             cells = self.family(fam)
             if not cells:

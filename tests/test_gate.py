@@ -82,6 +82,25 @@ def test_better_weights_pass_and_the_grid_reads_both_ways(failed):
     assert data["cells"][4]["low"] is None  # an opening has no interval (no noise)
 
 
+def test_the_margins_are_the_rule_stated_in_advance():
+    """The margins were fixed before the plan's candidates were judged: changing one is a
+    change of the rule, made here and in docs/models.md, never to pass a grid."""
+    from nnsweeper.gate import MARGINS, OPENING_TOLERANCE
+
+    assert MARGINS == {"games": 0.0, "calibration": 0.002, "decisions": 0.001, "log-loss": 0.002}
+    assert OPENING_TOLERANCE == 0.005
+    # A win rate lower beyond the noise is worse by any amount; one whose interval reaches 0 is not.
+    gaps = {"games": 1000, "bundled_gap": 0.0, "candidate_gap": -1.0}
+    lower = GateCell("games", "gnn 10x10/9", 90.0, 91.0, -1.0, -1.9, -0.05, False, False, gaps)
+    level = GateCell("games", "gnn 10x10/9", 90.0, 91.0, -1.0, -1.9, 0.05, False, True, gaps)
+    report = GateReport("gnn", "a", "b", [lower, level], {}).judged()
+    assert [c.worse for c in report.cells] == [True, False]
+    # The grid states the rule it was judged by.
+    assert ("rule: a cell is worse when its whole interval lies beyond its margin (games 0.00 points, "
+            "calibration 0.0020, decisions 0.0010, log-loss 0.0020; openings: a regret higher by more "
+            "than 0.0050)") in report.format()
+
+
 def test_a_saved_grid_reads_back_and_is_judged_by_the_margins(failed, tmp_path):
     from nnsweeper.gate import MARGINS
 

@@ -86,7 +86,7 @@ def idx9(states):
 def test_configs_are_complete_and_rebuild():
     cnn, gnn = MineCNN(), MineGNN()
     assert cnn.config == {"arch": "cnn", "channels": 32, "blocks": 6, "dilations": [1, 2, 4, 8], "kernel": 3,
-                          "norm": "group", "global_pool": False}
+                          "norm": "group", "global_pool": False, "symmetric": False}
     assert gnn.config == {"arch": "gnn", "hidden": 64, "layers": 6, "conv": "sage", "cell_edges": True,
                           "global_pool": True, "shared": False}
     assert set(ARCHS) == {"cnn", "gnn"}
@@ -782,3 +782,62 @@ def test_symmetric_prediction_transforms_with_the_board(arch, states):
         assert plain_gap < 1e-5
     with pytest.raises(ModelError, match="symmetric must be True or False"):
         model.predict_proba(grid, total, flags, symmetric=1)
+
+
+def test_kernel_orbits_by_hand():
+    from nnsweeper.models.cnn import kernel_orbits
+
+    np.testing.assert_array_equal(kernel_orbits(3), [[2, 1, 2], [1, 0, 1], [2, 1, 2]])
+    np.testing.assert_array_equal(kernel_orbits(1), [[0]])
+    k5 = kernel_orbits(5)
+    assert k5.max() == 5 and k5[2, 2] == 0 and k5[0, 0] == k5[4, 4] == k5[0, 4] == 5
+    assert k5[0, 1] == k5[1, 0] == k5[3, 4] == 4  # (2, 1) offsets: eight cells, one orbit
+
+
+@pytest.mark.parametrize("shape", [(9, 9), (7, 11)])
+def test_symmetric_cnn_commutes_with_the_board_symmetries(states, shape):
+    """With every kernel invariant under the square's symmetries, a rotated or mirrored board gets
+    the rotated or mirrored probabilities from one plain pass, whatever the weights: the borders,
+    the dilations, GroupNorm and the global pool all commute with them."""
+    from nnsweeper.grid import apply_symmetry, board_symmetries
+
+    torch.manual_seed(0)
+    model = MineCNN({"channels": 8, "blocks": 3, "dilations": [1, 2, 4], "global_pool": True,
+                     "symmetric": True})
+    _randomise(model)
+    assert model.n_parameters < MineCNN({"channels": 8, "blocks": 3, "dilations": [1, 2, 4],
+                                         "global_pool": True}).n_parameters
+    worst = 0.0
+    for seed in range(4):
+        grid, total, flags, _ = _board(*shape, 12, seed=seed)
+        p = model.predict_proba(grid, total, flags)
+        assert 0.01 < p[(grid < 0) & ~flags].std()  # a network that tells cells apart
+        for sym in board_symmetries(*shape):
+            g = np.ascontiguousarray(apply_symmetry(grid, sym))
+            f = np.ascontiguousarray(apply_symmetry(flags, sym))
+            worst = max(worst, np.abs(model.predict_proba(g, total, f) - apply_symmetry(p, sym)).max())
+    assert worst < 1e-5
+    grids = [_board(*shape, 12, seed=seed)[0] for seed in range(4)]
+    assert model.symmetry_gap(grids, 12).max() < 1e-5
+    plain = MineCNN({"channels": 8, "blocks": 3, "dilations": [1, 2, 4], "global_pool": True})
+    _randomise(plain)
+    assert plain.symmetry_gap(grids, 12).min() > 1e-3  # the check tells a plain CNN apart
+    # Its kernels hold one weight per orbit: each conv's full kernel is symmetric.
+    conv = model.blocks[0].conv1
+    kernel = conv.kernel().detach()
+    torch.testing.assert_close(kernel, kernel.flip(-1))
+    torch.testing.assert_close(kernel, kernel.transpose(-1, -2))
+
+
+def test_symmetric_cnn_checkpoint_round_trip(tmp_path):
+    model = MineCNN({"channels": 8, "blocks": 2, "symmetric": True})
+    _randomise(model)
+    path = save_checkpoint(tmp_path / "sym.pt", model)
+    loaded = load_checkpoint(path, expected={"arch": "cnn"})
+    assert loaded.config["symmetric"] is True
+    grid, total, flags, _ = _board(9, 9, 10, seed=1)
+    np.testing.assert_array_equal(loaded.predict_proba(grid, total, flags),
+                                  model.predict_proba(grid, total, flags))
+    # Its weights do not fit the plain network of the same size.
+    with pytest.raises(ModelError, match="symmetric"):
+        MineCNN({"channels": 8, "blocks": 2, "symmetric": "yes"})

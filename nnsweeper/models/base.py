@@ -28,6 +28,7 @@ models are asked through :meth:`MineModel.predict_proba` on the host.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
 from collections.abc import Mapping, Sequence
@@ -568,36 +569,73 @@ class MineModel(torch.nn.Module):
         Runs under ``torch.inference_mode()`` on the model's device, in eval mode;
         the train/eval mode of every submodule is restored afterwards.
         """
-        boards, kind = _as_boards(grids)
-        n = len(boards)
-        if total_mines is None and flags is None and all(isinstance(b, Observation) for b in boards):
-            totals, fl = [None] * n, [None] * n
-        else:
-            totals = _per_board_totals(total_mines, n, kind)
-            fl = _per_board_flags(flags, n, kind)
+        observations, kind = _checked_boards(grids, total_mines, flags)
         batch_size = check_int("batch_size", batch_size, 1, ModelError)
         if not isinstance(symmetric, bool):
             raise ModelError(f"symmetric must be True or False; got {symmetric!r}")
-        observations = _observations(boards, totals, fl)
-
-        modes = [(m, m.training) for m in self.modules()]
-        try:
-            self.eval()
-            with torch.inference_mode():
-                out = (_symmetric_mean(self, observations, batch_size) if symmetric
-                       else self.predict_observations(observations, batch_size))
-        finally:
-            for m, mode in modes:
-                m.training = mode
+        with _inference(self):
+            out = (_symmetric_mean(self, observations, batch_size) if symmetric
+                   else self.predict_observations(observations, batch_size))
         if kind == "single":
             return out[0]
         if kind == "stack":
             return np.stack(out)
         return out
 
+    def symmetry_gap(self, grids, total_mines=None, flags=None, *, batch_size: int = 256) -> np.ndarray:
+        """How far the model is from commuting with the board's symmetries, per board.
 
-def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
-    """``predict_observations`` averaged over each board's symmetries (``predict_proba(symmetric=True)``)."""
+        Each board is read in each of its symmetries (8 for a square board, 4 otherwise),
+        each answer is mapped back onto the board, and the gap is the largest difference of
+        one covered cell's P(mine) between two of them. A model symmetric by construction
+        (:class:`~nnsweeper.models.MineGNN`, a :class:`~nnsweeper.models.MineCNN` with
+        ``symmetric = true``) has gaps of float rounding; the boards are given as for
+        :meth:`predict_proba`.
+
+        Returns
+        -------
+        ndarray of float64, (boards,)
+        """
+        observations, _ = _checked_boards(grids, total_mines, flags)
+        batch_size = check_int("batch_size", batch_size, 1, ModelError)
+        with _inference(self):
+            answers = _symmetric_answers(self, observations, batch_size)
+        gaps = []
+        for obs, back in zip(observations, answers, strict=True):
+            covered = (obs.grid < 0) & ~obs.flags
+            gaps.append(float((back.max(axis=0) - back.min(axis=0))[covered].max(initial=0.0)))
+        return np.array(gaps)
+
+
+def _checked_boards(grids, total_mines, flags) -> tuple[list[Observation], str]:
+    """The boards of :meth:`MineModel.predict_proba`'s arguments as checked observations, and
+    the kind of input (``"single"``, ``"stack"`` or ``"list"``)."""
+    boards, kind = _as_boards(grids)
+    n = len(boards)
+    if total_mines is None and flags is None and all(isinstance(b, Observation) for b in boards):
+        totals, fl = [None] * n, [None] * n
+    else:
+        totals = _per_board_totals(total_mines, n, kind)
+        fl = _per_board_flags(flags, n, kind)
+    return _observations(boards, totals, fl), kind
+
+
+@contextlib.contextmanager
+def _inference(model: torch.nn.Module):
+    """Eval mode and ``torch.inference_mode()``; every submodule's train/eval mode restored after."""
+    modes = [(m, m.training) for m in model.modules()]
+    try:
+        model.eval()
+        with torch.inference_mode():
+            yield
+    finally:
+        for m, mode in modes:
+            m.training = mode
+
+
+def _symmetric_answers(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
+    """Per board, the model's answers to each of its symmetries mapped back onto it:
+    (symmetries, rows, cols), the identity first."""
     views, groups = [], []
     for obs in observations:
         symmetries = board_symmetries(*obs.grid.shape)
@@ -609,8 +647,13 @@ def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> li
     answers = model.predict_observations(views, batch_size)
     out, k = [], 0
     for symmetries in groups:
-        back = np.stack([invert_symmetry(answers[k + m], s) for m, s in enumerate(symmetries)])
+        out.append(np.stack([invert_symmetry(answers[k + m], s) for m, s in enumerate(symmetries)]))
         k += len(symmetries)
-        # Sorted first, so the sum does not depend on which symmetry the board came in.
-        out.append(np.sort(back, axis=0).mean(axis=0))
     return out
+
+
+def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
+    """``predict_observations`` averaged over each board's symmetries (``predict_proba(symmetric=True)``)."""
+    # Sorted first, so the sum does not depend on which symmetry the board came in.
+    answers = _symmetric_answers(model, observations, batch_size)
+    return [np.sort(back, axis=0).mean(axis=0) for back in answers]

@@ -23,7 +23,7 @@ from nnsweeper.grid import apply_symmetry, board_symmetries, invert_symmetry
 from .base import MineModel, board_batches, tensor_totals
 from .config import CNNConfig, ModelError
 
-__all__ = ["MineCNN", "CNNConfig", "ResidualBlock", "encode_grids_tensor"]
+__all__ = ["MineCNN", "CNNConfig", "ResidualBlock", "SymmetricConv2d", "encode_grids_tensor"]
 
 _REQUIRED_KEYS = ("x", "prob", "mine", "unknown", "frontier")
 
@@ -33,6 +33,58 @@ def _norm(kind: str, channels: int) -> nn.Module:
         # Per-board statistics only (no running averages): train and eval behave alike.
         return nn.GroupNorm(math.gcd(channels, 8), channels)
     return nn.Identity()
+
+
+def kernel_orbits(kernel: int) -> np.ndarray:
+    """The orbit of each position of a ``kernel`` x ``kernel`` kernel under the square's eight
+    symmetries: (kernel, kernel) int64, orbits numbered by distance from the centre.
+
+    Two positions share an orbit when one of the symmetries (rotations by quarter turns,
+    mirror images) maps one onto the other: their offsets from the centre ``(a, b)`` have the
+    same ``max(|a|, |b|)`` and ``min(|a|, |b|)``, the orbit's key, and orbits are numbered in
+    the order of their keys. For 3x3: 0 the centre, 1 the four edge cells, 2 the four corners.
+    """
+    half = kernel // 2
+    offsets = np.abs(np.arange(kernel) - half)
+    a, b = np.meshgrid(offsets, offsets, indexing="ij")
+    keys = np.maximum(a, b) * kernel + np.minimum(a, b)
+    return np.unique(keys, return_inverse=True)[1].reshape(kernel, kernel).astype(np.int64)
+
+
+class SymmetricConv2d(nn.Module):
+    """A 2-d convolution whose every kernel is invariant under the square's eight symmetries.
+
+    One weight per orbit of kernel positions (:func:`kernel_orbits`) and output-input
+    channel pair, spread over the kernel at each call: for any symmetry ``s`` of the board
+    (zero padding is symmetric too), ``conv(s(x)) == s(conv(x))`` up to float rounding, so a
+    network of such convolutions, pointwise maps and board-wide means commutes with the
+    board's symmetries by construction. Parameters ``(in, out, kernel, padding, dilation)``
+    as :class:`torch.nn.Conv2d`'s; initialised as it is (uniform, bound ``1/sqrt(fan_in)``).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel: int, padding: int = 0, dilation: int = 1):
+        super().__init__()
+        orbits = kernel_orbits(kernel)
+        self.register_buffer("orbits", torch.from_numpy(orbits), persistent=False)
+        self.padding, self.dilation = padding, dilation
+        self.weight = nn.Parameter(torch.empty(out_channels, in_channels, int(orbits.max()) + 1))
+        self.bias = nn.Parameter(torch.empty(out_channels))
+        bound = 1 / math.sqrt(in_channels * kernel * kernel)
+        nn.init.uniform_(self.weight, -bound, bound)
+        nn.init.uniform_(self.bias, -bound, bound)
+
+    def kernel(self) -> torch.Tensor:
+        """The full kernel (out, in, kernel, kernel): each position its orbit's weight."""
+        return self.weight[:, :, self.orbits]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.conv2d(x, self.kernel(), self.bias, padding=self.padding, dilation=self.dilation)
+
+
+def _conv(symmetric: bool, cin: int, cout: int, kernel: int, padding: int, dilation: int = 1) -> nn.Module:
+    if symmetric:
+        return SymmetricConv2d(cin, cout, kernel, padding=padding, dilation=dilation)
+    return nn.Conv2d(cin, cout, kernel, padding=padding, dilation=dilation)
 
 
 _COVERED = features.GRID_CHANNELS.index("covered")
@@ -49,13 +101,14 @@ class ResidualBlock(nn.Module):
     (:class:`~nnsweeper.models.value.ValueCNN`) is built of the same blocks.
     """
 
-    def __init__(self, channels: int, kernel: int, dilation: int, norm: str, global_pool: bool = False):
+    def __init__(self, channels: int, kernel: int, dilation: int, norm: str, global_pool: bool = False,
+                 symmetric: bool = False):
         super().__init__()
         self.pool = nn.Linear(channels, channels) if global_pool else None
         pad = dilation * (kernel - 1) // 2
-        self.conv1 = nn.Conv2d(channels, channels, kernel, padding=pad, dilation=dilation)
+        self.conv1 = _conv(symmetric, channels, channels, kernel, pad, dilation)
         self.norm1 = _norm(norm, channels)
-        self.conv2 = nn.Conv2d(channels, channels, kernel, padding=pad, dilation=dilation)
+        self.conv2 = _conv(symmetric, channels, channels, kernel, pad, dilation)
         self.norm2 = _norm(norm, channels)
         self.act = nn.ReLU()
         # Start as the identity: the residual branch's last scale (or conv) is zero.
@@ -82,7 +135,7 @@ class MineCNN(MineModel):
     ----------
     config : dict or CNNConfig, optional
         The keys of :class:`CNNConfig` (``channels``, ``blocks``, ``dilations``,
-        ``kernel``, ``norm``, ``global_pool``); missing keys take its defaults.
+        ``kernel``, ``norm``, ``global_pool``, ``symmetric``); missing keys take its defaults.
 
     Notes
     -----
@@ -107,12 +160,13 @@ class MineCNN(MineModel):
         c = self.settings
         ch, k = c.channels, c.kernel
         self.stem = nn.Sequential(
-            nn.Conv2d(len(features.GRID_CHANNELS), ch, k, padding=k // 2),
+            _conv(c.symmetric, len(features.GRID_CHANNELS), ch, k, k // 2),
             _norm(c.norm, ch),
             nn.ReLU(),
         )
         self.blocks = nn.ModuleList(
-            ResidualBlock(ch, k, self.dilation(b), c.norm, c.global_pool) for b in range(c.blocks)
+            ResidualBlock(ch, k, self.dilation(b), c.norm, c.global_pool, c.symmetric)
+            for b in range(c.blocks)
         )
         self.head = nn.Conv2d(ch, 1, 1)
 

@@ -113,6 +113,11 @@ class CNNConfig(ModelConfig):
     #: Each block also adds a linear map of its input's mean over the board to every cell
     #: (global context: the mines left weigh on every cell, not only those in reach).
     global_pool: bool = False
+    #: Every kernel invariant under the square's eight symmetries (one weight per orbit of
+    #: kernel positions: for 3x3 the centre, the four edge cells, the four corners): the
+    #: network then commutes with rotations and mirror images by construction, a rotated
+    #: board getting the rotated probabilities (to float rounding), on any board shape.
+    symmetric: bool = False
 
     def __post_init__(self):
         self._int("channels", 1)
@@ -128,6 +133,7 @@ class CNNConfig(ModelConfig):
         self._set("dilations", tuple(check_int("config['dilations']", d, 1, ModelError) for d in dil))
         self._choice("norm", NORMS)
         self._bool("global_pool")
+        self._bool("symmetric")
 
 
 @dataclass(frozen=True)

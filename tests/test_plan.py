@@ -1,0 +1,79 @@
+"""The networks' plan (train/plan.py) at a tiny scale: every step, the chain of weights, the ledger."""
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = [sys.executable, str(ROOT / "train" / "plan.py")]
+
+
+def _plan(*args, work):
+    return subprocess.run([*PLAN, *args, "--scale", "0.001", "--chunks", "2", "--work", str(work)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+def test_the_plan_at_a_tiny_scale(tmp_path):
+    """Two chunks end to end in one run (the tests below share it: a plan takes half a minute)."""
+    proc = _plan("run", "--until", "cnn-01", "--jobs", "1", "--device", "cpu", work=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _every_step_of_two_chunks_runs_and_the_weights_chain(tmp_path)
+    _a_chunk_is_made_again_byte_for_byte_from_its_ledger_entry(tmp_path)
+    _status_and_a_second_run_that_has_nothing_to_do(tmp_path)
+
+
+def _every_step_of_two_chunks_runs_and_the_weights_chain(tiny_plan):
+    ledger = json.loads((tiny_plan / "store" / "ledger.json").read_text())
+    assert sorted(ledger) == ["cnn-00", "cnn-01", "data-00", "data-01", "gnn-00", "gnn-01"]
+    assert all(entry["cpu_s"] > 0 and entry["wall_s"] > 0 for entry in ledger.values())
+    weights = tiny_plan / "store" / "weights"
+    meta = {name: json.loads((weights / f"{name}.json").read_text())
+            for name in ("gnn-00", "gnn-01", "cnn-01")}
+    # Chunk 1 starts from chunk 0's weights, and carries the seeds of both chunks' games.
+    assert meta["gnn-00"]["extra"]["init"] is None
+    from nnsweeper.fileio import file_sha256
+
+    init = meta["gnn-01"]["extra"]["init"]
+    assert init["init"].endswith("gnn-00.pt") and init["sha256"] == file_sha256(weights / "gnn-00.pt")
+    streams0, streams1 = (meta[n]["extra"]["data_seed_streams"] for n in ("gnn-00", "gnn-01"))
+    assert set(map(json.dumps, streams0)) < set(map(json.dumps, streams1))
+    # The CNN of the plan is symmetric by construction; its peak learning rate falls by chunk.
+    assert meta["cnn-01"]["config"]["symmetric"] is True
+    assert "train.lr=0.002 " in ledger["gnn-00"]["command"]
+    assert "train.lr=0.0005 " in ledger["gnn-01"]["command"]
+    # Both networks read a chunk, then its data goes; the ledger keeps the command that makes it.
+    assert not list((tiny_plan / "data").iterdir())
+    assert str(ROOT) not in json.dumps(ledger)
+
+
+def _a_chunk_is_made_again_byte_for_byte_from_its_ledger_entry(tiny_plan):
+    ledger = json.loads((tiny_plan / "store" / "ledger.json").read_text())
+    argv = shlex.split(ledger["data-00"]["command"])
+    assert argv[:2] == ["nnsweeper", "generate"] and argv[argv.index("--seed") + 1] == "6100"
+    argv[argv.index("--jobs") + 1] = "2"  # the output does not depend on it
+    subprocess.run([sys.executable, "-m", "nnsweeper", *argv[1:]], check=True, cwd=ROOT, timeout=600)
+    from nnsweeper.fileio import file_sha256
+
+    assert file_sha256(Path(argv[2]) / "manifest.json") == ledger["data-00"]["manifest_sha256"]
+
+
+def _status_and_a_second_run_that_has_nothing_to_do(tiny_plan):
+    before = (tiny_plan / "store" / "ledger.json").read_text()
+    again = _plan("run", "--until", "cnn-01", work=tiny_plan)
+    assert again.returncode == 0 and "==" not in again.stdout  # no step ran
+    assert (tiny_plan / "store" / "ledger.json").read_text() == before
+    status = _plan("status", work=tiny_plan)
+    lines = status.stdout.splitlines()
+    assert lines[0].startswith("plan: 6 of 8 steps done, nothing running; ")
+    assert "CPU hours spent, about" in lines[0]
+    assert any(line.split()[:2] == ["gnn-01", "done"] and "val LL ratio" in line for line in lines)
+    assert [line.split()[:2] for line in lines[-2:]] == [["gate-gnn", "left"], ["gate-cnn", "left"]]
+
+
+def test_bad_arguments_are_refused_in_one_line(tmp_path):
+    bad = _plan("run", "--until", "gnn-07", work=tmp_path)
+    assert bad.returncode == 2 and "--until must be a step of the plan" in bad.stderr
+    real = subprocess.run([*PLAN, "run", "--scale", "0.5"], capture_output=True, text=True, timeout=60)
+    assert real.returncode == 2 and "needs its own --work folder" in real.stderr
