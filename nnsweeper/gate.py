@@ -36,6 +36,12 @@ The families of cells:
     The same positions, per board and flags: the frontier cells' excess log-loss over
     the exact engine's (the mean Kullback-Leibler divergence from the exact
     probabilities, nats per cell), paired position by position.
+``symmetry``
+    The positions of the first :data:`SYMMETRY_GAMES` of those games per board, with
+    and without flags, each read in every symmetry of its board: the largest change of
+    a covered cell's P(mine) between a position and one of its rotations or mirror
+    images (mapped back; :func:`~nnsweeper.models.symmetry_gaps`). No sampling noise:
+    worse when the candidate's exceeds both the bundled weights' and the margin.
 
 "Beyond its noise" is an interval at 95% family-wise confidence: each interval of the
 grid is taken at ``1 - 0.05 / m`` for the ``m`` cells that have one (Bonferroni), so a
@@ -76,7 +82,9 @@ OPENING_TOLERANCE = 0.005
 #: The mine counts of the 10x10 sweep.
 SWEEP_MINES = tuple(range(5, 31))
 #: The families of cells, in the order the grid shows them.
-FAMILIES = ("games", "openings", "calibration", "decisions", "log-loss")
+FAMILIES = ("games", "openings", "calibration", "decisions", "log-loss", "symmetry")
+#: Games per board whose positions the symmetry family reads (each position 4 or 8 times).
+SYMMETRY_GAMES = 10
 #: Mine density bands of the calibration cells (upper ends, inclusive).
 DENSITY_BANDS = (0.10, 0.15, 0.20, 0.25, 1.0)
 #: Resamples of the calibration cells' bootstrap (its generator's seed is fixed).
@@ -91,10 +99,12 @@ TIE = 1e-3
 #: choice between a frontier and an interior cell only where their risks differ by less, at most
 #: that much exact risk per guess); a mean regret on guess positions higher by more than
 #: ``decisions`` (a tenth of a point of exact risk per guess); a frontier excess log-loss higher by
-#: more than ``log-loss`` nats per cell. The opening cells have no noise and their own
+#: more than ``log-loss`` nats per cell; a symmetry gap above ``symmetry`` (a change of a tenth
+#: of a point of P(mine) under a rotation, the solvers' tie tolerance) and above the bundled
+#: weights'. The opening cells have no noise and their own
 #: :data:`OPENING_TOLERANCE`. Tens of thousands of positions measure changes far below these,
 #: and every retrained network has some.
-MARGINS = {"games": 0.0, "calibration": 0.002, "decisions": 0.001, "log-loss": 0.002}
+MARGINS = {"games": 0.0, "calibration": 0.002, "decisions": 0.001, "log-loss": 0.002, "symmetry": 0.001}
 
 
 @dataclass(frozen=True)
@@ -192,6 +202,8 @@ class GateReport:
                 worse = c.high < -MARGINS["games"]
             elif c.family == "openings":
                 worse = max(n - o for o, n in c.extra["by_k"].values()) > OPENING_TOLERANCE
+            elif c.family == "symmetry":
+                worse = c.candidate > max(c.bundled, MARGINS["symmetry"])
             else:
                 worse = not math.isnan(c.low) and c.low > MARGINS[c.family]
             cells.append(dataclasses.replace(c, worse=bool(worse)))
@@ -282,7 +294,8 @@ _UNITS = {"games": "win rate, %; difference in points, paired",
           "openings": "regret of the first guess",
           "calibration": "bias: mean model minus mean exact P(mine); difference: change of its size",
           "decisions": "mean regret on guess positions",
-          "log-loss": "frontier excess log-loss, nats per cell"}
+          "log-loss": "frontier excess log-loss, nats per cell",
+          "symmetry": "largest change of a cell's P(mine) under a rotation or mirror image"}
 
 
 def _fmt(family: str, v: float, signed: bool = False) -> str:
@@ -371,10 +384,11 @@ def _recorded_positions(boards, seeds) -> list[tuple[str, Rules, dict[str, np.nd
     return parts
 
 
-def _position_cells(models: dict, boards, seeds) -> tuple[list, list, list]:
-    """The calibration, decision and log-loss figures of both models on csp's positions."""
+def _position_cells(models: dict, boards, seeds) -> tuple[list, list, list, list]:
+    """The calibration, decision, log-loss and symmetry figures of both models on csp's positions."""
     calib_rows, decision_rows, loss_rows = [], [], []
     played = _recorded_positions(boards, seeds)
+    symmetry_rows = _symmetry_rows(models, played)
     for flags_mode in ("all", "none"):
         # csp flags proven mines only: without its flags the exact probabilities are the same
         # (recorded_flags), so the games are played and labelled once.
@@ -401,7 +415,34 @@ def _position_cells(models: dict, boards, seeds) -> tuple[list, list, list]:
                 if fr.any():
                     loss_rows.append(((name, flags_mode),
                                       {w: _kl(e[fr], p[n][fr]) for w, p in preds.items()}))
-    return calib_rows, decision_rows, loss_rows
+    return calib_rows, decision_rows, loss_rows, symmetry_rows
+
+
+def _symmetry_rows(models: dict, played) -> list:
+    """Per game among the first :data:`SYMMETRY_GAMES` of each board, with and without flags: each
+    model's largest symmetry gap over the game's positions."""
+    from nnsweeper.models import symmetry_gaps
+
+    rows, seen = [], {}
+    for name, _, a in played:
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > SYMMETRY_GAMES:
+            continue
+        for flags in (a["flags"], np.zeros_like(a["flags"])):
+            rows.append((name, {w: float(symmetry_gaps(m, list(a["grid"]), list(a["total_mines"]),
+                                                       list(flags)).max(initial=0.0))
+                                for w, m in models.items()}))
+    return rows
+
+
+def _symmetry_cells(rows) -> list[GateCell]:
+    cells = []
+    for name in dict.fromkeys(k for k, _ in rows):
+        new = max(r["candidate"] for k, r in rows if k == name)
+        old = max(r["bundled"] for k, r in rows if k == name)
+        cells.append(GateCell("symmetry", name, new, old, new - old, math.nan, math.nan, True, False,
+                              {"positions_of_games": sum(1 for k, _ in rows if k == name) // 2}))
+    return cells
 
 
 def _kl(q: np.ndarray, p: np.ndarray) -> float:
@@ -550,12 +591,13 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
     if "openings" in families:
         say("openings: the first click showing k on every board")
         opening_cells = _openings(models, boards)
-    calib, decisions, losses = [], [], []
-    if positions and {"calibration", "decisions", "log-loss"} & set(families):
+    calib, decisions, losses, symmetry = [], [], [], []
+    if positions and {"calibration", "decisions", "log-loss", "symmetry"} & set(families):
         say(f"positions: csp's games on {positions} seeds per board, with and without flags")
         for name, rules in boards:
-            c, d, lo = _position_cells(models, [(name, rules)],
-                                       game_seeds(SELECTION_SEED, min(positions, n_trials[name])))
+            c, d, lo, sy = _position_cells(models, [(name, rules)],
+                                           game_seeds(SELECTION_SEED, min(positions, n_trials[name])))
+            symmetry += sy if "symmetry" in families else []
             calib += c if "calibration" in families else []
             decisions += d if "decisions" in families else []
             losses += lo if "log-loss" in families else []
@@ -571,6 +613,8 @@ def run_gate(candidate, bundled, arch: str, *, sweep_mines: Sequence[int] = SWEE
         cells += _paired_cells("decisions", decisions, z)
     if losses:
         cells += _paired_cells("log-loss", losses, z)
+    if symmetry:
+        cells += _symmetry_cells(symmetry)
     settings = {"selection_seed": SELECTION_SEED, "sweep": f"{rows}x{cols} {list(sweep_mines)}",
                 "classic": list(classic), "trials": trials, "classic_trials": classic_trials,
                 "positions": positions, "confidence": CONFIDENCE, "cell_confidence": confidence,

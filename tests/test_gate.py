@@ -48,7 +48,7 @@ def failed():
 def test_weights_that_under_rate_the_interior_fail_the_gate(failed):
     assert not failed.passed
     assert [c.family for c in failed.cells] == (["games"] * 4 + ["openings"] * 2 + ["calibration"] * 8
-                                                + ["decisions"] * 4 + ["log-loss"] * 4)
+                                                + ["decisions"] * 4 + ["log-loss"] * 4 + ["symmetry"] * 2)
     worse = {c.family for c in failed.failed}
     # Its first guess after the opening and its guesses later are worse than the exact engine's,
     # and its interior is biased low, beyond any noise.
@@ -57,6 +57,8 @@ def test_weights_that_under_rate_the_interior_fail_the_gate(failed):
     assert opening.bundled == 0.0 and opening.candidate > 0.05 and opening.worse
     interior = [c for c in failed.family("calibration") if "interior" in c.name]
     assert all(c.worse and c.candidate < 0 and c.bundled == pytest.approx(0, abs=1e-12) for c in interior)
+    # Both are symmetric (the exact engine's values, and a tenth of them on the interior).
+    assert all(c.candidate < 1e-9 and c.bundled < 1e-9 and not c.worse for c in failed.family("symmetry"))
     # Frontier values are exact in both: no difference there.
     frontier = [c for c in failed.family("calibration") if "frontier" in c.name]
     assert all(c.difference == pytest.approx(0, abs=1e-12) and not c.worse
@@ -87,7 +89,8 @@ def test_the_margins_are_the_rule_stated_in_advance():
     change of the rule, made here and in docs/models.md, never to pass a grid."""
     from nnsweeper.gate import MARGINS, OPENING_TOLERANCE
 
-    assert MARGINS == {"games": 0.0, "calibration": 0.002, "decisions": 0.001, "log-loss": 0.002}
+    assert MARGINS == {"games": 0.0, "calibration": 0.002, "decisions": 0.001, "log-loss": 0.002,
+                       "symmetry": 0.001}
     assert OPENING_TOLERANCE == 0.005
     # A win rate lower beyond the noise is worse by any amount; one whose interval reaches 0 is not.
     gaps = {"games": 1000, "bundled_gap": 0.0, "candidate_gap": -1.0}
@@ -97,7 +100,8 @@ def test_the_margins_are_the_rule_stated_in_advance():
     assert [c.worse for c in report.cells] == [True, False]
     # The grid states the rule it was judged by.
     assert ("rule: a cell is worse when its whole interval lies beyond its margin (games 0.00 points, "
-            "calibration 0.0020, decisions 0.0010, log-loss 0.0020; openings: a regret higher by more "
+            "calibration 0.0020, decisions 0.0010, log-loss 0.0020, symmetry 0.0010; openings: a regret "
+            "higher by more "
             "than 0.0050)") in report.format()
 
 
@@ -144,7 +148,7 @@ def test_bad_settings_are_refused():
         run_gate(Exact(), Exact(), "gnn", trials=0)
     with pytest.raises(ValueError, match=r"families must be some of games, .*; got \['speed'\]"):
         run_gate(Exact(), Exact(), "gnn", families=["speed"])
-    assert FAMILIES == ("games", "openings", "calibration", "decisions", "log-loss")
+    assert FAMILIES == ("games", "openings", "calibration", "decisions", "log-loss", "symmetry")
 
 
 def test_script_refuses_bad_input_in_one_line():
@@ -172,3 +176,26 @@ def test_a_grid_clears_only_the_weights_it_measured_and_only_when_it_passed(fail
         failed.clears(bund, cand)
     with pytest.raises(GateError, match="does not name its candidate weights by digest"):
         GateReport("gnn", "a", "b", [], {}).clears(cand, bund)
+
+
+class Lopsided(Exact):
+    """The exact values, but every covered cell of the left half a little more likely a mine:
+    a model that tells a board from its mirror image."""
+
+    def predict_proba(self, grids, totals, flags=None, batch_size=1):
+        out = []
+        for p, g in zip(super().predict_proba(grids, totals, flags), grids, strict=True):
+            p = np.array(p, dtype=float)
+            p[:, : g.shape[1] // 2][g[:, : g.shape[1] // 2] < 0] += 0.01
+            out.append(np.clip(p, 0, 1))
+        return out
+
+
+def test_weights_that_tell_a_board_from_its_mirror_image_fail_the_symmetry_cells():
+    report = run_gate(Lopsided(), Exact(), "cnn", families=["symmetry"], **SMALL)
+    cells = report.family("symmetry")
+    assert [c.name for c in cells] == ["6x6/4", "6x6/7"]
+    assert all(c.candidate == pytest.approx(0.01) and c.bundled < 1e-9 and c.worse for c in cells)
+    assert not report.passed
+    # Against weights as lopsided as itself, it is no worse.
+    assert run_gate(Lopsided(), Lopsided(), "cnn", families=["symmetry"], **SMALL).passed

@@ -73,7 +73,8 @@ def test_config_defaults_and_overrides(tmp_path):
     # The JSON form: every table complete, the model's config with "arch" first.
     d = c.to_dict()
     assert list(d) == ["data", "model", "train", "output"]
-    assert list(d["model"]) == ["arch", "channels", "blocks", "dilations", "kernel", "norm", "global_pool"]
+    assert list(d["model"]) == ["arch", "channels", "blocks", "dilations", "kernel", "norm", "global_pool",
+                                "symmetric"]
     assert d["train"]["lr"] == 3e-3 and d["data"]["configurations"] is None
     # A checked config, or its dict, checks again to the same config.
     assert check_config(c) == c and check_config(d) == c
@@ -170,7 +171,9 @@ def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
         assert kept == values
     assert now == check_config(recorded).to_dict()
     assert json.dumps(now) == json.dumps(check_config(recorded).to_dict())  # the same key order too
-    assert config.model == meta["config"]
+    # The model as the bundled weights describe it, keys added since at their defaults.
+    assert config.model == MineModel.complete_config(meta["config"])
+    assert {k: config.model[k] for k in meta["config"]} == meta["config"]
 
 
 def test_train_help_lists_every_key_with_its_default(capsys):

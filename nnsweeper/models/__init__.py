@@ -15,6 +15,7 @@
 - :func:`save_checkpoint`, :func:`load_checkpoint`, :func:`load_model`: weights and
   their description on disk, checked when read back (:class:`CheckpointError`).
 - :func:`resolve_device`: ``"auto"``, ``"cpu"`` or ``"cuda"`` to a torch device.
+- :func:`symmetry_gaps`: how far a model is from commuting with the board's symmetries.
 
 The registry needs no torch; everything else here is imported on first use, so that
 ``import nnsweeper`` (and the solver registry, which reads the architectures) stays
@@ -41,6 +42,7 @@ _LAZY = {
     "ModelError": "nnsweeper.models.config",
     "resolve_device": "nnsweeper.models.base",
     "board_batches": "nnsweeper.models.base",
+    "symmetry_gaps": "nnsweeper.models.base",
     "CheckpointError": "nnsweeper.models.checkpoint",
     "load_checkpoint": "nnsweeper.models.checkpoint",
     "load_model": "nnsweeper.models.checkpoint",
@@ -89,5 +91,6 @@ __all__ = [
     "register_architecture",
     "resolve_device",
     "save_checkpoint",
+    "symmetry_gaps",
     "unregister_architecture",
 ]

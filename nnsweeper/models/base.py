@@ -45,6 +45,7 @@ from nnsweeper.models.registry import all_architectures
 from nnsweeper.observation import Observation, Observations, check_alone
 
 __all__ = ["MineModel", "ModelConfig", "ModelError", "board_batches", "check_model_size", "resolve_device",
+           "symmetry_gaps",
            "tensor_totals", "MAX_PARAMETERS", "TRAIN_BYTES_PER_PARAMETER"]
 
 
@@ -582,29 +583,56 @@ class MineModel(torch.nn.Module):
             return np.stack(out)
         return out
 
-    def symmetry_gap(self, grids, total_mines=None, flags=None, *, batch_size: int = 256) -> np.ndarray:
-        """How far the model is from commuting with the board's symmetries, per board.
+    def symmetry_gap(self, grids, total_mines, flags=None, *, batch_size: int = 256) -> np.ndarray:
+        """How far the model is from commuting with the board's symmetries, per board
+        (:func:`symmetry_gaps` with this model)."""
+        return symmetry_gaps(self, grids, total_mines, flags, batch_size=batch_size)
 
-        Each board is read in each of its symmetries (8 for a square board, 4 otherwise),
-        each answer is mapped back onto the board, and the gap is the largest difference of
-        one covered cell's P(mine) between two of them. A model symmetric by construction
-        (:class:`~nnsweeper.models.MineGNN`, a :class:`~nnsweeper.models.MineCNN` with
-        ``symmetric = true``) has gaps of float rounding; the boards are given as for
-        :meth:`predict_proba`.
 
-        Returns
-        -------
-        ndarray of float64, (boards,)
-        """
-        observations, _ = _checked_boards(grids, total_mines, flags)
-        batch_size = check_int("batch_size", batch_size, 1, ModelError)
-        with _inference(self):
-            answers = _symmetric_answers(self, observations, batch_size)
-        gaps = []
-        for obs, back in zip(observations, answers, strict=True):
-            covered = (obs.grid < 0) & ~obs.flags
-            gaps.append(float((back.max(axis=0) - back.min(axis=0))[covered].max(initial=0.0)))
-        return np.array(gaps)
+def symmetry_gaps(model, grids, total_mines, flags=None, *, batch_size: int = 256) -> np.ndarray:
+    """How far a model is from commuting with the board's symmetries, per board.
+
+    Each board is read in each of its symmetries (8 for a square board, 4 otherwise), each
+    answer is mapped back onto the board, and the board's gap is the largest difference of one
+    covered unflagged cell's P(mine) between two of them. A model symmetric by construction
+    (:class:`~nnsweeper.models.MineGNN`, a :class:`~nnsweeper.models.MineCNN` with
+    ``symmetric = true``, the exact engine) has gaps of float rounding.
+
+    Parameters
+    ----------
+    model
+        Anything with ``predict_proba(grids, totals, flags, batch_size=...)`` over lists of
+        boards, as :meth:`MineModel.predict_proba`.
+    grids : sequence of array_like of int (rows, cols)
+        The boards, -1 covered.
+    total_mines : int or sequence of int
+    flags : sequence of array_like of bool, optional
+
+    Returns
+    -------
+    ndarray of float64, (boards,)
+    """
+    grids = [np.asarray(g) for g in grids]
+    totals = _per_board_totals(total_mines, len(grids), "list")
+    fl = [np.zeros(g.shape, dtype=bool) if f is None else np.asarray(f, dtype=bool)
+          for g, f in zip(grids, _per_board_flags(flags, len(grids), "list"), strict=True)]
+    views, view_totals, view_flags, groups = [], [], [], []
+    for g, t, f in zip(grids, totals, fl, strict=True):
+        symmetries = board_symmetries(*g.shape)
+        groups.append(symmetries)
+        for s in symmetries:
+            views.append(np.ascontiguousarray(apply_symmetry(g, s)))
+            view_flags.append(np.ascontiguousarray(apply_symmetry(f, s)))
+            view_totals.append(int(t))
+    answers = model.predict_proba(views, view_totals, view_flags, batch_size=batch_size)
+    gaps, k = [], 0
+    for g, f, symmetries in zip(grids, fl, groups, strict=True):
+        back = np.stack([invert_symmetry(np.asarray(answers[k + m], dtype=float), s)
+                         for m, s in enumerate(symmetries)])
+        k += len(symmetries)
+        covered = (g < 0) & ~f
+        gaps.append(float((back.max(axis=0) - back.min(axis=0))[covered].max(initial=0.0)))
+    return np.array(gaps)
 
 
 def _checked_boards(grids, total_mines, flags) -> tuple[list[Observation], str]:
