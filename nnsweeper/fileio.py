@@ -14,12 +14,96 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["atomic_path", "write_text_atomic", "write_bytes_atomic", "file_sha256", "exclusive_lock",
-           "fsync_folder", "leftover_of", "leftovers", "reader_error", "write_error"]
+           "fsync_folder", "leftover_of", "leftovers", "reader_error", "write_error", "output_target",
+           "check_not_input", "read_regular_file", "SpecialFileError"]
+
+
+class SpecialFileError(ValueError):
+    """A path that is no regular file where one is read or written: a folder, a device, a FIFO, a
+    socket (an atomic write would replace it with an ordinary file; a read could block or not end)."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def output_target(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or the file a symbolic link there
+    points to (the link stays a link). Checks only, writes nothing.
+
+    Raises
+    ------
+    SpecialFileError
+        ``path`` (or what it links to) exists and is no regular file: a folder, a device, a FIFO
+        or a socket, which an atomic write would replace with an ordinary file.
+    """
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:  # nothing there yet (or unreadable: the write itself says so)
+        return target
+    if not stat.S_ISREG(mode):
+        raise SpecialFileError(f"{os.fspath(path)!r} is {_kind(mode)}, not a file to write: "
+                               "not replaced (give a file name)")
+    return target
+
+
+def check_not_input(output: str | os.PathLike | None, inputs, option: str) -> None:
+    """Refuse an output that is one of the command's inputs (the same file, by any name)."""
+    if output is None:
+        return
+    for source in inputs:
+        try:
+            same = os.path.samefile(output, source)
+        except OSError:  # one of them does not exist
+            same = False
+        if same:
+            raise ValueError(f"{option} {os.fspath(output)!r} is the input {os.fspath(source)!r}: "
+                             "writing it would replace what is read; give another file")
+
+
+def read_regular_file(path: str | os.PathLike, limit: int, what: str,
+                      error: type[Exception] = ValueError) -> bytes:
+    """The bytes of the regular file at ``path``, refused beyond ``limit`` bytes.
+
+    Only a regular file is opened: a FIFO would block the reader and a device such as
+    ``/dev/zero`` would never end, so both are refused with a folder, before any read; a
+    file is read no further than ``limit + 1`` bytes.
+
+    Raises
+    ------
+    error
+        Naming ``what`` (``"saved game"``) and the path: no such file, not a regular file,
+        unreadable, or longer than ``limit`` bytes.
+    """
+    name = os.fspath(path)
+    try:
+        mode = os.stat(name).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"{name!r} is {_kind(mode)}, not a {what}")
+        with open(name, "rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise error(f"no {what} at {name!r}") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {name!r}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise error(f"{name!r} holds more than {limit:,} bytes, more than any {what}; not read further")
+    return data
 
 
 def _default_mode() -> int:
@@ -119,8 +203,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     OSError
         The file could not be written (a full disk, a file-size limit, a read-only
         folder): of the kind of the error met, its message naming ``path``.
+    SpecialFileError
+        ``path`` is a folder, a device, a FIFO or a socket (:func:`output_target`): never
+        replaced. A symbolic link is written through: its target gets the new content.
     """
-    target = Path(path)
+    target = output_target(path)
     _make_folders(target.parent)
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)

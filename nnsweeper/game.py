@@ -38,6 +38,11 @@ NO_GUESS_RULES: dict[str, str] = {"no-guess": "uniform", "no-guess-fast": "fast"
 #: Certifications a game of a no-guess rule tries before it refuses its first click
 #: (:class:`nnsweeper.noguess.NoGuessBudgetError`): about a minute on a hopeless density.
 NO_GUESS_TRIES = 10_000
+#: Seconds a game of a no-guess rule spends finding its layout before it refuses its first click
+#: (the same error): a huge board's certification can take seconds, so a count of tries alone
+#: does not bound the time. A layout found is the same whatever the machine; only whether one
+#: is found within the time depends on it.
+NO_GUESS_SECONDS = 60.0
 
 #: Largest board side, in rows and in columns. Every entry point (the Python API,
 #: ``eval``, ``compare``, ``generate``, presets) builds a :class:`Rules` and so gets

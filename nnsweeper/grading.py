@@ -183,7 +183,7 @@ def replay_of_log(log) -> Replay:
         moves.append(("chord", tuple(opened)))
     if not moves:
         raise InvalidBoardError("the game has no move to grade (no cell was revealed)")
-    return Replay(g.mine_layout(), moves, None, "nnsweeper play --save")
+    return Replay(g.mine_layout(), moves, getattr(log, "seconds", None), "nnsweeper play --save")
 
 
 def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:

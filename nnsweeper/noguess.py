@@ -350,10 +350,11 @@ def parse_layouts(text: str) -> list[np.ndarray]:
 
 def _game_layout(rules, seed: int, first_cell) -> np.ndarray:
     """The layout a game of a no-guess rule places at its first click (``game.draw_layout``)."""
-    from nnsweeper.game import NO_GUESS_RULES, NO_GUESS_TRIES
+    from nnsweeper.game import NO_GUESS_RULES, NO_GUESS_SECONDS, NO_GUESS_TRIES
 
     return no_guess_board(rules.rows, rules.cols, rules.mines, first_cell, seed,
-                          mode=NO_GUESS_RULES[rules.first_click], max_tries=NO_GUESS_TRIES)
+                          mode=NO_GUESS_RULES[rules.first_click], max_tries=NO_GUESS_TRIES,
+                          time_limit=NO_GUESS_SECONDS)
 
 
 def _register() -> None:

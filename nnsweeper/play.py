@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nnsweeper.errors import InvalidBoardError
+from nnsweeper.errors import InvalidBoardError, NnsweeperError
 from nnsweeper.fileio import write_text_atomic
 from nnsweeper.game import MinesweeperEnv, Rules
 
@@ -43,12 +43,17 @@ class GameLog:
     rules: Rules
     seed: int
     actions: list[tuple[str, int, int]] = field(default_factory=list)
+    #: Seconds from the first reveal to the end of the game (or to the save of an unfinished
+    #: one), as the screen's timer shows them; None when not recorded.
+    seconds: float | None = None
 
     def to_json(self) -> str:
         r = self.rules
-        return json.dumps({"format": GAME_FORMAT, "rows": r.rows, "cols": r.cols, "mines": r.mines,
-                           "first_click": r.first_click, "seed": self.seed,
-                           "actions": [list(a) for a in self.actions]}, indent=1) + "\n"
+        data = {"format": GAME_FORMAT, "rows": r.rows, "cols": r.cols, "mines": r.mines,
+                "first_click": r.first_click, "seed": self.seed, "actions": [list(a) for a in self.actions]}
+        if self.seconds is not None:
+            data["seconds"] = round(float(self.seconds), 3)
+        return json.dumps(data, indent=1) + "\n"
 
     def save(self, path) -> Path:
         return write_text_atomic(path, self.to_json())
@@ -56,15 +61,17 @@ class GameLog:
 
 def load_game(path) -> GameLog:
     """Read a game saved by ``nnsweeper play --save``; a malformed file is refused, naming the problem."""
+    from nnsweeper.fileio import read_regular_file
+
     path = Path(path)
+    raw = read_regular_file(path, 64 * MAX_ACTIONS, "saved game", InvalidBoardError)
     try:
-        if path.stat().st_size > 64 * MAX_ACTIONS:
-            raise InvalidBoardError(f"{os.fspath(path)!r} is too large for a saved game")
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidBoardError(f"no saved game at {os.fspath(path)!r}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidBoardError(f"{os.fspath(path)!r} is not a saved game: {exc}") from None
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        # A PNG, a board's text, JSON nested past the parser's depth: say what is read.
+        raise InvalidBoardError(f"{os.fspath(path)!r} is not a saved game: a game is the JSON file that "
+                                "nnsweeper play --save writes (grade also reads .avf, .rmv, .mvf and .evf "
+                                "replays)") from None
     if not isinstance(data, dict) or data.get("format") != GAME_FORMAT:
         raise InvalidBoardError(f"{os.fspath(path)!r} is not a saved game (format != {GAME_FORMAT!r})")
     try:
@@ -73,6 +80,11 @@ def load_game(path) -> GameLog:
         actions = data["actions"]
     except KeyError as exc:
         raise InvalidBoardError(f"{os.fspath(path)!r} lacks {exc.args[0]!r}") from None
+    seconds = data.get("seconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)
+                                or not 0 <= seconds < 1e9):
+        raise InvalidBoardError(f"{os.fspath(path)!r}: seconds must be a non-negative number; "
+                                f"got {seconds!r:.40}")
     if not isinstance(actions, list) or len(actions) > MAX_ACTIONS:
         raise InvalidBoardError(f"{os.fspath(path)!r}: actions must be a list of at most {MAX_ACTIONS}")
     out = []
@@ -83,7 +95,7 @@ def load_game(path) -> GameLog:
             raise InvalidBoardError(f"{os.fspath(path)!r}: action {k} must be [reveal|flag|chord, row, col] "
                                     f"on the {rules.rows}x{rules.cols} board; got {a!r:.60}")
         out.append((a[0], a[1], a[2]))
-    return GameLog(rules, seed, out)
+    return GameLog(rules, seed, out, None if seconds is None else float(seconds))
 
 
 class PlaySession:
@@ -121,7 +133,14 @@ class PlaySession:
         return self.game.observe()
 
     def act(self, action: str, i: int, j: int) -> str:
-        """Do one action; the message for the status line."""
+        """Do one action; the message for the status line.
+
+        Raises
+        ------
+        nnsweeper.noguess.NoGuessBudgetError
+            The first reveal of a no-guess rule found no certified layout within its budget:
+            no game can start (the command line ends with that one line).
+        """
         g = self.game
         if g.done:
             return "the game is over: n for a new one"
@@ -148,7 +167,13 @@ class PlaySession:
         self.log.actions.append((action, int(i), int(j)))
         if g.done:
             self.finished = time.monotonic()
+        self.log.seconds = self.elapsed() if self.started is not None else None
         return ""
+
+    def save(self, path) -> Path:
+        """Write the game so far (finished or not) with its time, as ``play --save`` does."""
+        self.log.seconds = self.elapsed() if self.started is not None else None
+        return self.log.save(path)
 
     def _reveal(self, i: int, j: int) -> None:
         if self.started is None:
@@ -285,6 +310,10 @@ def run_app(rules: Rules, seed: int | None, *, solver: str = "search", save=None
             self.paused = False
             self._replay_step = 0
             self._games = 0
+            #: Why the app stopped with return code 2 (no no-guess layout within the budget).
+            self.error: str | None = None
+            #: Where the game was saved, for the line printed after the screen closes.
+            self.saved: str | None = None
 
         def compose(self) -> ComposeResult:
             yield Static(id="status")
@@ -330,16 +359,32 @@ def run_app(rules: Rules, seed: int | None, *, solver: str = "search", save=None
                     self.paused = not self.paused
                 return
             was_over = self.session.over
-            self.message = self.session.act(action, *self.cursor)
+            try:
+                self.message = self.session.act(action, *self.cursor)
+            except NnsweeperError as exc:  # no no-guess layout within the budget: no game
+                self.error = str(exc)
+                self.exit(return_code=2)
+                return
             self.mark = None
             self.refresh_all()
             if self.session.over and not was_over:
                 self.finish()
 
+        def save_game(self) -> None:
+            """Save the game of the screen (--save), once it has a move; remember where."""
+            if save is not None and self.session.log.actions and not self.replaying:
+                self.session.save(save)
+                self.saved = save
+
+        async def action_quit(self) -> None:
+            # An unfinished game is kept too (a finished one was saved when it ended).
+            if not self.session.over:
+                self.save_game()
+            self.exit()
+
         def finish(self) -> None:
             s = self.session
-            if save is not None:
-                s.log.save(save)
+            self.save_game()
             what = (f"You won in {s.elapsed():.0f} s!" if s.game.won
                     else f"Boom: ({s.game.exploded[0]}, {s.game.exploded[1]}) was a mine.")
             saved = f"\nsaved to {save}" if save is not None else ""
@@ -375,6 +420,8 @@ def run_app(rules: Rules, seed: int | None, *, solver: str = "search", save=None
         def action_new_game(self) -> None:
             if isinstance(self.screen, Result):
                 self.pop_screen()
+            if not self.session.over:
+                self.save_game()
             self._games += 1
             next_seed = int(np.random.default_rng([self.session.seed, self._games]).integers(2**31))
             self.session = PlaySession(rules, next_seed)

@@ -171,3 +171,39 @@ def test_board_is_checked_against_the_first_click_rule(tmp_path, capsys, monkeyp
     assert main(["play", "--board", "9x9:72", "--first-click", "zero"]) == 2
     assert capsys.readouterr().err.strip() == ("nnsweeper: error: mines must be between 1 and 71 for a 9x9 "
                                                "board with an opening (zero) first click; got 72")
+
+
+def test_an_unfinished_game_is_saved_on_quit_with_its_time(tmp_path):
+    saved = tmp_path / "unfinished.json"
+    app = run_app(Rules(6, 6, 4), 11, solver="csp", save=saved)
+
+    async def session():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("right", "down", "space")
+            assert not app.session.over
+            await pilot.press("q")
+
+    asyncio.run(session())
+    assert app.saved == saved and app.error is None
+    log = load_game(saved)
+    assert log.actions == [("reveal", 1, 1)] and log.seconds is not None and log.seconds >= 0
+    # grade reads the time back: the 3BV/s line instead of "no time recorded".
+    graded = ns.grade(log)
+    assert graded.seconds == log.seconds
+
+
+def test_a_no_guess_board_out_of_budget_ends_play_in_one_line(tmp_path, monkeypatch):
+    import nnsweeper.game as game_module
+
+    monkeypatch.setattr(game_module, "NO_GUESS_TRIES", 1)
+    monkeypatch.setattr(game_module, "NO_GUESS_SECONDS", 0.001)
+    app = run_app(Rules(9, 9, 40, "no-guess"), 1, save=tmp_path / "g.json")
+
+    async def session():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("space")
+            await pilot.pause()
+
+    asyncio.run(session())
+    assert app.return_code == 2 and "no no-guess layout of 9x9 with 40 mines" in app.error
+    assert not (tmp_path / "g.json").exists()

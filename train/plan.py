@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Where finished steps leave what is committed: the ledger and the weights of each step.
 STORE = ROOT / "train" / "plan"
 #: Chunks of data and training steps of each network.
-CHUNKS = 9
+CHUNKS = 24
 #: Seed of chunk k's data: SEED + k (no other dataset's, no evaluation's base seed).
 SEED = 6100
 #: The networks in the order each chunk trains them.

@@ -194,6 +194,17 @@ def int_in(low: int, high: int | None = None, limit: str = ""):
     return parse
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds; got {text!r:.80}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds; got {text!r:.80}")
+    return value
+
+
 def name_list(text: str) -> list[str]:
     """An argparse type: comma-separated names (solvers)."""
     names = [t.strip() for t in text.split(",") if t.strip()]

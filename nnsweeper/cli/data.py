@@ -13,7 +13,7 @@ import argparse
 import inspect
 from pathlib import Path
 
-from nnsweeper.cli.core import add_backend_options, int_in, n_jobs
+from nnsweeper.cli.core import add_backend_options, int_in, n_jobs, positive_seconds
 
 #: The options of ``generate`` that are :func:`nnsweeper.datasets.generate`'s own keyword
 #: arguments (``--first-click`` is ``first_click``): their defaults are read from it.
@@ -187,7 +187,7 @@ MAX_BOARDS = 10_000
 
 def add_boards(sub):
     from nnsweeper.cli.core import add_no_guess, add_one_board, start_cell
-    from nnsweeper.game import FIRST_CLICK_RULES, NO_GUESS_TRIES
+    from nnsweeper.game import FIRST_CLICK_RULES, NO_GUESS_SECONDS, NO_GUESS_TRIES
 
     bo = sub.add_parser(
         "boards",
@@ -213,6 +213,10 @@ def add_boards(sub):
     bo.add_argument("--max-tries", type=int_in(1), default=NO_GUESS_TRIES,
                     help=f"with --no-guess: certifications per board before giving up (default: "
                     f"{NO_GUESS_TRIES:,}; more finds denser boards, and never changes one found)")
+    bo.add_argument("--time-limit", type=positive_seconds, default=NO_GUESS_SECONDS, metavar="SECONDS",
+                    help=f"with --no-guess: seconds per board before giving up (default: "
+                    f"{NO_GUESS_SECONDS:g}; "
+                    "a board found is the same on any machine, only whether it is found in time is not)")
     bo.add_argument("--quiet", action="store_true", help="no progress bar")
     bo.set_defaults(handler=_cmd_boards)
     return bo
@@ -223,8 +227,8 @@ def _cmd_boards(args, argv) -> int:
 
     from nnsweeper.cli.core import first_click_rule
     from nnsweeper.evaluation.harness import game_seeds
-    from nnsweeper.fileio import write_text_atomic
-    from nnsweeper.game import NO_GUESS_RULES, Rules, draw_layout
+    from nnsweeper.fileio import atomic_path, output_target
+    from nnsweeper.game import NO_GUESS_RULES, NO_GUESS_SECONDS, NO_GUESS_TRIES, Rules, draw_layout
     from nnsweeper.noguess import format_layouts, no_guess_board
     from nnsweeper.solvers.base import first_click_cell
 
@@ -232,21 +236,26 @@ def _cmd_boards(args, argv) -> int:
     rows, cols, mines = args.preset or args.board or (9, 9, 10)
     rules = Rules(rows, cols, mines, rule)  # --board was read before the rule was known
     cell = first_click_cell(args.start, rows, cols)
-    if Path(args.out).is_dir():
-        raise ValueError(f"{args.out!r} is a folder; give a file name")
-    layouts, headings = [], []
+    if rule not in NO_GUESS_RULES:
+        for option, default in (("max_tries", NO_GUESS_TRIES), ("time_limit", NO_GUESS_SECONDS)):
+            if getattr(args, option) != default:
+                raise ValueError(f"--{option.replace('_', '-')} is a budget of --no-guess boards; this "
+                                 f"command writes boards of the rule {rule!r}")
+    output_target(args.out)  # a folder, a device or a FIFO is refused before any work
     seeds = game_seeds(args.base_seed, args.count).tolist()
-    for k, seed in enumerate(tqdm(seeds, desc="boards", unit="board", disable=args.quiet)):
-        if rule in NO_GUESS_RULES:
-            layout = no_guess_board(rows, cols, mines, cell, seed, mode=NO_GUESS_RULES[rule],
-                                    max_tries=args.max_tries)
-        else:
-            layout = draw_layout(rules, seed, cell)
-        layouts.append(layout)
-        click = "placed at reset" if rule == "none" else f"first click ({cell[0]}, {cell[1]})"
-        headings.append(f"board {k + 1} of {len(seeds)}: {rows}x{cols}, {mines} mines, {click}, "
-                        f"rule {rule}, game seed {seed}")
-    write_text_atomic(args.out, format_layouts(layouts, headings))
+    # Each board's text goes to the file as it is made (a few MB a huge board): never the whole
+    # file in memory. The file appears, whole, only when every board is written.
+    with atomic_path(args.out) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        for k, seed in enumerate(tqdm(seeds, desc="boards", unit="board", disable=args.quiet)):
+            if rule in NO_GUESS_RULES:
+                layout = no_guess_board(rows, cols, mines, cell, seed, mode=NO_GUESS_RULES[rule],
+                                        max_tries=args.max_tries, time_limit=args.time_limit)
+            else:
+                layout = draw_layout(rules, seed, cell)
+            click = "placed at reset" if rule == "none" else f"first click ({cell[0]}, {cell[1]})"
+            heading = (f"board {k + 1} of {len(seeds)}: {rows}x{cols}, {mines} mines, {click}, "
+                       f"rule {rule}, game seed {seed}")
+            out.write(("\n" if k else "") + format_layouts([layout], [heading]))
     if not args.quiet:
-        print(f"wrote {len(layouts)} boards to {args.out}")
+        print(f"wrote {len(seeds)} boards to {args.out}")
     return 0

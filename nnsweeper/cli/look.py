@@ -113,6 +113,18 @@ def _cmd_analyze(args, argv) -> int:
     return 0
 
 
+def _check_outputs(args, inputs, options=("json", "png")) -> None:
+    """Refuse outputs that are folders or special files (:func:`nnsweeper.fileio.output_target`)
+    or one of the command's ``inputs``, before any work."""
+    from nnsweeper.fileio import check_not_input, output_target
+
+    for option in options:
+        out = getattr(args, option, None)
+        if out is not None:
+            output_target(out)
+            check_not_input(out, inputs, f"--{option}")
+
+
 def _check_figure_path(path: str) -> None:
     """Refuse a figure path whose suffix matplotlib cannot write, before any work."""
     from matplotlib.figure import Figure
@@ -217,8 +229,11 @@ def _cmd_play(args, argv) -> int:
     if max(rules.rows, rules.cols) > MAX_PLAY_SIDE:
         raise ValueError(f"play takes boards of at most {MAX_PLAY_SIDE} rows and columns; "
                          f"got {rules.rows}x{rules.cols}")
-    if args.save is not None and Path(args.save).is_dir():
-        raise ValueError(f"--save {args.save!r} is a folder; give a file name")
+    if args.save is not None:
+        from nnsweeper.fileio import check_not_input, output_target
+
+        output_target(args.save)  # a folder, a device or a FIFO is refused before the screen changes
+        check_not_input(args.save, [args.replay] if args.replay else [], "--save")
     try:
         from nnsweeper.play import run_app
 
@@ -228,6 +243,10 @@ def _cmd_play(args, argv) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ValueError("nnsweeper play needs a terminal (standard input and output are not one)")
     app.run()
+    if app.error is not None:
+        raise ValueError(app.error)
+    if app.saved is not None:
+        print(f"saved to {app.saved}")
     return 0
 
 
@@ -265,10 +284,11 @@ def _cmd_grade(args, argv) -> int:
     from nnsweeper.grading import format_grade, grade, plot_grade
     from nnsweeper.replays import FORMATS, read_replay
 
-    for option in ("json", "png"):
-        out = getattr(args, option)
-        if out is not None and Path(out).is_dir():
-            raise ValueError(f"--{option} {out!r} is a folder; give a file name")
+    # Every output is checked before the work: a folder, a device, a FIFO, the game itself, or a
+    # figure name without an image format's suffix is refused while nothing is done yet.
+    _check_outputs(args, inputs=[args.game])
+    if args.png is not None:
+        _check_figure_path(args.png)
     path = Path(args.game)
     graded = grade(read_replay(path) if path.suffix.lower() in FORMATS else path)
     print(format_grade(graded, every_move=args.all))

@@ -1,0 +1,116 @@
+"""Hostile input to the players' commands: one line and exit 2, bounded work, nothing replaced
+that was not the command's to write."""
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+
+from nnsweeper.cli import main
+from nnsweeper.fileio import SpecialFileError, output_target, read_regular_file, write_text_atomic
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nested.json").write_text("[" * 5000 + "]" * 5000)
+    (tmp_path / "pos.txt").write_text("1 2\n")
+    (tmp_path / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    game = {"format": "nnsweeper-game", "rows": 5, "cols": 5, "mines": 3, "first_click": "safe", "seed": 2,
+            "actions": [["reveal", 0, 0]]}
+    (tmp_path / "game.json").write_text(json.dumps(game))
+    return tmp_path
+
+
+def _one_line(capsys, *words):
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    for w in words:
+        assert w in err, err
+    return err
+
+
+@pytest.mark.parametrize(("game", "words"), [
+    ("nested.json", ["is not a saved game", "play --save", ".avf"]),  # JSON nested past the parser's depth
+    ("pos.txt", ["is not a saved game"]),
+    ("picture.png", ["is not a saved game"]),
+    ("folder", ["is a folder"]),
+    ("fifo", ["is a FIFO"]),  # would block a reader forever
+    ("/dev/zero", ["is a device"]),  # would never end
+    ("missing.json", ["no saved game at"]),
+])
+def test_grade_and_play_refuse_what_is_no_saved_game(files, capsys, game, words):
+    assert main(["grade", game]) == 2
+    _one_line(capsys, *words)
+    assert main(["play", "--replay", game]) == 2
+    _one_line(capsys, *words)
+
+
+def test_outputs_that_are_special_files_or_the_input_are_refused_before_the_work(files, capsys):
+    before = (files / "game.json").read_text()
+    for argv, words in [
+        (["grade", "game.json", "--json", "game.json"], ["is the input 'game.json'"]),
+        (["grade", "game.json", "--json", "fifo"], ["is a FIFO", "not replaced"]),
+        (["grade", "game.json", "--json", "folder"], ["is a folder"]),
+        (["grade", "game.json", "--png", "out"], ["--png 'out'", "suffix"]),
+        (["grade", "game.json", "--png", "g.txt"], ["--png 'g.txt'", "suffix"]),
+        (["boards", "fifo", "--count", "2"], ["is a FIFO"]),
+        (["boards", "/dev/null", "--count", "2"], ["is a device"]),
+        (["play", "--replay", "game.json", "--save", "game.json"], ["is the input"]),
+    ]:
+        assert main(argv) == 2, argv
+        _one_line(capsys, *words)
+        assert capsys.readouterr().out == ""  # refused before any grade was printed
+    assert (files / "game.json").read_text() == before
+    assert stat.S_ISFIFO(os.stat(files / "fifo").st_mode)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    with pytest.raises(SpecialFileError, match="is a device"):
+        output_target("/dev/null")
+
+
+def test_an_atomic_write_through_a_symbolic_link_keeps_the_link(tmp_path):
+    (tmp_path / "real.txt").write_text("old")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    write_text_atomic(tmp_path / "link.txt", "new")
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "to-pipe").symlink_to("pipe")
+    with pytest.raises(SpecialFileError, match="is a FIFO"):
+        write_text_atomic(tmp_path / "to-pipe", "x")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode) and not list(tmp_path.glob(".pipe*"))
+
+
+def test_a_read_of_a_fifo_never_blocks(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    done = []
+    reader = threading.Thread(target=lambda: done.append(_refused(tmp_path / "pipe")), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert done == ["refused"]
+    (tmp_path / "big").write_bytes(bytes(101))
+    with pytest.raises(ValueError, match="more than 100 bytes"):
+        read_regular_file(tmp_path / "big", 100, "thing")
+
+
+def _refused(path) -> str:
+    try:
+        read_regular_file(path, 100, "thing")
+    except ValueError:
+        return "refused"
+    return "read"
+
+
+def test_boards_streams_and_is_bounded_in_time(files, capsys):
+    assert main(["boards", "b.txt", "--board", "60x60:1500", "--no-guess", "fast", "--max-tries", "100000",
+                 "--time-limit", "0.2", "--quiet"]) == 2
+    _one_line(capsys, "no no-guess layout", "time_limit=0.2")
+    assert not (files / "b.txt").exists() and not list(files.glob(".b.txt*"))
+    assert main(["boards", "b.txt", "--max-tries", "5"]) == 2
+    _one_line(capsys, "--max-tries is a budget of --no-guess boards")
+    assert main(["boards", "b.txt", "--count", "3", "--quiet"]) == 0
+    text = (files / "b.txt").read_text()
+    assert text.count("# board") == 3 and "\n\n# board 2 of 3" in text and text.endswith(".\n")
