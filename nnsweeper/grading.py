@@ -109,6 +109,9 @@ class GameGrade:
     source: str = ""
     #: The board each guess was made on (move number: grid, -1 covered), for the picture.
     positions: dict = field(default_factory=dict, repr=False)
+    #: The board at the end of the game (-1 covered, the mine that ended a lost game -2), for the
+    #: picture of a game without a guess.
+    final: np.ndarray | None = field(default=None, repr=False)
 
     def summary(self) -> dict:
         guesses = [m for m in self.moves if m.kind in ("guess", "needless guess")]
@@ -237,8 +240,10 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
             if move.kind != "certain":
                 out.positions[number] = grid
         out.moves.append(move)
-        hit = any(mines[c] for c in cells)
+        hit = [c for c in cells if mines[c]]
         if hit:
+            out.final = np.where(shown, counts, -1).astype(np.int8)
+            out.final[hit[0]] = -2
             break
         opened = np.zeros(mines.shape, dtype=bool)
         opened[tuple(np.array(cells).T)] = True
@@ -246,6 +251,8 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
         if int(shown.sum()) == mines.size - int(mines.sum()):
             out.won = True
             break
+    if out.final is None:
+        out.final = np.where(shown, counts, -1).astype(np.int8)
     return out
 
 
@@ -366,6 +373,8 @@ def format_grade(g: GameGrade, *, every_move: bool = False) -> str:
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     table = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     worst = s["biggest_loss"]
+    if len(table) == 1:  # the header alone: every move was proved safe (or there was none but the first)
+        table = ["no guess in this game: every move after the first click was proved safe"]
     lines = [head, "", *table, "",
              f"guesses {s['guesses']} ({s['needless_guesses']} needless), mistakes {s['mistakes']} "
              f"(a loss of {100 * MISTAKE:.0f} points or more), accuracy {100 * s['accuracy']:.1f}% "
@@ -383,6 +392,20 @@ def format_grade(g: GameGrade, *, every_move: bool = False) -> str:
                  "the move and the next decision (not of winning the whole game); loss in points of that "
                  "chance")
     return "\n".join(lines)
+
+
+def _draw_board(ax, grid: np.ndarray) -> None:
+    """A board as the player saw it: revealed cells light with their numbers, covered ones grey,
+    the mine that ended the game (-2) red."""
+    from matplotlib.colors import ListedColormap
+
+    colour = np.where(grid == -2, 2, np.where(grid >= 0, 0, 1))
+    ax.imshow(colour, cmap=ListedColormap(["0.92", "0.55", "tab:red"]), vmin=0, vmax=2)
+    for (i, j), v in np.ndenumerate(grid):
+        if v > 0:
+            ax.text(j, i, str(v), ha="center", va="center", fontsize=7)
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
 def plot_grade(g: GameGrade, path) -> None:
@@ -423,11 +446,17 @@ def plot_grade(g: GameGrade, path) -> None:
     ax.xaxis.label.set_fontsize(8)
     if graded:
         ax.legend(fontsize=7, loc="lower left")
+    else:
+        ax.text(0.5, 0.5, "no guess: every move was proved safe", transform=ax.transAxes, ha="center",
+                va="center", color="0.4")
     guesses = [m for m in g.moves if m.number in g.positions]
     worst = max(guesses, key=lambda m: (m.loss, m.number), default=None)
     if worst is None:
-        bx.set_axis_off()
-        bx.set_title("no guess in this game")
+        if g.final is not None:
+            _draw_board(bx, g.final)
+        else:
+            bx.set_axis_off()
+        bx.set_title("no guess in this game: the board at its end", fontsize=9)
     else:
         grid = g.positions[worst.number]
         p = analyze(Observation.from_checked(grid, g.mines, np.zeros(grid.shape, dtype=bool))).probabilities

@@ -244,7 +244,8 @@ def _find(rules, cell, seed, mode: str, max_tries: int, time_limit) -> np.ndarra
             layout = _repair(layout, found, allowed, rng)
     raise NoGuessBudgetError(
         f"no no-guess layout of {rows}x{cols} with {mines} mines ({mode}) within max_tries={max_tries:,} "
-        "certifications; raise max_tries, use mode='fast' or lower the mine count")
+        "certifications; raise max_tries, " + ("use mode='fast' or " if mode == "uniform" else "")
+        + "lower the mine count")
 
 
 def _repair(layout: np.ndarray, found: Certificate, allowed: np.ndarray,

@@ -67,7 +67,13 @@ def load_game(path) -> GameLog:
     raw = read_regular_file(path, 64 * MAX_ACTIONS, "saved game", InvalidBoardError)
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):  # a number past Python's digits
+            raise InvalidBoardError(f"{os.fspath(path)!r} is not a saved game: {exc}") from None
+        raise InvalidBoardError(f"{os.fspath(path)!r} is not a saved game: a game is the JSON file that "
+                                "nnsweeper play --save writes (grade also reads .avf, .rmv, .mvf and .evf "
+                                "replays)") from None
+    except RecursionError:
         # A PNG, a board's text, JSON nested past the parser's depth: say what is read.
         raise InvalidBoardError(f"{os.fspath(path)!r} is not a saved game: a game is the JSON file that "
                                 "nnsweeper play --save writes (grade also reads .avf, .rmv, .mvf and .evf "

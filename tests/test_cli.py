@@ -468,7 +468,7 @@ def test_compare_on_other_boards_leaves_the_main_jobs_files_alone(tmp_path, monk
     assert main(["compare", "--solvers", "single_point,csp", "--board", "5x5:3", "--trials", "2",
                  "--jobs", "1"]) == 0
     out, err = capsys.readouterr()
-    assert "continuing from the games recorded" not in err
+    assert "continuing from" not in err
     assert "wrote compare-5x5.csv, compare-5x5.json, compare-5x5.png" in out
     assert "every game is kept in compare-5x5.games" in out
     assert (tmp_path / "compare.json").read_text() == "the main job's table"
@@ -479,7 +479,12 @@ def test_compare_on_other_boards_leaves_the_main_jobs_files_alone(tmp_path, monk
     # The same command again continues from its own store.
     assert main(["compare", "--solvers", "single_point,csp", "--board", "5x5:3", "--trials", "2",
                  "--jobs", "1"]) == 0
-    assert "continuing from the games recorded in compare-5x5.games" in capsys.readouterr().err
+    assert ("continuing from the 4 games of these solvers and boards recorded in compare-5x5.games"
+            in capsys.readouterr().err)
+    # Another board into the same --out continues from nothing, and says nothing of it.
+    assert main(["eval", "--solvers", "csp", "--board", "6x6:3", "--trials", "2", "--jobs", "1",
+                 "--out", "compare-5x5"]) == 0
+    assert "continuing" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -188,3 +188,23 @@ def test_a_game_without_a_move_is_refused():
         grade(GameLog(ns.Rules(9, 9, 10), 1, []))
     with pytest.raises(InvalidBoardError, match="off the 2x2 board"):
         grade(Replay(np.zeros((2, 2), dtype=bool), [("reveal", ((0, 0),)), ("reveal", ((5, 0),))]))
+
+
+def test_a_game_without_a_guess_says_so_and_draws_its_last_board(tmp_path):
+    from nnsweeper.grading import format_grade, plot_grade
+    from nnsweeper.play import PlaySession
+
+    # 6x6 with 2 mines, seed 5: the first click at (0, 0) and one proved-safe cell win it.
+    session = PlaySession(ns.Rules(6, 6, 2), 5)
+    session.act("reveal", 0, 0)
+    while not session.over:
+        p = ns.analyze(ns.Observation.of(session.grid(), 2)).probabilities
+        session.act("reveal", *map(int, np.argwhere((session.grid() < 0) & (p <= 0))[0]))
+    graded = ns.grade(GameLog(session.rules, session.seed, session.log.actions))
+    assert graded.won and graded.summary()["guesses"] == 0
+    text = format_grade(graded)
+    assert "no guess in this game: every move after the first click was proved safe" in text
+    assert "move  cells" not in text  # no empty table
+    np.testing.assert_array_equal(graded.final, session.grid())
+    plot_grade(graded, tmp_path / "g.png")
+    assert (tmp_path / "g.png").stat().st_size > 5000

@@ -114,3 +114,10 @@ def test_boards_streams_and_is_bounded_in_time(files, capsys):
     assert main(["boards", "b.txt", "--count", "3", "--quiet"]) == 0
     text = (files / "b.txt").read_text()
     assert text.count("# board") == 3 and "\n\n# board 2 of 3" in text and text.endswith(".\n")
+
+
+def test_an_explicit_first_click_rule_and_no_guess_are_one_or_the_other(files, capsys):
+    assert main(["boards", "b.txt", "--first-click", "safe", "--no-guess", "fast"]) == 2
+    _one_line(capsys, "give --no-guess or --first-click safe, not both")
+    assert main(["boards", "b.txt", "--first-click", "no-guess-fast", "--no-guess", "fast", "--quiet"]) == 0
+    assert "rule no-guess-fast" in (files / "b.txt").read_text()

@@ -410,3 +410,27 @@ def test_compiled_endgame_expands_the_positions_of_the_plain_recursion(rows, col
         i, j = safe[rng.integers(len(safe))]
         grid = grid.copy()
         grid[i, j] = counts[i, j]
+
+
+def test_kernels_compile_without_a_cache_where_numba_can_write_none(monkeypatch):
+    """An unwritable home and installation: numba refuses cache=True at decoration ("no locator
+    available"); the kernels then compile in the process instead of failing the import."""
+    import numba
+
+    from nnsweeper.engine import kernels
+
+    calls = []
+
+    def njit(*args, **options):
+        calls.append(options)
+        if options.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file '<here>'")
+        return numba.njit(*args, **options)
+
+    monkeypatch.setattr(kernels, "njit", njit)
+
+    @kernels.compiled
+    def twice(x):
+        return 2 * x
+
+    assert twice(21) == 42 and calls == [{"cache": True}, {}]

@@ -140,12 +140,15 @@ def test_chords_and_mistakes_never_raise():
     (["play", "--replay", "missing.json"], "no saved game at"),
     (["play", "--replay", "bad.json"], "is not a saved game"),
     (["play", "--replay", "odd.json"], "action 0 must be"),
-    (["play", "--replay", "odd.json", "--seed", "3"], "give no --board, --preset or --seed"),
+    (["play", "--replay", "odd.json", "--seed", "3"], "give no --board, --preset, --seed"),
+    (["play", "--replay", "odd.json", "--no-guess"], "--seed, --first-click or --no-guess with it"),
+    (["play", "--replay", "digits.json"], "digits.json' is not a saved game: Exceeds the limit"),
     (["play", "--save", "."], "is a folder"),
 ])
 def test_bad_input_is_one_line(argv, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "digits.json").write_text('{"seed": ' + "7" * 5000 + "}")
     (tmp_path / "odd.json").write_text(json.dumps({
         "format": "nnsweeper-game", "rows": 4, "cols": 4, "mines": 2, "first_click": "safe", "seed": 1,
         "actions": [["reveal", 9, 0]]}))

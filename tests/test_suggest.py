@@ -81,6 +81,10 @@ def test_a_local_rule_names_the_number_behind_it():
         s = suggest_move(name, obs)
         assert (s.cell, s.kind, s.probability) == ((1, 0), "local", 0.0)
         assert s.reason == "local rule (single point): the 1 at (0, 0) has its 1 mine flagged already"
+    # Without the flag, the same mine is proved by the numbers, not flagged.
+    s = suggest_move("single_point", parse_observation("1 1 .\n. 1 .\n. . .", 1))
+    assert s.reason == ("local rule (single point): the 1 at (0, 1) has its 1 mine found already "
+                        "(proved by the numbers)")
     s = suggest_move("csp", parse_observation("0 . .\n. . .", 1))
     assert (s.cell, s.kind) == ((0, 1), "local")
     assert s.reason == "local rule (single point): the 0 at (0, 0) has no mine around it"

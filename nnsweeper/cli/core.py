@@ -272,7 +272,31 @@ def boards_any_rule(text: str) -> list[tuple[str, int, int, int]]:
     That is ``none`` (every cell may hold a mine): the syntax and the sizes are checked
     while parsing, the mine counts against the command's own rule by :func:`check_boards`.
     """
-    return boards(text, first_click="none")
+    try:
+        return boards(text, first_click="none")
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(_rule_limits(str(e))) from None
+
+
+def _rule_limits(message: str) -> str:
+    """A mine-limit message of the loosest rule, parsed before the command's rule is known,
+    said with every rule's limit: the default rule's first."""
+    from nnsweeper.game import Rules
+
+    m = re.search(r"between 1 and \d+ for a (\d+)x(\d+) board with an unprotected first click; got (-?\d+)",
+                  message)
+    if m is None:
+        return message
+    rows, cols, got = (int(v) for v in m.groups())
+    limits = {}
+    for rule in ("safe", "zero", "none"):
+        try:
+            limits[rule] = Rules(rows, cols, 1, rule).max_mines()
+        except ValueError:  # no room for one mine under that rule
+            limits[rule] = 0
+    return (f"mines must be between 1 and {limits['safe']} for a {rows}x{cols} board with a safe first "
+            f"click, the default ({limits['zero']} with --first-click zero, {limits['none']} with "
+            f"--first-click none); got {got}")
 
 
 def check_boards(found: list[tuple[str, int, int, int]], first_click: str) -> list[tuple[str, int, int, int]]:
@@ -303,7 +327,10 @@ def one_board(text: str, *, first_click: str = "safe") -> tuple[int, int, int]:
 def one_board_any_rule(text: str) -> tuple[int, int, int]:
     """An argparse type: :func:`one_board` within the loosest first-click rule's limits
     (as :func:`boards_any_rule`); the command checks the mines against its own rule."""
-    return one_board(text, first_click="none")
+    try:
+        return one_board(text, first_click="none")
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(_rule_limits(str(e))) from None
 
 
 # ---------------------------------------------------------------- option helpers
@@ -347,11 +374,12 @@ def add_no_guess(p) -> None:
 def first_click_rule(args) -> str:
     """The first-click rule of a command with ``--first-click`` and ``--no-guess``, both given or either."""
     mode = getattr(args, "no_guess", None)
+    given = args.first_click  # None: not given (the default, safe)
     if mode is None:
-        return args.first_click
+        return given or "safe"
     rule = "no-guess" if mode == "uniform" else "no-guess-fast"
-    if args.first_click not in ("safe", rule):
-        raise ValueError(f"give --no-guess or --first-click {args.first_click}, not both: a no-guess "
+    if given not in (None, rule):
+        raise ValueError(f"give --no-guess or --first-click {given}, not both: a no-guess "
                          "board's first click opens an area")
     return rule
 

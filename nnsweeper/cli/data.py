@@ -207,7 +207,7 @@ def add_boards(sub):
     bo.add_argument("--base-seed", type=int_in(0), default=0, help="seed of the game seeds (default: 0)")
     bo.add_argument("--start", type=start_cell, default="center", metavar="WHERE",
                     help="the first click: center, corner or ROW,COL (default: center)")
-    bo.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
+    bo.add_argument("--first-click", choices=FIRST_CLICK_RULES, default=None,
                     help="first-click rule (default: safe)")
     add_no_guess(bo)
     bo.add_argument("--max-tries", type=int_in(1), default=NO_GUESS_TRIES,

@@ -81,8 +81,8 @@ def _cmd_eval(args, argv) -> int:
         store=store, on_change="replace" if args.replace_changed else "refuse",
     )
     played, x = _board_arguments(args)
-    if not args.quiet and (store / "store.json").exists():
-        note(f"continuing from the games recorded in {store}")
+    if not args.quiet:
+        _note_continued(store, solvers, played)
     with backend(args.backend, args.scheduler):
         table = evaluate(solvers, **played, **common)
     table.metadata["command"] = shlex.join([PROG, *argv])
@@ -216,7 +216,7 @@ def _add_play_options(p, *, solvers, mines, trials: int, out: str | None, jobs: 
         help="seed of the game seeds; the same value plays the same games (default: 0)",
     )
     p.add_argument(
-        "--first-click", choices=FIRST_CLICK_RULES, default="safe",
+        "--first-click", choices=FIRST_CLICK_RULES, default=None,
         help="first-click rule: safe (never a mine), zero (opens an area), none, no-guess, "
         "no-guess-fast (see --no-guess) (default: safe)",
     )
@@ -321,6 +321,20 @@ def _model_choice(text: str) -> tuple[str, str, str]:
             f"checkpoint, write NAME=ARCH:PATH such as {name}={next(iter(ARCHITECTURES))}:{path}"
         )
     return name, arch, path
+
+
+def _note_continued(store, solvers, played: dict) -> None:
+    """Say that a run continues from games its store holds of these solvers and boards, if any."""
+    from nnsweeper.evaluation.store import recorded_games
+    from nnsweeper.game import Rules
+
+    if "boards" in played:
+        rules = [Rules.preset(b) if isinstance(b, str) else Rules(*b, "none") for b in played["boards"]]
+    else:
+        rules = [Rules(played["rows"], played["cols"], m, "none") for m in played["mines_list"]]
+    held = recorded_games(store, list(solvers), rules)
+    if held:
+        note(f"continuing from the {held:,} games of these solvers and boards recorded in {store}")
 
 
 def _board_arguments(args) -> tuple[dict, str]:

@@ -198,7 +198,7 @@ def add_play(sub):
     )
     add_one_board(pa, "beginner", any_rule=True)
     pa.add_argument("--seed", type=int_in(0), default=None, help="the game seed (default: a new one)")
-    pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default="safe",
+    pa.add_argument("--first-click", choices=FIRST_CLICK_RULES, default=None,
                     help="first-click rule (default: safe)")
     add_no_guess(pa)
     pa.add_argument("--solver", default="search", help="the solver the s key asks (default: search)")
@@ -215,9 +215,9 @@ def _cmd_play(args, argv) -> int:
 
     get_solver(args.solver)  # an unknown name is refused before the screen changes
     if args.replay is not None:
-        if args.board or args.preset or args.seed is not None:
-            raise ValueError("--replay plays the saved game's own board and seed: give no --board, "
-                             "--preset or --seed with it")
+        if args.board or args.preset or args.seed is not None or args.first_click or args.no_guess:
+            raise ValueError("--replay plays the saved game's own board, seed and rule: give no --board, "
+                             "--preset, --seed, --first-click or --no-guess with it")
         log = load_game(args.replay)
         rules, seed = log.rules, log.seed
     else:

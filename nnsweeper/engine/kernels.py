@@ -25,11 +25,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+
+def compiled(fn):
+    """``numba.njit`` with the compiled code cached on disk where numba can write it (beside this
+    file, or in the user's cache folder); compiled in every process where it cannot (an
+    unwritable home and installation), rather than refusing to import."""
+    try:
+        return njit(cache=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return njit(fn)
+
+
 #: What :func:`settle` reports.
 SETTLED, UNSATISFIABLE, CONTRADICTION = 0, 1, 2
 
 
-@njit(cache=True)
+@compiled
 def _counts(grid, mine, free):
     """Per cell: mines still needed by a revealed number (grid minus the mines around it;
     a large negative value on covered cells, where no rule fires) and its free neighbours."""
@@ -55,7 +66,7 @@ def _counts(grid, mine, free):
     return need, free_nb
 
 
-@njit(cache=True)
+@compiled
 def _fire(grid, need, free_nb, free, out):
     """One round of both rules: ``out`` gets bit 1 on free cells a number proves safe and
     bit 2 on those it proves mines. Returns whether any cell got a bit."""
@@ -79,7 +90,7 @@ def _fire(grid, need, free_nb, free, out):
     return fired
 
 
-@njit(cache=True)
+@compiled
 def rules_once(grid, mine, free):
     """The single-point rules once: ``(safe, mines)`` bool arrays of the free cells they settle.
 
@@ -91,7 +102,7 @@ def rules_once(grid, mine, free):
     return (out & 1) != 0, (out & 2) != 0
 
 
-@njit(cache=True)
+@compiled
 def rules_with_flags(grid, flags):
     """:func:`rules_once` with ``flags`` as the known mines and every other covered cell free."""
     r, c = grid.shape
@@ -102,7 +113,7 @@ def rules_with_flags(grid, flags):
     return rules_once(grid, flags, free)
 
 
-@njit(cache=True)
+@compiled
 def _first_bad(grid, need, free_nb):
     r, c = grid.shape
     for i in range(r):
@@ -112,7 +123,7 @@ def _first_bad(grid, need, free_nb):
     return -1, -1
 
 
-@njit(cache=True)
+@compiled
 def settle(grid, mine, free):
     """The single-point rules until nothing changes, in rounds, updating ``mine`` and ``free``.
 
@@ -153,7 +164,7 @@ def settle(grid, mine, free):
     return SETTLED, -1, -1, need, free_nb
 
 
-@njit(cache=True)
+@compiled
 def boxes(is_con, frontier):
     """Frontier cells grouped into boxes (the same numbers around them) and boxes into components.
 
@@ -246,7 +257,7 @@ def boxes(is_con, frontier):
     return box_of, box_cons[:n_boxes], n_cons[:n_boxes], comp_of, _local_numbers(parent, label, n_comps)
 
 
-@njit(cache=True)
+@compiled
 def _local_numbers(parent, label, n_comps):
     """Each number's component, and its rank among the numbers of its component (ascending ids)."""
     n = parent.shape[0]
@@ -261,7 +272,7 @@ def _local_numbers(parent, label, n_comps):
     return out
 
 
-@njit(cache=True)
+@compiled
 def _root(parent, x):
     """The root of ``x`` in a union-find forest, halving the path on the way."""
     while parent[x] != x:
@@ -278,7 +289,7 @@ for _s in range(9):
 _LIMIT = 1 << 62
 
 
-@njit(cache=True)
+@compiled
 def _grow(a, n):
     """``a`` (1-d) with room for at least ``n`` entries (doubled when it has to grow)."""
     if n <= a.shape[0]:
@@ -291,7 +302,7 @@ def _grow(a, n):
 _FAIL = (False, np.int64(-1), np.zeros(0, np.int64), np.zeros((0, 0), np.int64))
 
 
-@njit(cache=True)
+@compiled
 def count_layouts(spec, mines_left, radix, most):
     """A component's layouts per mine count and each step's mine tally per mine count, in int64.
 
@@ -441,7 +452,7 @@ def count_layouts(spec, mines_left, radix, most):
     return True, m_lo, layouts, tallies
 
 
-@njit(cache=True)
+@compiled
 def frontier_components(is_con, need, frontier):
     """The frontier's boxes and components (:func:`boxes`) in flat arrays, one description each.
 
@@ -544,7 +555,7 @@ def frontier_components(is_con, need, frontier):
     return cells, box_size, comp_boxes, desc, comp_desc, con_pos, comp_cons
 
 
-@njit(cache=True)
+@compiled
 def _box_order(nb, nn, n_cons, cons_at, cons):
     """The Cuthill-McKee box order of :func:`nnsweeper.engine.frontier.make_plan` on a description."""
     order = np.empty(nb, np.int64)
@@ -611,7 +622,7 @@ def _box_order(nb, nn, n_cons, cons_at, cons):
     return order
 
 
-@njit(cache=True)
+@compiled
 def plan_spec(desc):
     """The counting program's plan of a component description (see :func:`frontier_components`).
 
@@ -690,7 +701,7 @@ def plan_spec(desc):
     return spec[:w], order
 
 
-@njit(cache=True)
+@compiled
 def count_component(desc, mines_left, most):
     """:func:`count_layouts` on a component description, its tallies by box.
 
@@ -722,7 +733,7 @@ def count_component(desc, mines_left, most):
     return True, m_lo, layouts, by_box
 
 
-@njit(cache=True)
+@compiled
 def _unknown_around(grid, mines, i, j):
     """Covered cells next to ``(i, j)`` that are not known mines."""
     r, c = grid.shape
@@ -734,7 +745,7 @@ def _unknown_around(grid, mines, i, j):
     return n
 
 
-@njit(cache=True)
+@compiled
 def _mines_apart(grid, mines, pi, pj, qi, qj):
     """Whether every neighbour of ``p`` that is neither ``q`` nor a neighbour of ``q`` is a known mine."""
     r, c = grid.shape
@@ -747,7 +758,7 @@ def _mines_apart(grid, mines, pi, pj, qi, qj):
     return True
 
 
-@njit(cache=True)
+@compiled
 def forced_pair(grid, mines):
     """The search solver's forced guess (:func:`nnsweeper.solvers.search.forced_guess`).
 
@@ -800,7 +811,7 @@ SOLVED, OVER_BUDGET = 0, 1
 _PARTS, _GUESS = 0, 1
 
 
-@njit(cache=True)
+@compiled
 def _popcount(s):
     """Layouts in the set ``s`` (its set bits)."""
     n = 0
@@ -812,7 +823,7 @@ def _popcount(s):
     return n
 
 
-@njit(cache=True)
+@compiled
 def _and_count(a, b):
     """Layouts in both sets."""
     n = 0
@@ -825,7 +836,7 @@ def _and_count(a, b):
     return n
 
 
-@njit(cache=True)
+@compiled
 def _slot(keys, used, s):
     """Where the set ``s`` is in the memo's open-addressing table, or the empty slot it would take."""
     h = _SEED
@@ -846,7 +857,7 @@ def _slot(keys, used, s):
     return i
 
 
-@njit(cache=True)
+@compiled
 def _rehash(keys, vals, used):
     """The memo table at twice its size."""
     cap = 2 * keys.shape[0]
@@ -862,7 +873,7 @@ def _rehash(keys, vals, used):
     return new_keys, new_vals, new_used
 
 
-@njit(cache=True)
+@compiled
 def _grow_rows(a, n):
     """``a`` (2-d) with room for at least ``n`` rows (doubled when it has to grow)."""
     if n <= a.shape[0]:
@@ -872,7 +883,7 @@ def _grow_rows(a, n):
     return out
 
 
-@njit(cache=True)
+@compiled
 def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit, nodes):
     """The exact endgame search of :class:`nnsweeper.solvers.endgame.Endgame` from the set ``root``.
 
@@ -1042,7 +1053,7 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
                 f_acc[depth - 1] += f_best[f]
 
 
-@njit(cache=True)
+@compiled
 def fronts(grid, flags, mine, free, free_nb):
     """The frontiers of a settled board (after :func:`settle`), as the engine needs them.
 

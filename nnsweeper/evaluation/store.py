@@ -53,7 +53,8 @@ from nnsweeper.fileio import atomic_path, exclusive_lock, leftovers, reader_erro
 
 from .games import Board, GameResults
 
-__all__ = ["GameStore", "MemoryStore", "StoreError", "STORE_FORMAT", "ON_CHANGE", "held_games"]
+__all__ = ["GameStore", "MemoryStore", "StoreError", "STORE_FORMAT", "ON_CHANGE", "held_games",
+           "recorded_games"]
 
 #: Version of the folder layout and chunk files; a store of another format is refused.
 #: 2: every chunk records its experiment (format 1 chunks recorded nothing).
@@ -383,6 +384,19 @@ class _DiskJob(_Job):
             raise StoreError(f"chunk {os.fspath(path)!r} holds {len(part)} games, not {b - a}; remove "
                              f"it and run again to play its games anew")
         return part
+
+
+def recorded_games(path, names, boards) -> int:
+    """Games a game store at ``path`` holds of the solvers ``names`` on ``boards`` (each with
+    ``rows``, ``cols`` and ``mines``), by its chunk files: what a run of them continues from
+    (0 where there is no store). Reads no chunk."""
+    total = 0
+    for name in names:
+        for board in boards:
+            folder = Path(path) / _job_folder_name(name, board)
+            if folder.is_dir():
+                total += sum(b - a for a, b in _chunks(folder))
+    return total
 
 
 def _job_folder_name(name: str, board: Board) -> str:

@@ -443,12 +443,16 @@ def _reason(solver: Solver, move: Move, exact, seen, obs: Observation, flags, an
             n = int(obs.grid[x, y])
             if n < 0:
                 continue
-            marked = sum(bool(flags[u, v]) for u, v in neighbours(x, y, rows, cols))
+            around = neighbours(x, y, rows, cols)
+            marked = [(u, v) for u, v in around if flags[u, v]]
             if n == 0:
                 return f"local rule (single point): the 0 at ({x}, {y}) has no mine around it"
-            if marked == n:
+            if len(marked) == n:
+                # The player's flags, or mines the rule itself proved (the board may hold no flag).
+                how = ("flagged already" if all(obs.flags[c] for c in marked)
+                       else "found already (proved by the numbers)")
                 return (f"local rule (single point): the {n} at ({x}, {y}) has its "
-                        f"{n} {'mine' if n == 1 else 'mines'} flagged already")
+                        f"{n} {'mine' if n == 1 else 'mines'} {how}")
         return "local rule (single point)"
     if move.kind == "engine":
         return "proven safe by the engine: no consistent layout has a mine there"
