@@ -189,6 +189,69 @@ def replay_of_log(log) -> Replay:
     return Replay(g.mine_layout(), moves, getattr(log, "seconds", None), "nnsweeper play --save")
 
 
+#: Most cells one move may open at once: a chord opens the covered neighbours of one number.
+MAX_MOVE_CELLS = 8
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool)
+
+
+def _checked_log(log):
+    """A :class:`~nnsweeper.play.GameLog` whose every field is what ``play --save`` writes."""
+    from nnsweeper.game import Rules
+    from nnsweeper.play import ACTIONS
+
+    if not isinstance(log.rules, Rules):
+        raise InvalidBoardError(f"GameLog.rules must be Rules; got {type(log.rules).__name__}")
+    if not _is_int(log.seed) or log.seed < 0:
+        raise InvalidBoardError(f"GameLog.seed must be the game's seed, a non-negative integer; "
+                                f"got {log.seed!r:.40}")
+    if not isinstance(log.actions, list | tuple):
+        raise InvalidBoardError(f"GameLog.actions must be a list; got {type(log.actions).__name__}")
+    r = log.rules
+    for k, a in enumerate(log.actions):
+        if (not isinstance(a, list | tuple) or len(a) != 3 or a[0] not in ACTIONS
+                or not all(_is_int(v) for v in a[1:]) or not (0 <= a[1] < r.rows and 0 <= a[2] < r.cols)):
+            raise InvalidBoardError(f"GameLog action {k} must be (reveal|flag|chord, row, col) on the "
+                                    f"{r.rows}x{r.cols} board; got {a!r:.60}")
+    return log
+
+
+def _checked_replay(replay: Replay) -> Replay:
+    """A :class:`Replay` whose layout, moves and time are well formed (see its fields)."""
+    from nnsweeper.game import MAX_COLS, MAX_ROWS
+
+    mines = replay.mines
+    if not isinstance(mines, np.ndarray) or mines.dtype != bool or mines.ndim != 2 or 0 in mines.shape:
+        raise InvalidBoardError("Replay.mines must be a 2-d bool array of the layout; got "
+                                f"{type(mines).__name__} {getattr(mines, 'dtype', '')}".rstrip())
+    rows, cols = mines.shape
+    if rows > MAX_ROWS or cols > MAX_COLS:
+        raise InvalidBoardError(f"Replay.mines is {rows}x{cols}, larger than {MAX_ROWS}x{MAX_COLS}")
+    if not isinstance(replay.moves, list | tuple):
+        raise InvalidBoardError(f"Replay.moves must be a list; got {type(replay.moves).__name__}")
+    for k, move in enumerate(replay.moves, 1):
+        ok = isinstance(move, list | tuple) and len(move) == 2 and move[0] in ("reveal", "chord")
+        cells = move[1] if ok else None
+        ok = ok and isinstance(cells, list | tuple) and 1 <= len(cells) <= MAX_MOVE_CELLS and all(
+            isinstance(c, list | tuple) and len(c) == 2 and all(_is_int(v) for v in c) for c in cells)
+        if not ok:
+            raise InvalidBoardError(f"Replay move {k} must be (reveal|chord, cells): 1 to {MAX_MOVE_CELLS} "
+                                    f"(row, col) cells; got {move!r:.80}")
+        if move[0] == "reveal" and len(cells) != 1:
+            raise InvalidBoardError(f"Replay move {k}: a reveal opens one cell; got {len(cells)}")
+        rs, cs = [c[0] for c in cells], [c[1] for c in cells]
+        if max(rs) - min(rs) > 2 or max(cs) - min(cs) > 2:
+            raise InvalidBoardError(f"Replay move {k}: a chord opens neighbours of one number, cells within "
+                                    f"a 3x3 square; got {cells!r:.80}")
+    if replay.seconds is not None and (not isinstance(replay.seconds, int | float) or isinstance(
+            replay.seconds, bool) or not 0 <= replay.seconds < float("inf")):
+        raise InvalidBoardError(f"Replay.seconds must be None or a non-negative number; "
+                                f"got {replay.seconds!r:.40}")
+    return replay
+
+
 def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
     """Grade a finished (or abandoned) game move by move.
 
@@ -209,11 +272,14 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
 
     endgame_layouts = check_int("endgame_layouts", endgame_layouts, 0, InvalidBoardError)
     if isinstance(game, GameLog):
-        replay = replay_of_log(game)
+        replay = replay_of_log(_checked_log(game))
     elif isinstance(game, Replay):
-        replay = game
-    else:
+        replay = _checked_replay(game)
+    elif isinstance(game, str) or hasattr(game, "__fspath__"):
         replay = replay_of_log(load_game(game))
+    else:
+        raise InvalidBoardError(f"grade takes a GameLog, a Replay or the path of a saved game; got "
+                                f"{type(game).__name__}")
     mines = np.asarray(replay.mines, dtype=bool)
     rows, cols = mines.shape
     counts, labels = openings(mines)

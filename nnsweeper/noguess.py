@@ -322,10 +322,13 @@ def parse_layouts(text: str) -> list[np.ndarray]:
     Raises
     ------
     InvalidRulesError
-        A character other than ``*`` and ``.`` in a row, rows of unequal length, or no layout.
+        A character other than ``*`` and ``.`` in a row, rows of unequal length, no layout, or
+        ``text`` that is no str.
     """
     from nnsweeper.game import MAX_COLS, MAX_ROWS
 
+    if not isinstance(text, str):
+        raise InvalidRulesError(f"parse_layouts reads the text of layouts (a str); got {type(text).__name__}")
     out, rows = [], []
     for n, line in enumerate([*text.splitlines(), ""], 1):
         line = line.strip()

@@ -129,7 +129,9 @@ def _moves(shape, pix: int, events) -> list:
             moves.append(("reveal", (cursor,)))
             continue
         near = tuple(sorted(c for c in cells if max(abs(c[0] - cursor[0]), abs(c[1] - cursor[1])) == 1))
-        moves.append(("chord", near or tuple(sorted(cells))))
+        # No opened cell next to the cursor (a misplaced event): a reveal of the first cell it
+        # opened, whose opening is the rest.
+        moves.append(("chord", near) if near else ("reveal", (min(cells),)))
     for _, cells in moves:
         for i, j in cells:
             if not (0 <= i < rows and 0 <= j < cols):

@@ -121,3 +121,43 @@ def test_an_explicit_first_click_rule_and_no_guess_are_one_or_the_other(files, c
     _one_line(capsys, "give --no-guess or --first-click safe, not both")
     assert main(["boards", "b.txt", "--first-click", "no-guess-fast", "--no-guess", "fast", "--quiet"]) == 0
     assert "rule no-guess-fast" in (files / "b.txt").read_text()
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda ns, np: ns.GameLog(ns.Rules(5, 5, 3), None, [("reveal", 0, 0)]), "seed must be"),
+    (lambda ns, np: ns.GameLog(ns.Rules(5, 5, 3), 1, [("reveal", 0.5, 0)]), "action 0 must be"),
+    (lambda ns, np: ns.GameLog(ns.Rules(5, 5, 3), 1, [("dig", 0, 0)]), "action 0 must be"),
+    (lambda ns, np: ns.GameLog("5x5", 1, []), "rules must be Rules"),
+    (lambda ns, np: ns.GameLog(ns.Rules(5, 5, 3), 1, None), "actions must be a list"),
+    (lambda ns, np: ns.Replay(np.zeros((4, 4)), [("reveal", ((0, 0),))]), "2-d bool array"),
+    (lambda ns, np: ns.Replay(np.zeros((4, 4), bool), None), "moves must be a list"),
+    (lambda ns, np: ns.Replay(np.zeros((4, 4), bool), [("reveal", (0, 0))]), "move 1 must be"),
+    (lambda ns, np: ns.Replay(np.zeros((4, 4), bool), [("reveal", ((0, 0), (0, 1)))]), "opens one cell"),
+    # A chord opens the neighbours of one number: never more than 8 cells, all within a 3x3 square
+    # (the exact chance of a chord is counted over subsets of its cells).
+    (lambda ns, np: ns.Replay(np.zeros((6, 6), bool), [("chord", tuple((i, j) for i in range(6)
+                                                                       for j in range(4)))]), "1 to 8"),
+    (lambda ns, np: ns.Replay(np.zeros((6, 6), bool), [("chord", ((0, 0), (0, 5)))]), "3x3 square"),
+    (lambda ns, np: ns.Replay(np.zeros((4, 4), bool), [("reveal", ((0, 0),))], seconds=-1), "seconds"),
+    (lambda ns, np: 42, "grade takes a GameLog, a Replay or the path"),
+])
+def test_grade_names_what_is_wrong_with_a_half_built_game(make, words):
+    import numpy as np
+
+    import nnsweeper as ns
+    from nnsweeper.errors import InvalidBoardError
+    from nnsweeper.grading import Replay
+    from nnsweeper.play import GameLog
+
+    names = type("names", (), {"GameLog": GameLog, "Replay": Replay, "Rules": ns.Rules})
+    with pytest.raises(InvalidBoardError, match=words):
+        ns.grade(make(names, np))
+
+
+def test_parse_layouts_reads_only_text():
+    from nnsweeper.errors import InvalidRulesError
+    from nnsweeper.noguess import parse_layouts
+
+    for bad in (b"**", None, 3):
+        with pytest.raises(InvalidRulesError, match="reads the text of layouts"):
+            parse_layouts(bad)
