@@ -100,8 +100,12 @@ def test_one_solver_verdict_reads_a_million_games():
         # every game, against 40 of them
         ([1] * 100, "x wins the most games; the closest, csp, is 60.0 points behind"),
         # Few wins in common with csp's: the paired interval is wide.
-        ([0] * 40 + [1] * 45 + [0] * 15, "not distinguishable at the top: x (45.0%) and csp (-5.0, 95% "),
-        ([0] * 40 + [1] * 35 + [0] * 25, "not distinguishable at the top: csp (40.0%) and x (-5.0, 95% "),
+        ([0] * 40 + [1] * 45 + [0] * 15, "not distinguishable at the top: x won the most games (45.0%); "
+                                         "measured from it, csp (-5.0, 95% "),
+        ([0] * 40 + [1] * 35 + [0] * 25, "not distinguishable at the top: csp won the most games (40.0%); "
+                                         "measured from it, x (-5.0, 95% "),
+        # The same games won: nothing that more games could settle.
+        ([1] * 40 + [0] * 60, "csp and x won and lost the very same games (40.0%): nothing to tell apart."),
         ([0] * 100, "csp wins the most games; the closest, x, is 40.0 points behind"),
     ],
 )
@@ -109,6 +113,15 @@ def test_the_verdict_follows_the_interval(x_won, verdict):
     csp = [1] * 40 + [0] * 60
     table = _table([_row("csp", 10, csp), _row("x", 10, x_won)])
     assert summarize(table)[0].verdict().startswith(verdict)
+
+
+def test_an_interval_wholly_above_zero_never_prints_as_touching_it():
+    from nnsweeper.evaluation.summary import SolverSummary, _ci
+
+    s = SolverSummary("x", 1, 100, 50, 0.5, gap=0.010, gap_low=0.0004, gap_high=0.019)
+    assert _ci(s) == "+0.04 to +1.90"
+    s = SolverSummary("x", 1, 100, 50, 0.5, gap=0.010, gap_low=0.0, gap_high=0.019)
+    assert _ci(s) == "+0.0 to +1.9"
 
 
 def test_an_empty_table_is_refused():

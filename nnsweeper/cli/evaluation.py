@@ -350,7 +350,7 @@ def _board_arguments(args) -> tuple[dict, str]:
         from nnsweeper.game import PRESETS
 
         played = [b for spec in args.board or [boards(args.preset)] for b in spec]  # --preset: one spec
-        check_boards(played, args.first_click)  # --board was read before the rule was known
+        check_boards(played, first_click_rule(args))  # --board was read before the rule was known
         sizes = {(r, c) for name, r, c, _ in played if name not in PRESETS}
         x = "mines" if len(sizes) == 1 and all(name not in PRESETS for name, *_ in played) else "board"
         return {"boards": [name if name in PRESETS else (r, c, m) for name, r, c, m in played]}, x

@@ -76,6 +76,8 @@ class SolverSummary:
     below: int = 0
     above: int = 0
     learned: bool = False
+    #: Games one of the pair won and the other lost (paired gaps only; None otherwise).
+    discordant: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,10 +131,16 @@ class BoardSummary:
             return (f"{best.solver} won {best.wins:,} of {best.games:,} games: {100 * best.win_rate:.{d}f}% "
                     f"(95% interval {100 * low:.{d}f} to {100 * high:.{d}f}).")
         level = [s for s in self.against_best if s.gap_high >= 0]
+        same = [s for s in level if s.discordant == 0]
+        if same and len(same) == len(level):
+            # Every game won by one was won by the other: no number of games tells them apart.
+            names = ", ".join(s.solver for s in same)
+            return (f"{best.solver} and {names} won and lost the very same games "
+                    f"({100 * best.win_rate:.{d}f}%): nothing to tell apart.")
         if level:
             others = ", ".join(f"{s.solver} ({_pp(s.gap, d)}, 95% interval {_ci(s, d)})" for s in level)
-            return (f"not distinguishable at the top: {best.solver} ({100 * best.win_rate:.1f}%) and "
-                    f"{others}; more games would settle it.")
+            return (f"not distinguishable at the top: {best.solver} won the most games "
+                    f"({100 * best.win_rate:.1f}%); measured from it, {others}; more games would settle it.")
         closest = max(self.against_best, key=lambda s: s.gap)
         return (f"{best.solver} wins the most games; the closest, {closest.solver}, is "
                 f"{-100 * closest.gap:.{d}f} points behind (95% interval {_ci(closest, d)}).")
@@ -272,8 +280,9 @@ def _solver_summary(table, solver: str, reference: str | None, rows: list[dict])
     diffs = [d for d in table.difference(solver, reference)
              if (d["board"], d["rows"], d["cols"], d["mines"], d["first_click"]) in keys]
     gap, low, high, paired = pooled_difference(diffs)
+    discordant = sum(d["solver_only"] + d["reference_only"] for d in diffs) if paired else None
     return SolverSummary(
-        **base, gap=gap, gap_low=low, gap_high=high, paired=paired,
+        **base, gap=gap, gap_low=low, gap_high=high, paired=paired, discordant=discordant,
         worst=min(diffs, key=lambda d: d["difference"]),
         within=tuple(sum(_behind(d) <= Fraction(t) / 100 for d in diffs) for t in THRESHOLDS),
         below=sum(d["ci_high"] < 0 for d in diffs), above=sum(d["ci_low"] > 0 for d in diffs),
@@ -329,6 +338,10 @@ def _pp(x: float, digits: int = 1) -> str:
 
 
 def _ci(s, digits: int = 1) -> str:
+    """The interval, with a decimal more where an end that is not 0 would print as 0 (an interval
+    wholly above 0 never reads "+0.0 to ...")."""
+    while digits < 4 and any(x != 0 and round(100 * x, digits) == 0 for x in (s.gap_low, s.gap_high)):
+        digits += 1
     return f"{_pp(s.gap_low, digits)} to {_pp(s.gap_high, digits)}"
 
 
