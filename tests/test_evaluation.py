@@ -798,3 +798,17 @@ def test_replace_keeping_the_earlier_rows_pairs_a_changed_solver_with_what_it_wa
         table.replace(two, keep_as="old")
     with pytest.raises(ValueError, match="not the same games"):
         table.replace(evaluate(["single_point"], [3, 6], rows=5, cols=5, trials=20, base_seed=1), keep_as="x")
+
+
+def test_the_progress_says_what_its_rates_are_and_paces_from_the_first_results():
+    from nnsweeper.evaluation.runner import Tally, _time_left
+
+    tally = Tally()
+    assert str(tally) == ""
+    tally.add("csp", 45, 50)
+    assert str(tally).startswith("won so far, on the boards played yet: csp 90.00% [")
+    # No pace before results have come in for a while (start-up excluded), then games left x pace.
+    assert _time_left(1000, 0.0, 0) == "time left: measured once the first results are in"
+    assert _time_left(1000, 10.0, 100) == "about 1 min 40 s left"
+    assert _time_left(100_000, 10.0, 100) == "about 2 h 46 min left"
+    assert _time_left(3, 10.0, 100) == "about 0 s left"

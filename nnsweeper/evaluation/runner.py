@@ -14,6 +14,7 @@ import dataclasses
 import datetime
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 
@@ -190,7 +191,27 @@ class Tally:
             if n:
                 low, high = wilson_interval(k, n)
                 parts.append(f"{name} {100 * k / n:.2f}% [{100 * low:.2f}, {100 * high:.2f}]")
-        return " | ".join(parts)
+        # The boards are played in turn: a solver's rate so far is over the boards it has played
+        # yet (the sparse ones first), not a running estimate of its final pooled rate.
+        return ("won so far, on the boards played yet: " + " | ".join(parts)) if parts else ""
+
+
+def _time_left(games_left: int, since_first: float, games_since_first: int) -> str:
+    """The time left at the pace since the first results came in (worker start-up and model loads
+    excluded: they are done once), or what is awaited before there is a pace to go by."""
+    if games_since_first <= 0 or since_first < 2.0:
+        return "time left: measured once the first results are in"
+    seconds = games_left * since_first / games_since_first
+    return "about " + _duration(seconds) + " left"
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: int, progress: bool,
@@ -242,16 +263,26 @@ def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: 
                 "nnsweeper_version": __version__,
             })
 
+    if progress:
+        print(f"games: {total - stored:,} to play ({stored:,} recorded already) with {len(jobs)} "
+              f"solver-board jobs on {workers} worker{'s' if workers > 1 else ''}; each worker first loads "
+              "its solvers (the networks' weights: seconds)", file=sys.stderr, flush=True)
+    # tqdm's own time left averages over the start-up too (a first estimate of hours for minutes of
+    # work): the bar shows the pace since the first results instead.
     with tqdm(total=total, initial=stored, disable=not progress, unit="game", desc="games",
-              dynamic_ncols=True) as bar:
+              dynamic_ncols=True, bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+              "[{elapsed}]{postfix}") as bar:
         # One worker: played here, in this process. Worker processes set the solvers
         # up (load their models) before their first task.
         setup = SolverSetup({id(job.solver): job.solver for job in jobs}.values())
         results = imap(play_chunk, calls(), 1 if workers == 1 else n_jobs, ordered=False,
                        worker_setup=setup or None)
-        shown = 0.0
+        shown, first, first_played = 0.0, None, 0
+        bar.set_postfix_str(_time_left(total - stored, 0.0, 0))
         try:
             for segments, parts, by in results:
+                if first is None:
+                    first, first_played = time.monotonic(), played + sum(b - a for _, a, b in segments)
                 _check_played_by(jobs[segments[0][0]], expected[segments[0][0]], by)
                 for (j, a, b), part in zip(segments, parts, strict=True):
                     jobs[j].games.write(a, part)
@@ -263,7 +294,8 @@ def run(jobs: list[Job], base_seed: int, trials: int, first_click: str, n_jobs: 
                     bar.update(b - a)
                 now = time.monotonic()
                 if progress and now - shown > 0.5:
-                    bar.set_postfix_str(str(tally), refresh=False)
+                    pace = _time_left(total - stored - played, now - first, played - first_played)
+                    bar.set_postfix_str(f"{pace}; {tally}", refresh=False)
                     shown = now
         except KeyboardInterrupt:
             log("interrupted")
