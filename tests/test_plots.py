@@ -252,7 +252,12 @@ def test_gap_bands_pool_each_band_of_mine_counts_with_its_paired_interval():
             assert ys.min() == pytest.approx(100 * low) and ys.max() == pytest.approx(100 * high)
         g, low, high, _ = pooled_difference(diffs)
         assert ax.get_title() == f"{solver}\nall: {100 * g:+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
-    assert panels[0].get_ylabel() == "gap to csp (pp),\npooled per band, paired 95% CI"
+        # Every mine count's gap lies within the panel: none drawn cut at an edge.
+        points = next(c for c in drawn if c.get_gid() == "points").get_offsets()
+        low_y, high_y = ax.get_ylim()
+        assert low_y < points[:, 1].min() and points[:, 1].max() < high_y
+        np.testing.assert_allclose(sorted(points[:, 1]), sorted(100 * d["difference"] for d in diffs))
+    assert panels[0].get_ylabel() == "win rate minus csp's\n(percentage points)"
     with pytest.raises(ValueError, match="x must be 'mines' or 'density'"):
         plot_gap_bands(SWEEP, "csp", x="board")
     with pytest.raises(ValueError, match="give one axes per solver drawn"):
@@ -268,6 +273,13 @@ def test_evaluation_figure_of_a_sweep_draws_one_gap_panel_per_solver():
     assert all(ax.get_shared_y_axes().joined(panels[0], ax) for ax in panels)
     assert top.get_title() == "4x4" and top.get_legend() is not None
     assert top.get_position().y0 > max(ax.get_position().y1 for ax in panels)
+    # A caption under the panels says what the dots, bars and shades are, clear of the panels.
+    (caption,) = [t for t in fig.texts if t.get_gid() == "caption"]
+    assert caption.get_text().startswith("Below: each solver's win rate minus csp's on the same games")
+    assert "Dots: one mine count; bar: a band of counts pooled" in caption.get_text()
+    fig.canvas.draw()
+    box = caption.get_window_extent().transformed(fig.transFigure.inverted())
+    assert box.y1 < min(ax.get_tightbbox().transformed(fig.transFigure.inverted()).y0 for ax in panels)
     # Few mine counts keep the one difference panel under the win rates.
     assert len(plot_evaluation(PLAYED, figure()).axes) == 2
 

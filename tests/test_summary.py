@@ -153,3 +153,20 @@ def test_the_summary_answers_for_the_networks_and_explains_its_columns():
     # Without a model no answer is claimed for networks.
     plain = format_summary(_table([_row("csp", 10, csp), _row("x", 10, [0] * 100)]))
     assert "networks" not in plain and "Columns:" in plain
+
+
+def test_the_networks_answer_by_density_pools_each_band_of_mine_counts():
+    csp = [1] * 40 + [0] * 60
+    rows = []
+    for mines in range(5, 11):  # six counts: bands 5-6, 7-8, 9-10
+        net = [1] * 100 if mines <= 6 else csp if mines <= 8 else [0] * 100
+        rows += [_row("csp", mines, csp), {**_row("gnn", mines, net), "model_calls": 10.0}]
+    (board,) = summarize(_table(rows))
+    bands = board.by_density["gnn"]
+    assert [band for band, _ in bands] == ["5-6", "7-8", "9-10"]
+    assert [round(100 * s.gap, 1) for _, s in bands] == [60.0, 0.0, -40.0]
+    text = format_summary(_table(rows))
+    assert ("By density, against csp: gnn +60.0 at 5-6 mines (better), +0.0 at 7-8 mines (not "
+            "distinguishable), -40.0 at 9-10 mines (worse).") in " ".join(text.split())
+    # A logic solver gets no such line, nor does a board of too few counts.
+    assert "By density" not in format_summary(_table([_row("csp", 5, csp), _row("x", 5, csp)]))

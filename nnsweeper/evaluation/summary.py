@@ -24,10 +24,12 @@ import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from .stats import newcombe_interval, newcombe_paired_interval, wilson_interval
 
-__all__ = ["THRESHOLDS", "BoardSummary", "SolverSummary", "first_click_words", "format_summary",
-           "pooled_difference", "summarize"]
+__all__ = ["THRESHOLDS", "DENSITY_BANDS", "density_answer", "BoardSummary", "SolverSummary",
+           "first_click_words", "format_summary", "pooled_difference", "summarize"]
 
 #: Percentage-point distances from the reference that the summary counts configurations within.
 THRESHOLDS = (1.0, 3.0, 5.0)
@@ -111,6 +113,10 @@ class BoardSummary:
     solvers: list[SolverSummary]
     against_best: list[SolverSummary] = dataclasses.field(default_factory=list)
     first_click: str = ""
+    #: Per network (a solver that asks a trained model) on a board of several mine counts: its
+    #: gap to the reference pooled over each band of density (:data:`DENSITY_BANDS`), as
+    #: ``(band, SolverSummary)`` pairs, sparse first.
+    by_density: dict = dataclasses.field(default_factory=dict)
 
     @property
     def best(self) -> SolverSummary:
@@ -175,12 +181,26 @@ def summarize(table, reference: str = "csp") -> list[BoardSummary]:
         per_solver.sort(key=lambda s: -s.win_rate)  # stable: ties keep table order
         top = per_solver[0].solver
         against = [_solver_summary(table, s.solver, top, rows) for s in per_solver[1:]]
+        by_density = {}
+        counts = sorted({r["mines"] for r in rows})
+        if ref is not None and len(counts) >= DENSITY_BANDS:
+            bands = [list(b) for b in np.array_split(counts, DENSITY_BANDS)]
+            for s in per_solver:
+                if s.learned and s.gap is not None:
+                    by_density[s.solver] = [
+                        (f"{b[0]}-{b[-1]}" if len(b) > 1 else f"{b[0]}",
+                         _solver_summary(table, s.solver, ref, [r for r in rows if r["mines"] in b]))
+                        for b in bands]
         out.append(BoardSummary(
             board=f"{board}, {rule} first click", configurations=configs,
             games=sorted({r["games"] for r in rows}), reference=ref, solvers=per_solver,
-            against_best=against, first_click=first_click_words(table, solvers),
+            against_best=against, first_click=first_click_words(table, solvers), by_density=by_density,
         ))
     return out
+
+
+#: Bands of mine counts (equal numbers of counts, sparse to dense) of the networks' answer by density.
+DENSITY_BANDS = 3
 
 
 def format_summary(table, reference: str = "csp") -> str:
@@ -345,6 +365,16 @@ def _ci(s, digits: int = 1) -> str:
     return f"{_pp(s.gap_low, digits)} to {_pp(s.gap_high, digits)}"
 
 
+def density_answer(b: BoardSummary) -> str:
+    """One sentence: where each network stands against the reference, sparse to dense boards."""
+    parts = []
+    for name, bands in b.by_density.items():
+        said = ", ".join(f"{_pp(s.gap, _digits(s.games))} at {band} mines ({_standing(s)})"
+                         for band, s in bands)
+        parts.append(f"{name} {said}")
+    return f"By density, against {b.reference}: " + "; ".join(parts) + "."
+
+
 def _format_board(b: BoardSummary) -> str:
     n = len(b.configurations)
     games = "/".join(map(str, b.games))
@@ -400,4 +430,6 @@ def _format_board(b: BoardSummary) -> str:
                          f"{_standing(s)}" for s in nets)
         out.append(textwrap.fill(f"The networks against {ref}: {said}.", width=100, initial_indent="  ",
                                  subsequent_indent="    "))
+    if b.by_density:
+        out.append(textwrap.fill(density_answer(b), width=100, initial_indent="  ", subsequent_indent="    "))
     return "\n".join(out)

@@ -11,6 +11,7 @@ They read an :class:`~nnsweeper.evaluation.EvalTable` and only draw.
 from __future__ import annotations
 
 import numbers
+import textwrap
 
 import numpy as np
 
@@ -433,8 +434,8 @@ def plot_gap_bands(table, reference="csp", axes=None, *, x="mines", bands=_MAX_D
     for its 95% interval (paired over the band's pairs of games when every row is, see
     :func:`~nnsweeper.evaluation.summary.pooled_difference`); behind them, faint, the gap
     at each mine count. A line marks zero. The panels share one vertical scale, fitted to
-    the bands' intervals, so that the solvers compare at a glance (a mine count's own gap
-    beyond it is drawn at the edge). By default a solver whose bands reach more than three
+    the bands' intervals and every mine count's gap, so that the solvers compare at a
+    glance. By default a solver whose bands reach more than three
     times as far from zero as every other's (``single_point`` beside ``csp``) gets no
     panel; a note in the first panel names it with its range.
 
@@ -479,18 +480,19 @@ def plot_gap_bands(table, reference="csp", axes=None, *, x="mines", bands=_MAX_D
         raise ValueError(f"give one axes per solver drawn ({len(solvers)}); got {len(axes)}")
     lows = [lo for sv in solvers for _, _, lo, _ in pooled[sv][0]]
     highs = [hi for sv in solvers for _, _, _, hi in pooled[sv][0]]
-    low, high = min(0.0, *lows), max(0.0, *highs)
+    dots = [100 * d["difference"] for sv in solvers for d in pooled[sv][1]]
+    low, high = min(0.0, *lows, *dots), max(0.0, *highs, *dots)
     pad = 0.12 * ((high - low) or 1.0)
     ylim = (low - pad, high + pad)
     xs = np.unique([float(r[x]) for r in table])
     step = float(np.min(np.diff(xs))) if len(xs) > 1 else 1.0  # a band spans its counts and half a step
-    paired = all(d["paired"] for sv in solvers for d in pooled[sv][1])
     for ax, solver in zip(axes, solvers, strict=True):
         style = solver_style(solver)
         parts, diffs = pooled[solver]
         ax.axhline(0.0, color=solver_style(reference)["color"], linewidth=1.0, zorder=1.5)
         xs = np.array([float(d[x]) for d in diffs])
-        ys = np.clip(np.array([100 * d["difference"] for d in diffs]), *ylim)
+        ys = np.array([100 * d["difference"] for d in diffs])
+        ax.set_xlim(float(xs.min()) - step, float(xs.max()) + step)
         ax.scatter(xs, ys, s=9, color=style["color"], alpha=0.35, linewidths=0, gid="points", zorder=2)
         for part, gap, lo, hi in parts:
             left, right = float(part[0]) - step / 2, float(part[-1]) + step / 2
@@ -504,8 +506,7 @@ def plot_gap_bands(table, reference="csp", axes=None, *, x="mines", bands=_MAX_D
         ax.grid(True, alpha=0.3)
         ax.set_xlabel(_X_AXES[x][1], fontsize="small")
         ax.tick_params(labelsize="small")
-    interval = "paired 95% CI" if paired else "95% CI"
-    axes[0].set_ylabel(f"gap to {reference} (pp),\npooled per band, {interval}", fontsize="small")
+    axes[0].set_ylabel(f"win rate minus {reference}'s\n(percentage points)", fontsize="small")
     if omitted:
         off = ", ".join(f"{sv} ({min(lo for _, _, lo, _ in pooled[sv][0]):+.0f} to "
                         f"{max(hi for _, _, _, hi in pooled[sv][0]):+.0f} pp)" for sv in omitted)
@@ -577,13 +578,19 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
                 ax.tick_params(labelleft=False)
                 ax.set_ylabel("")
         _, omitted = _banded_solvers(pooled)
+        paired = all(d["paired"] for sv in solvers for d in pooled[sv][1])
+        caption = (f"Below: each solver's win rate minus {reference}'s on the same games (above 0: it wins "
+                   f"more). Dots: one mine count; bar: a band of counts pooled; shade: its "
+                   f"{'paired ' if paired else ''}95% interval (a shade across 0: no difference shown).")
         if omitted:
-            off = ", ".join(omitted)
-            # Under the last row of panels, clear of their titles and labels.
-            panels[-ncols if len(panels) >= ncols else 0].text(
-                0.0, -0.42, f"not shown in the gap panels, off their scale: {off} (top panel)",
-                transform=panels[-ncols if len(panels) >= ncols else 0].transAxes, ha="left", va="top",
-                fontsize="x-small", color="0.25", gid="off-scale")
+            caption += f" Not in the lower panels, off their scale: {', '.join(omitted)} (top panel)."
+        answer = _density_sentence(table, reference)
+        lines = textwrap.wrap(caption, 150) + ([""] + textwrap.wrap(answer, 150) if answer else [])
+        # The caption's lines (about 0.15 inch each) under the panels' ticks and labels (0.65 inch).
+        fig.set_size_inches(9.0, 4.6 + 2.1 * nrows + 0.15 * len(lines))
+        fig.subplots_adjust(bottom=(0.65 + 0.15 * len(lines)) / fig.get_size_inches()[1])
+        fig.text(0.02, 0.012, "\n".join(lines), ha="left", va="bottom", fontsize="x-small", color="0.2",
+                 gid="caption")
     elif two:
         fig.set_size_inches(7.8, 6.6)
         top, bottom = fig.subplots(2, 1, sharex=True,
@@ -599,6 +606,14 @@ def plot_evaluation(table, fig=None, *, x="mines", reference="csp", title=None):
     if title is not None:
         top.set_title(title, fontsize=10)
     return fig
+
+
+def _density_sentence(table, reference: str) -> str:
+    """The summary's answer for the networks by density (empty without a network)."""
+    from nnsweeper.evaluation.summary import density_answer, summarize
+
+    boards = [b for b in summarize(table, reference) if b.by_density]
+    return " ".join(density_answer(b) for b in boards)
 
 
 def _banded_layout(table, x: str) -> bool:
