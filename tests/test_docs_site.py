@@ -35,4 +35,16 @@ def test_the_site_builds_strict_with_the_reference_of_the_public_names(tmp_path)
     # Every guide page is in the site.
     for page in (ROOT / "docs").glob("*.md"):
         assert (site / page.stem / "index.html").exists() or page.stem in ("index", "README"), page.name
+    # Every link and figure works in the site: no target left behind, the repository's files copied.
+    said = done.stdout + done.stderr
+    assert "not found" not in said and "unrecognized relative link" not in said, said[-2000:]
+    experiments = (site / "experiments" / "index.html").read_text(encoding="utf-8")
+    figure = re.search(r'src="([^"]*compare_10x10\.png)"', experiments).group(1)
+    assert (site / "experiments" / figure).resolve().is_file()
+    # The command line's page, made from the parser: every command's help.
+    from nnsweeper.cli import build_parser
+
+    cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    commands = build_parser()._subparsers._group_actions[0].choices
+    assert all(f"nnsweeper {name}" in cli for name in commands) and "--time-limit" in cli
     shutil.rmtree(site)
