@@ -187,6 +187,11 @@ class PlaySession:
         self.game.reveal(i, j)
 
 
+#: How the status line names a first-click rule other than the default (safe).
+_RULE_WORDS = {"zero": ", first click opens", "none": ", first click unprotected", "no-guess": ", no-guess",
+               "no-guess-fast": ", no-guess (fast)"}
+
+
 def _hint_style(p: float) -> str:
     """Background colour of a covered cell with P(mine) ``p``: green (safe) to red (mine)."""
     red, green = int(255 * min(1.0, 2 * p)), int(255 * min(1.0, 2 * (1 - p)))
@@ -343,7 +348,8 @@ def run_app(rules: Rules, seed: int | None, *, solver: str = "search", save=None
             else:
                 state = "replay" if self.replaying else "playing"
             self.query_one("#status", Static).update(
-                f"{rules.rows}x{rules.cols}, {rules.mines} mines   mines left {s.mines_left():>3}   "
+                f"{rules.rows}x{rules.cols}, {rules.mines} mines{_RULE_WORDS.get(rules.first_click, '')}   "
+                f"mines left {s.mines_left():>3}   "
                 f"time {int(s.elapsed()):>4} s   seed {s.seed}   {state}"
                 + ("   hints on" if self.hints is not None else ""))
 
