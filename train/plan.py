@@ -5,10 +5,9 @@ than one sitting. So it is cut into chunks: chunk *k* is a dataset of its own se
 (``data-KK``: one ``nnsweeper generate`` command, about 70,000 states, three in four of
 them guess positions), one GNN step (``gnn-KK``: one pass over that data, starting from the
 weights of step *k - 1*) and one CNN step (``cnn-KK``, the same), then the gate of each
-network (``gate-gnn``, ``gate-cnn``). Data is cheap beside training (a chunk's data costs
-about a fifth of one network's pass over it), so every state is fresh: generated once,
-read once by each network, then deleted (the ledger's command makes it again, byte for
-byte).
+network (``gate-gnn``, ``gate-cnn``). Every state is fresh: generated once, read once by
+each network, then deleted (the ledger's command makes it again, byte for byte); on the
+2-core machine chunk 0 took 0.16 CPU hours of data, 0.11 of GNN and 0.10 of CNN training.
 
 Each finished step writes what a new machine must not redo into ``train/plan/`` (the
 ledger, with every step's CPU seconds, and each training step's weights, which are
