@@ -161,3 +161,17 @@ def test_parse_layouts_reads_only_text():
     for bad in (b"**", None, 3):
         with pytest.raises(InvalidRulesError, match="reads the text of layouts"):
             parse_layouts(bad)
+
+
+def test_grade_of_a_no_guess_game_is_bounded_by_the_games_time_budget(files, capsys, monkeypatch):
+    """A few bytes of JSON name a no-guess board whose layout would take hours to find: the
+    game's time budget ends the search, and grade says so in one line."""
+    import nnsweeper.game as game_module
+
+    monkeypatch.setattr(game_module, "NO_GUESS_TRIES", 10**9)
+    monkeypatch.setattr(game_module, "NO_GUESS_SECONDS", 0.3)
+    (files / "dense.json").write_text(json.dumps({
+        "format": "nnsweeper-game", "rows": 60, "cols": 60, "mines": 1500, "first_click": "no-guess-fast",
+        "seed": 1, "actions": [["reveal", 30, 30]]}))
+    assert main(["grade", "dense.json"]) == 2
+    _one_line(capsys, "no no-guess layout of 60x60 with 1500 mines", "time_limit=0.3")
