@@ -22,6 +22,7 @@ from nnsweeper.batched import (
 from nnsweeper.errors import InvalidActionError, InvalidRulesError
 from nnsweeper.game import FIRST_CLICK_RULES, NO_GUESS_RULES, Game, Rules, draw_layout
 from nnsweeper.solvers import NeuralSolver, get_solver
+from nnsweeper.solvers.ranking import TIE_BREAKS
 
 torch.set_num_threads(1)
 
@@ -404,14 +405,13 @@ def test_batched_play_is_play_many_without_ties(bundled):
             assert 0 < res.win_rate < 1
 
 
-@pytest.mark.parametrize("tie_break", ["prob_zero", "fewest_covered_neighbours", "random"])
+@pytest.mark.parametrize("tie_break", TIE_BREAKS)
 def test_the_batched_guess_is_a_first_cell_of_rank_cells(bundled, tie_break):
     """The GNN gives every interior cell one value: the guess is one of the cells that
     rank_cells puts first in some order of its exact ties."""
     from nnsweeper.batched.player import _ranked_first
-    from nnsweeper.grid import neighbour_sum
     from nnsweeper.solvers.neural import pool_interior
-    from nnsweeper.solvers.ranking import prob_zero, rank_cells
+    from nnsweeper.solvers.ranking import rank_cells, tie_keys
 
     rules, tol = Rules(16, 30, 99), 1e-3
     grids, flags = _positions(rules, 40, seed=21)
@@ -425,12 +425,11 @@ def test_the_batched_guess_is_a_first_cell_of_rank_cells(bundled, tie_break):
     guess = _ranked_first(p, unknown, grids, tie_break, tol, torch.arange(40), torch.full((40,), 3)).numpy()
     ties = 0
     for k in range(40):
-        # rank_cells' keys: the probability level, then the tie-break's level; equal keys are exact ties.
-        second = {"prob_zero": -np.floor(prob_zero(want[k], g[k]) / tol),
-                  "fewest_covered_neighbours": neighbour_sum(g[k] < 0).astype(float),
-                  "random": np.zeros(g[k].shape)}[tie_break]
-        key = np.where(unknown[k].numpy(), np.floor(want[k] / tol) * 1e6 + second, np.inf)
-        tied = key == key.min()
+        # rank_cells' keys: the probability level, then the tie-break's; equal keys are exact ties.
+        keys = np.stack([np.floor(want[k] / tol), *tie_keys(want[k], g[k], tie_break, tol)], axis=-1)
+        cells = np.argwhere(unknown[k].numpy())
+        best = min(tuple(keys[tuple(c)]) for c in cells)
+        tied = unknown[k].numpy() & np.all(keys == np.array(best), axis=-1)
         ties += tied.sum() > 1
         assert tied.ravel()[guess[k]], k
         for s in range(4):

@@ -7,7 +7,7 @@ import pytest
 
 import nnsweeper as ns
 from nnsweeper.solvers import SOLVERS, CSPSolver, first_click_cell, get_solver, local_rules
-from nnsweeper.solvers.ranking import prob_zero
+from nnsweeper.solvers.ranking import TIE_BREAKS, prob_zero
 
 
 def test_local_rules_on_a_hand_made_board():
@@ -164,8 +164,29 @@ def test_prob_zero_prefers_corners_on_an_empty_board():
     assert pz[2, 2] == pytest.approx(0.8**9)
 
 
-@pytest.mark.parametrize("tie_break", ["random", "fewest_covered_neighbours", "prob_zero"])
+@pytest.mark.parametrize("tie_break", TIE_BREAKS)
 def test_tie_breaks_and_lookahead_play_whole_games(tie_break):
     solver = get_solver("csp", start="corner", tie_break=tie_break, lookahead=3)
     wins = sum(solver(env, rng) for env, rng in _games(20, rules=((9, 9, 10),)))
     assert wins >= 12  # beginner is won about 90% of the time
+
+
+def test_each_tie_break_orders_a_level_of_equal_risk_by_hand():
+    """Nine covered cells of equal risk around revealed numbers: each order, by hand."""
+    from nnsweeper.solvers.ranking import rank_cells
+
+    # A 4x4 board: the top row revealed, the rest covered; every covered cell at 0.25. Each order's
+    # first cells over a dozen draws of the random order among its exact ties.
+    grid = np.full((4, 4), -1, dtype=np.int8)
+    grid[0] = [1, 1, 1, 1]
+    p = np.where(grid < 0, 0.25, 0.0)
+    unknown = grid < 0
+    first = {t: {tuple(rank_cells(p, unknown, grid, np.random.default_rng(seed), t, 1e-9)[0])
+                 for seed in range(12)} for t in TIE_BREAKS}
+    ends = {(1, 0), (1, 3), (3, 0), (3, 3)}  # three covered neighbours each, the fewest
+    assert first["fewest_covered_neighbours"] == ends
+    assert first["prob_zero"] == ends  # the same four have the best chance of a zero (0.75 ** 4)
+    assert first["fewest_covered_prob_zero"] == ends
+    assert first["most_revealed_neighbours"] == {(1, 1), (1, 2)}  # three numbers around each
+    assert first["fewest_board_neighbours"] == {(3, 0), (3, 3)}  # the board's covered corners
+    assert len(first["random"]) > 4

@@ -158,12 +158,16 @@ def _ranked_first(p: torch.Tensor, unknown: torch.Tensor, grid: torch.Tensor, ti
     n, r, c = p.shape
     level = torch.floor(p / tolerance) if tolerance > 0 else p
     keys = [level]
-    if tie_break == "prob_zero":
+    if tie_break in ("fewest_covered_neighbours", "fewest_covered_prob_zero"):
+        keys.append(neighbour_sum(grid < 0).double())
+    if tie_break in ("prob_zero", "fewest_covered_prob_zero"):
         safe = 1.0 - torch.where(grid < 0, p, 0.0)
         zero = safe * neighbour_product(safe)
         keys.append(-torch.floor(zero / tolerance) if tolerance > 0 else -zero)
-    elif tie_break == "fewest_covered_neighbours":
-        keys.append(neighbour_sum(grid < 0).double())
+    elif tie_break == "most_revealed_neighbours":
+        keys.append(-neighbour_sum(grid >= 0).double())
+    elif tie_break == "fewest_board_neighbours":
+        keys.append(neighbour_sum(torch.ones_like(grid, dtype=torch.bool)).double())
     keys.append(tie_hash(seeds, moves, r * c).view(n, r, c).double())  # exact below 2**53
     best = unknown
     for key in keys:

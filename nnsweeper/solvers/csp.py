@@ -30,12 +30,13 @@ class CSPSolver(Solver):
     ----------
     start : {"center", "corner", "random"} or (row, col), default="center"
         Where the first click goes.
-    tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default="prob_zero"
-        ``random``: uniform among the tied cells. ``fewest_covered_neighbours``: the
-        tied cell with the fewest covered neighbours (corners and edges first).
-        ``prob_zero``: the tied cell most likely to be a zero (its own and its covered
-        neighbours' probabilities of being safe, multiplied), as in the "max zero
-        probability" strategy.
+    tie_break : str, default="prob_zero"
+        One of :data:`~nnsweeper.solvers.ranking.TIE_BREAKS`. ``random``: uniform among the
+        tied cells. ``fewest_covered_neighbours``: the tied cell with the fewest covered
+        neighbours (corners and edges first). ``prob_zero``: the tied cell most likely to
+        be a zero (its own and its covered neighbours' probabilities of being safe,
+        multiplied), as in the "max zero probability" strategy. The others:
+        :func:`~nnsweeper.solvers.ranking.tie_keys`.
     tolerance : float, default=1e-9
         Cells whose probability is within this of the lowest count as tied.
     lookahead : int, default=0

@@ -176,7 +176,7 @@ class NeuralSolver(Solver):
         Pure play: covered cells the model gives more than this are flagged and
         passed to the model as known mines (1 never flags). Flags never outnumber the
         mines, and a flag on a cell that a flood fill opened is dropped.
-    tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default "prob_zero"
+    tie_break : str (one of ``TIE_BREAKS``), default "prob_zero"
         Among cells whose probabilities fall in the same ``tolerance`` level, as for
         :class:`~nnsweeper.CSPSolver` (computed from the model's probabilities).
     tolerance : float, default 1e-3

@@ -12,10 +12,11 @@ import numpy as np
 
 from nnsweeper.grid import neighbour_product, neighbour_sum
 
-__all__ = ["TIE_BREAKS", "check_tie_break", "rank_cells", "prob_zero"]
+__all__ = ["TIE_BREAKS", "check_tie_break", "rank_cells", "prob_zero", "tie_keys"]
 
-#: How to choose among the cells that share the lowest mine probability.
-TIE_BREAKS = ("random", "fewest_covered_neighbours", "prob_zero")
+#: How to choose among the cells that share the lowest mine probability (see :func:`tie_keys`).
+TIE_BREAKS = ("random", "fewest_covered_neighbours", "prob_zero", "most_revealed_neighbours",
+              "fewest_board_neighbours", "fewest_covered_prob_zero")
 
 
 def check_tie_break(tie_break) -> str:
@@ -37,18 +38,43 @@ def rank_cells(prob: np.ndarray, unknown: np.ndarray, grid: np.ndarray, rng, tie
     """
     p = prob[unknown]
     cells = np.argwhere(unknown)
-    if tie_break == "random":
-        tie = rng.random(len(cells))
-    elif tie_break == "fewest_covered_neighbours":
-        tie = neighbour_sum(grid < 0)[unknown] + rng.random(len(cells)) * 0.5
-    else:
-        zero = prob_zero(prob, grid)[unknown]
-        if coarse_ties and tolerance > 0:
-            tie = -np.floor(zero / tolerance) + rng.random(len(cells)) * 0.5
-        else:
-            tie = -zero + rng.random(len(cells)) * 1e-12  # random among exact ties
+    keys = [k[unknown] for k in tie_keys(prob, grid, tie_break, tolerance if coarse_ties else 0.0)]
+    rand = rng.random(len(cells))
+    if tie_break == "prob_zero" and not (coarse_ties and tolerance > 0):
+        # The order csp has always played: values within about 1e-12 of each other at random.
+        keys = [keys[0] + rand * 1e-12]
     level = np.floor(p / tolerance) if tolerance > 0 else p
-    return cells[np.lexsort((tie, level))]
+    # Lowest level first, then each key in turn, then at random among exact ties.
+    return cells[np.lexsort((rand, *reversed(keys), level))]
+
+
+def tie_keys(prob: np.ndarray, grid: np.ndarray, tie_break: str, tolerance: float = 0.0) -> list[np.ndarray]:
+    """The keys that order cells of one probability level, smallest first, per cell of the board.
+
+    ``random``: none (only the random order). ``fewest_covered_neighbours``: the covered
+    neighbours (corners and edges of the covered area first). ``prob_zero``: minus
+    :func:`prob_zero`, in levels of ``tolerance`` when it is positive (a model's float noise
+    then cannot reorder them). ``most_revealed_neighbours``: minus the revealed neighbours
+    (the cells next to the most numbers). ``fewest_board_neighbours``: the board's corners,
+    then its edges, then the rest. ``fewest_covered_prob_zero``: the covered neighbours, then
+    minus :func:`prob_zero`. Every key but ``prob_zero``'s is a count (exact everywhere).
+    """
+    check_tie_break(tie_break)
+    if tie_break == "random":
+        return []
+
+    def zero() -> np.ndarray:
+        z = prob_zero(prob, grid)
+        return -np.floor(z / tolerance) if tolerance > 0 else -z
+
+    if tie_break == "prob_zero":
+        return [zero()]
+    if tie_break == "most_revealed_neighbours":
+        return [-neighbour_sum(grid >= 0)]
+    if tie_break == "fewest_board_neighbours":
+        return [neighbour_sum(np.ones(grid.shape, dtype=bool))]
+    covered = neighbour_sum(grid < 0)
+    return [covered] if tie_break == "fewest_covered_neighbours" else [covered, zero()]
 
 
 def prob_zero(prob: np.ndarray, grid: np.ndarray) -> np.ndarray:

@@ -284,7 +284,7 @@ class SearchSolver(Solver):
         halved).
     forced : bool, default=True
         Take forced guesses at once.
-    tie_break : {"random", "fewest_covered_neighbours", "prob_zero"}, default="prob_zero"
+    tie_break : str (one of ``TIE_BREAKS``), default="prob_zero"
         The order of the candidates (see :class:`~nnsweeper.solvers.csp.CSPSolver`);
         the last word on exact ties of the look-ahead.
     next_value : {"best", "blend"}, default="blend"

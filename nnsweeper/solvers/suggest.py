@@ -36,6 +36,9 @@ _TIE_WORDS = {
     "prob_zero": "ties broken by chance of a zero",
     "random": "ties broken at random",
     "fewest_covered_neighbours": "ties broken by fewest covered neighbours",
+    "most_revealed_neighbours": "ties broken by most revealed neighbours",
+    "fewest_board_neighbours": "ties broken by corners, then edges",
+    "fewest_covered_prob_zero": "ties broken by fewest covered neighbours, then chance of a zero",
 }
 
 
