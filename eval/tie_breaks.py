@@ -119,21 +119,13 @@ def markdown(table) -> str:
     return "\n".join(out)
 
 
-def _ablation():
-    """``search_ablation.py`` beside this script, whose command line this one shares."""
-    import importlib.util
-
-    path = Path(__file__).with_name("search_ablation.py")
-    spec = importlib.util.spec_from_file_location("search_ablation", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main(argv=None) -> int:
-    return _ablation().run_variants(argv, description=__doc__.splitlines()[0], variants=VARIANTS,
-                                    trials=TRIALS, boards=BOARDS, store=STORE, table=TABLE, play=play,
-                                    markdown=markdown)
+    # The command line of the paired experiments (search_ablation.py beside this script).
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from search_ablation import run_variants
+
+    return run_variants(argv, description=__doc__.splitlines()[0], variants=VARIANTS, trials=TRIALS,
+                        boards=BOARDS, store=STORE, table=TABLE, play=play, markdown=markdown)
 
 
 if __name__ == "__main__":
