@@ -652,6 +652,32 @@ def test_search_next_pairs_each_variant_with_search_as_it_ships(monkeypatch, tmp
         mod.main(["nosuch"])
 
 
+def test_tie_breaks_pair_each_order_with_prob_zero_and_pool_the_sweep(monkeypatch, tmp_path, capsys):
+    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.evaluation.summary import pooled_difference
+
+    mod = _module("eval/tie_breaks.py")
+    monkeypatch.setattr(mod, "STORE", tmp_path / "ties.games")
+    monkeypatch.setattr(mod, "TABLE", tmp_path / "ties.json")
+    monkeypatch.setattr(mod, "SWEEP", (8, 12))
+    assert mod.main(["fewest_covered_near", "--trials", "6", "--board", "10x10",
+                     "--board", "intermediate"]) == 0
+    table = EvalTable.from_json(tmp_path / "ties.json")
+    assert table.solvers == ["csp", "csp+fewest_covered_near"]
+    # The sweep's games split evenly over its counts, the first click at the centre; the
+    # classic board from the corner.
+    assert sorted((r["board"], r["mines"], r["games"]) for r in table if r["solver"] == "csp") == [
+        ("10x10", 8, 3), ("10x10", 12, 3), ("intermediate", 40, 6)]
+    text = (tmp_path / "ties.md").read_text()
+    diffs = [d for d in table.difference("csp+fewest_covered_near", "csp") if d["board"] == "10x10"]
+    g, low, high, _ = pooled_difference(diffs)
+    assert "### 10x10 sweep (6 games per order)" in text
+    assert "| fewest_covered_near | tie_break='fewest_covered_neighbours', tolerance=0.001 |" in text
+    assert f"{100 * g:+.2f} ({100 * low:+.2f} to {100 * high:+.2f})" in text
+    with pytest.raises(SystemExit):
+        mod.main(["nosuch"])
+
+
 def test_results_page_says_which_rows_an_earlier_version_played(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
