@@ -22,6 +22,7 @@ def test_the_plan_at_a_tiny_scale(tmp_path):
     _every_step_of_two_chunks_runs_and_the_weights_chain(tmp_path)
     _a_chunk_is_made_again_byte_for_byte_from_its_ledger_entry(tmp_path)
     _status_and_a_second_run_that_has_nothing_to_do(tmp_path)
+    _a_step_lost_with_its_machine_is_done_again(tmp_path)
 
 
 def _every_step_of_two_chunks_runs_and_the_weights_chain(tiny_plan):
@@ -77,3 +78,25 @@ def test_bad_arguments_are_refused_in_one_line(tmp_path):
     assert bad.returncode == 2 and "--until must be a step of the plan" in bad.stderr
     real = subprocess.run([*PLAN, "run", "--scale", "0.5"], capture_output=True, text=True, timeout=60)
     assert real.returncode == 2 and "needs its own --work folder" in real.stderr
+
+
+def _a_step_lost_with_its_machine_is_done_again(tiny_plan):
+    """What a new machine holds: the ledger and the weights of finished steps, no data and no run
+    folder. A training step not finished there is done again, its chunk's data made again first
+    (that CPU counted too)."""
+    import shutil
+
+    store = tiny_plan / "store"
+    ledger = json.loads((store / "ledger.json").read_text())
+    del ledger["cnn-01"]
+    (store / "ledger.json").write_text(json.dumps(ledger))
+    for suffix in (".pt", ".json"):
+        (store / "weights" / f"cnn-01{suffix}").unlink()
+    shutil.rmtree(tiny_plan / "cnn-01")
+    again = _plan("run", "--until", "cnn-01", "--jobs", "1", "--device", "cpu", work=tiny_plan)
+    assert again.returncode == 0, again.stderr
+    ran = [line.split()[2] for line in again.stdout.splitlines() if line.startswith("== nnsweeper")]
+    assert ran == ["generate", "train"]
+    ledger = json.loads((store / "ledger.json").read_text())
+    assert ledger["data-01"]["again_cpu_s"] > 0 and "cnn-01" in ledger
+    assert (store / "weights" / "cnn-01.pt").exists() and not (tiny_plan / "data" / "chunk-01").exists()

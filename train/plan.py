@@ -153,6 +153,8 @@ class Plan:
         ledger[name] = entry
         self.store.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.ledger_path, json.dumps(ledger, indent=1, sort_keys=True) + "\n")
+        # Counted in the ledger now: a later run of the step counts only its own CPU.
+        (self.runs / f"{name}.cpu").unlink(missing_ok=True)
 
     def weights(self, step: str) -> Path:
         return self.store / "weights" / f"{step}.pt"
@@ -186,7 +188,11 @@ class Plan:
         folder = self.chunk_folder(step.chunk)
         argv = data_command(step.chunk, scale=self.scale, jobs=self.jobs, folder=_rel(folder))
         rc, cpu, wall = _timed(argv, self.cpu_file(step))
-        if rc == 0 and step.name not in self.ledger():
+        if rc == 0 and step.name in self.ledger():
+            # Made again for a training step that still needs it (a new machine): its CPU counts too.
+            entry = self.ledger()[step.name]
+            self._record(step.name, {**entry, "again_cpu_s": round(entry.get("again_cpu_s", 0.0) + cpu, 1)})
+        elif rc == 0:
             manifest = json.loads((folder / "manifest.json").read_text())
             from nnsweeper.datasets import file_sha256
 
@@ -255,7 +261,7 @@ class Plan:
         for step in steps(self.chunks):
             entry = ledger.get(step.name)
             if entry is not None and self.done(step):
-                spent += entry["cpu_s"]
+                spent += entry["cpu_s"] + entry.get("again_cpu_s", 0.0)
                 extra = ""
                 if step.kind in NETS and entry.get("epochs"):
                     e = entry["epochs"][-1]
