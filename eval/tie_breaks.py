@@ -7,10 +7,12 @@ the chance of a zero, ``prob_zero``): expert and intermediate with the first cli
 corner (the records' rule) and the 10x10 sweep (5 to 30 mines, the first click at the
 centre, as ``compare`` plays), from base seed :data:`SEED` (selection games: not the
 records' 2026, on which the chosen default is measured again). The games go to
-``eval/results/tie_breaks.games`` (committed, so a run continues where it stopped) and the
-table to ``eval/results/tie_breaks.{json,md}``: per board each order's win rate and its
-paired difference from ``prob_zero`` with its 95% interval (pooled over the sweep's 26
-counts)::
+``eval/results/tie_breaks.games`` (committed, so a run continues where it stopped), the
+tables to ``eval/results/tie_breaks.json`` (the classic boards) and
+``tie_breaks_10x10.json`` (the sweep: its solvers start elsewhere, and a table describes
+each solver once), and both to ``eval/results/tie_breaks.md``: per board each order's win
+rate and its paired difference from ``prob_zero`` with its 95% interval (pooled over the
+sweep's 26 counts)::
 
     python eval/tie_breaks.py                          # every variant, --trials games per board
     python eval/tie_breaks.py fewest_covered_neighbours --board expert --trials 20000 --jobs 2
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "eval" / "results"
 STORE = RESULTS / "tie_breaks.games"
 TABLE = RESULTS / "tie_breaks.json"
+SWEEP_TABLE = RESULTS / "tie_breaks_10x10.json"
 #: Base seed of the selection games (not the records').
 SEED = 6868
 TRIALS = 100_000
@@ -59,12 +62,11 @@ def solver(variant: str, start: str):
     return CSPSolver(start=start, **VARIANTS[variant])
 
 
-def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
-    """Play the variants (and the reference) on ``boards``; their table."""
-    from nnsweeper.evaluation import EvalTable, evaluate
+def play(variants: list[str], trials: int, jobs: int, boards=BOARDS) -> None:
+    """Play the variants (and the reference) on ``boards``, writing each table as its boards finish."""
+    from nnsweeper.evaluation import evaluate
 
     names = [REFERENCE, *(v for v in variants if v != REFERENCE)]
-    rows, metadata = [], {}
     for board in boards:
         start = "center" if board == "10x10" else "corner"
         solvers = {solver_name(v): solver(v, start) for v in names}
@@ -72,12 +74,25 @@ def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
         n = math.ceil(trials / len(SWEEP)) if board == "10x10" else trials
         table = evaluate(solvers, boards=played, trials=n, base_seed=SEED, first_click="safe", n_jobs=jobs,
                          store=STORE, progress=True)
-        rows += list(table)
-        metadata = {**table.metadata, **metadata}
-    return EvalTable(rows, metadata)
+        _merged(SWEEP_TABLE if board == "10x10" else TABLE, table).to_json(
+            SWEEP_TABLE if board == "10x10" else TABLE)
 
 
-def markdown(table) -> str:
+def _merged(path: Path, table):
+    """``table`` with the rows of the table at ``path`` that it does not replace (other boards, or
+    solvers it did not play)."""
+    from nnsweeper.evaluation import EvalTable
+
+    if not path.exists():
+        return table
+    old = EvalTable.from_json(path)
+    mine = {(r["solver"], r["board"], r["rows"], r["cols"], r["mines"]) for r in table}
+    kept = [r for r in old if (r["solver"], r["board"], r["rows"], r["cols"], r["mines"]) not in mine]
+    solvers = {**(old.metadata.get("solvers") or {}), **(table.metadata.get("solvers") or {})}
+    return EvalTable(kept + list(table), {**old.metadata, **table.metadata, "solvers": solvers})
+
+
+def markdown(tables) -> str:
     """Per board (the sweep pooled), each order's win rate and paired gap to ``prob_zero``."""
     from nnsweeper.evaluation.summary import pooled_difference
 
@@ -87,11 +102,16 @@ def markdown(table) -> str:
            "10x10 sweep (5 to 30 mines, pooled) at the centre. Gaps in percentage points with paired 95% "
            "intervals; time: mean time per game of one worker as it was played (a rough guide).", ""]
     groups = {"expert": [], "intermediate": [], "10x10 sweep": []}
-    for r in table:
-        groups["10x10 sweep" if r["board"] == "10x10" else r["board"]].append(r)
+    of = {}
+    for table in tables:
+        for r in table:
+            name = "10x10 sweep" if r["board"] == "10x10" else r["board"]
+            groups[name].append(r)
+            of[name] = table
     for name, rows in groups.items():
         if not rows:
             continue
+        table = of[name]
         games = sum(r["games"] for r in rows if r["solver"] == solver_name(REFERENCE))
         out += [f"### {name} ({games:,} games per order)", "",
                 "| tie-break | options | win rate | - prob_zero | won by it only / by prob_zero only "
@@ -120,12 +140,40 @@ def markdown(table) -> str:
 
 
 def main(argv=None) -> int:
-    # The command line of the paired experiments (search_ablation.py beside this script).
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from search_ablation import run_variants
+    import argparse
 
-    return run_variants(argv, description=__doc__.splitlines()[0], variants=VARIANTS, trials=TRIALS,
-                        boards=BOARDS, store=STORE, table=TABLE, play=play, markdown=markdown)
+    from nnsweeper.evaluation import EvalTable
+    from nnsweeper.fileio import write_text_atomic
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variants", nargs="*",
+                        help=f"variants to play (default: all of {', '.join(VARIANTS)})")
+    parser.add_argument("--trials", type=int, default=TRIALS, help=f"games per board (default: {TRIALS:,})")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    parser.add_argument("--board", action="append", choices=BOARDS, default=None,
+                        help="only this board (repeatable; default: all of them, in this order)")
+    parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
+    parser.add_argument("--table", action="store_true", help="write the markdown from the tables")
+    args = parser.parse_args(argv)
+    unknown = [v for v in args.variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(VARIANTS)}")
+    if args.status:
+        from nnsweeper.evaluation.store import held_games
+
+        for folder, (_, games) in held_games(STORE, args.trials).items():
+            print(f"{folder}: {games:,} games")
+        return 0
+    if not args.table:
+        play(args.variants or list(VARIANTS), args.trials, args.jobs, args.board or BOARDS)
+    tables = [EvalTable.from_json(p) for p in (TABLE, SWEEP_TABLE) if p.exists()]
+    if not tables:
+        print("no table yet: play the variants first", file=sys.stderr)
+        return 2
+    text = markdown(tables)
+    write_text_atomic(TABLE.with_suffix(".md"), text + "\n")
+    print(text)
+    return 0
 
 
 if __name__ == "__main__":

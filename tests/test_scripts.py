@@ -659,16 +659,21 @@ def test_tie_breaks_pair_each_order_with_prob_zero_and_pool_the_sweep(monkeypatc
     mod = _module("eval/tie_breaks.py")
     monkeypatch.setattr(mod, "STORE", tmp_path / "ties.games")
     monkeypatch.setattr(mod, "TABLE", tmp_path / "ties.json")
+    monkeypatch.setattr(mod, "SWEEP_TABLE", tmp_path / "ties_10x10.json")
     monkeypatch.setattr(mod, "SWEEP", (8, 12))
     assert mod.main(["fewest_covered_near", "--trials", "6", "--board", "10x10",
                      "--board", "intermediate"]) == 0
-    table = EvalTable.from_json(tmp_path / "ties.json")
-    assert table.solvers == ["csp", "csp+fewest_covered_near"]
+    table = EvalTable.from_json(tmp_path / "ties_10x10.json")
+    classic = EvalTable.from_json(tmp_path / "ties.json")
+    assert table.solvers == classic.solvers == ["csp", "csp+fewest_covered_near"]
     # The sweep's games split evenly over its counts, the first click at the centre; the
-    # classic board from the corner.
-    assert sorted((r["board"], r["mines"], r["games"]) for r in table if r["solver"] == "csp") == [
-        ("10x10", 8, 3), ("10x10", 12, 3), ("intermediate", 40, 6)]
+    # classic board from the corner, in a table of its own (each describes its solvers once).
+    assert sorted((r["mines"], r["games"]) for r in table if r["solver"] == "csp") == [(8, 3), (12, 3)]
+    assert [(r["board"], r["games"]) for r in classic if r["solver"] == "csp"] == [("intermediate", 6)]
+    assert "start='center'" in table.metadata["solvers"]["csp"]
+    assert "start='corner'" in classic.metadata["solvers"]["csp"]
     text = (tmp_path / "ties.md").read_text()
+    assert "### intermediate (6 games per order)" in text
     diffs = [d for d in table.difference("csp+fewest_covered_near", "csp") if d["board"] == "10x10"]
     g, low, high, _ = pooled_difference(diffs)
     assert "### 10x10 sweep (6 games per order)" in text
