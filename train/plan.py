@@ -10,8 +10,8 @@ each network, then deleted (the ledger's command makes it again, byte for byte);
 2-core machine chunk 0 took 0.16 CPU hours of data, 0.11 of GNN and 0.10 of CNN training.
 
 Each finished step writes what a new machine must not redo into ``train/plan/`` (the
-ledger, with every step's CPU seconds, and each training step's weights, which are
-committed); what a step needs while it runs stays in the ignored ``data/plan`` and
+ledger, with every step's CPU seconds and weights' digest, and the latest weights of each
+network, which are committed); what a step needs while it runs stays in the ignored ``data/plan`` and
 ``runs/plan``. A step that stops part-way continues where it stopped, the data by the
 store's own skip and the training by ``--resume``::
 
@@ -168,10 +168,19 @@ class Plan:
 
     # ---------------------------------------------------------------- steps
     def done(self, step: Step) -> bool:
-        if step.name not in self.ledger():
+        """In the ledger, and for a training step its weights kept, or a later step of its
+        network done (only the latest weights of each network are kept: the next step starts
+        from them; the ledger keeps every step's digest)."""
+        ledger = self.ledger()
+        if step.name not in ledger:
             return False
+        if step.kind not in NETS:
+            return True
         weights = self.weights(step.name)
-        return step.kind not in NETS or weights.exists() and weights.with_suffix(".json").exists()
+        if weights.exists() and weights.with_suffix(".json").exists():
+            return True
+        return any(s.kind == step.kind and s.chunk > step.chunk and s.name in ledger
+                   and self.weights(s.name).exists() for s in steps(self.chunks))
 
     def needs_data(self, k: int) -> bool:
         """Whether a training step of chunk ``k`` still needs its data."""
@@ -230,11 +239,19 @@ class Plan:
             os.replace(tmp, target.with_suffix(suffix))
         keep = ("val_frontier_log_loss_ratio", "val_decision_lowest_risk", "val_decision_regret_mean",
                 "val_decision_overconfident", "val_frontier_safe_below")
+        from nnsweeper.fileio import file_sha256
+
         self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
+                                 "weights_sha256": file_sha256(target),
                                  "command": "nnsweeper " + shlex.join(_portable(argv)),
                                  "epochs": [{k: e.get(k) for k in ("epoch", "examples", *keep)}
                                             for e in history],
                                  "finished": _now()})
+        # The weights before these are no longer needed (each description carries every chunk's
+        # seeds, so keeping them all would grow by megabytes a chunk).
+        if step.after is not None:
+            for suffix in (".pt", ".json"):
+                self.weights(step.after).with_suffix(suffix).unlink(missing_ok=True)
         # Both networks have read the chunk: its data goes (the ledger's command makes it again).
         if not self.needs_data(step.chunk):
             shutil.rmtree(self.chunk_folder(step.chunk), ignore_errors=True)
