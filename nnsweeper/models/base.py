@@ -661,9 +661,8 @@ def _inference(model: torch.nn.Module):
             m.training = mode
 
 
-def _symmetric_answers(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
-    """Per board, the model's answers to each of its symmetries mapped back onto it:
-    (symmetries, rows, cols), the identity first."""
+def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
+    """``predict_observations`` averaged over each board's symmetries (``predict_proba(symmetric=True)``)."""
     views, groups = [], []
     for obs in observations:
         symmetries = board_symmetries(*obs.grid.shape)
@@ -675,13 +674,8 @@ def _symmetric_answers(model: MineModel, observations: list, batch_size: int) ->
     answers = model.predict_observations(views, batch_size)
     out, k = [], 0
     for symmetries in groups:
-        out.append(np.stack([invert_symmetry(answers[k + m], s) for m, s in enumerate(symmetries)]))
+        back = np.stack([invert_symmetry(answers[k + m], s) for m, s in enumerate(symmetries)])
         k += len(symmetries)
+        # Sorted first, so the sum does not depend on which symmetry the board came in.
+        out.append(np.sort(back, axis=0).mean(axis=0))
     return out
-
-
-def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
-    """``predict_observations`` averaged over each board's symmetries (``predict_proba(symmetric=True)``)."""
-    # Sorted first, so the sum does not depend on which symmetry the board came in.
-    answers = _symmetric_answers(model, observations, batch_size)
-    return [np.sort(back, axis=0).mean(axis=0) for back in answers]
