@@ -444,31 +444,51 @@ def _graph_arrays(g: np.ndarray, total: np.ndarray, f: np.ndarray, cell_edges: b
     }
 
 
+def _graph_parts(arrays: dict, *, batched: bool) -> tuple[dict, dict, dict]:
+    """The tensors of the graph of :func:`_graph_arrays` in plain dicts: per node type its ``x``
+    and ``pos`` (with ``batched``, ``batch`` and ``ptr`` as in a ``Batch``), per edge type its
+    edge index, and the graph-level tensors. What :func:`_graph_data` puts in a ``HeteroData``,
+    and what a GNN of plain torch layers reads without torch-geometric."""
+    n, rows, cols = arrays["shape"]
+    nodes = {}
+    for t, x_key, at_key in (("cell", "cell_x", "cell_at"), ("constraint", "con_x", "con_at")):
+        b, i, j = arrays[at_key]
+        store = {"x": torch.from_numpy(arrays[x_key]),
+                 "pos": torch.from_numpy(np.stack([i, j], axis=1).astype(np.int64))}
+        if batched:
+            store["batch"] = torch.from_numpy(b.astype(np.int64))
+            store["ptr"] = torch.from_numpy(np.searchsorted(b, np.arange(n + 1)).astype(np.int64))
+        nodes[t] = store
+    e_in = arrays["e_in"]
+    edges = {_EDGE_IN: torch.from_numpy(e_in), _EDGE_HAS: torch.from_numpy(np.ascontiguousarray(e_in[::-1]))}
+    if arrays["e_near"] is not None:
+        edges[_EDGE_NEAR] = torch.from_numpy(arrays["e_near"])
+    extra = {key: torch.from_numpy(arrays[key]) for key in ("globals", "mines_left", "n_interior")}
+    extra["rows"] = torch.full((n,), rows, dtype=torch.int64)
+    extra["cols"] = torch.full((n,), cols, dtype=torch.int64)
+    return nodes, edges, extra
+
+
+def hetero_data(nodes: dict, edges: dict, extra: dict) -> HeteroData:
+    """A ``HeteroData`` of a graph's tensors given in plain dicts (as :func:`_graph_parts` gives them):
+    per node type its tensors by name, per edge type its ``edge_index``, and graph-level tensors."""
+    from torch_geometric.data import HeteroData  # (here: the grid encoders, and the CNN, do without it)
+
+    data = HeteroData()
+    for t, store in nodes.items():
+        for key, value in store.items():
+            setattr(data[t], key, value)
+    for et, adj in edges.items():
+        data[et].edge_index = adj
+    for key, value in extra.items():
+        setattr(data, key, value)
+    return data
+
+
 def _graph_data(arrays: dict, *, batched: bool) -> HeteroData:
     """A ``HeteroData`` from :func:`_graph_arrays`; with ``batched``, node stores carry
     ``batch`` and ``ptr`` as in a ``Batch``."""
-    from torch_geometric.data import HeteroData  # (here: the grid encoders, and the CNN, do without it)
-
-    n, rows, cols = arrays["shape"]
-    data = HeteroData()
-    for t, x_key, at_key in (("cell", "cell_x", "cell_at"), ("constraint", "con_x", "con_at")):
-        b, i, j = arrays[at_key]
-        data[t].x = torch.from_numpy(arrays[x_key])
-        data[t].pos = torch.from_numpy(np.stack([i, j], axis=1).astype(np.int64))
-        if batched:
-            data[t].batch = torch.from_numpy(b.astype(np.int64))
-            data[t].ptr = torch.from_numpy(np.searchsorted(b, np.arange(n + 1)).astype(np.int64))
-    e_in = arrays["e_in"]
-    data[_EDGE_IN].edge_index = torch.from_numpy(e_in)
-    data[_EDGE_HAS].edge_index = torch.from_numpy(np.ascontiguousarray(e_in[::-1]))
-    if arrays["e_near"] is not None:
-        data[_EDGE_NEAR].edge_index = torch.from_numpy(arrays["e_near"])
-    data.globals = torch.from_numpy(arrays["globals"])
-    data.mines_left = torch.from_numpy(arrays["mines_left"])
-    data.n_interior = torch.from_numpy(arrays["n_interior"])
-    data.rows = torch.full((n,), rows, dtype=torch.int64)
-    data.cols = torch.full((n,), cols, dtype=torch.int64)
-    return data
+    return hetero_data(*_graph_parts(arrays, batched=batched))
 
 
 def _per_board(name: str, value, n: int) -> list:
@@ -576,6 +596,15 @@ def build_graph_batch(grids, total_mines=None, flags=None, *, cell_edges: bool =
     return _graph_data(_graph_arrays(batch.grids, batch.total_mines, batch.flags, cell_edges), batched=True)
 
 
+def build_graph_batch_parts(grids, total_mines=None, flags=None, *,
+                            cell_edges: bool = True) -> tuple[dict, dict, dict]:
+    """:func:`build_graph_batch`'s tensors in plain dicts, without torch-geometric: per node type
+    (``x``, ``pos``, ``batch``, ``ptr``), per edge type (its edge index) and per graph (``globals``,
+    ``mines_left``, ``n_interior``, ``rows``, ``cols``). Arguments and checks as there."""
+    batch = as_observations(grids, total_mines, flags)
+    return _graph_parts(_graph_arrays(batch.grids, batch.total_mines, batch.flags, cell_edges), batched=True)
+
+
 def batch_to_grids(data, cell_values, interior_values, grids, flags=None) -> np.ndarray:
     """Scatter per-node values of :func:`build_graph_batch`'s batch back onto its boards.
 
@@ -592,8 +621,9 @@ def batch_to_grids(data, cell_values, interior_values, grids, flags=None) -> np.
     else:
         g = np.asarray(grids)
         f = np.zeros(g.shape, dtype=bool) if flags is None else np.asarray(flags, dtype=bool)
-    batch = _as_numpy(data["cell"].batch).astype(np.int64)
-    pos = _as_numpy(data["cell"].pos).astype(np.int64).reshape(-1, 2)
+    cells = data["cell"]  # a node store, or a dict of its tensors (build_graph_batch_parts)
+    batch = _as_numpy(cells["batch"]).astype(np.int64)
+    pos = _as_numpy(cells["pos"]).astype(np.int64).reshape(-1, 2)
     values = _as_numpy(cell_values).astype(np.float64).reshape(-1)
     inner = _as_numpy(interior_values).astype(np.float64).reshape(-1)
     if values.size != batch.size or inner.size != g.shape[0]:

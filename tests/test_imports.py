@@ -69,7 +69,39 @@ def test_the_cnn_and_the_config_checks_load_no_torch_geometric_and_help_no_torch
     helped = ("from nnsweeper.cli import main\n"
               "try:\n    main(['train', '--help'])\nexcept SystemExit:\n    pass")
     assert loaded_by(helped) == []
+    # Nor the bundled GNN's play: its sage layers are plain torch (training reads the graphs'
+    # datasets through torch-geometric; another kind of layer is torch-geometric's).
     gnn = ("import numpy as np\n"
            "from nnsweeper.models import load_model\n"
            "load_model('gnn').predict_proba(np.full((6, 6), -1, dtype=np.int8), total_mines=5)")
-    assert "torch_geometric" in loaded_by(gnn)  # (the probe sees it where it is used)
+    assert "torch_geometric" not in loaded_by(gnn)
+    graph = ("import numpy as np\n"
+             "from nnsweeper.models import MineModel\n"
+             "m = MineModel.from_config({'arch': 'gnn', 'conv': 'graph', 'layers': 1}).eval()\n"
+             "m.predict_proba(np.full((6, 6), -1, dtype=np.int8), total_mines=5)")
+    assert "torch_geometric" in loaded_by(graph)  # (the probe sees it where it is used)
+
+
+def test_the_networks_training_seeds_are_read_without_torch():
+    # The process that hands games to workers checks their seeds against the networks' training
+    # data: it reads the checkpoints' descriptions, and loads no model (and no torch) for it.
+    code = ("from nnsweeper.solvers import get_solver\n"
+            "for name in ('gnn', 'hybrid-cnn'):\n"
+            "    assert get_solver(name).training_seeds['seed_streams']")
+    assert "torch" not in loaded_by(code)
+
+
+def test_the_description_reader_agrees_with_the_loaded_model(tmp_path):
+    from nnsweeper.models import checkpoint, load_model
+    from nnsweeper.models.digest import CHECKPOINT_FORMAT, model_description
+
+    assert CHECKPOINT_FORMAT == (checkpoint.FORMAT, checkpoint.FORMAT_VERSION)
+    for name in ("gnn", "cnn"):
+        assert model_description(name) == load_model(name).checkpoint_meta
+    # What it cannot read as a current checkpoint's is left to the loader (which says why).
+    other = tmp_path / "other.pt"
+    other.with_suffix(".json").write_text(json.dumps({"format": "nnsweeper-value-model"}))
+    assert model_description(other) is None
+    assert model_description(tmp_path / "missing.pt") is None
+    assert model_description(tmp_path / "weights.bin") is None
+    assert model_description(object()) is None

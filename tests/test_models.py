@@ -841,3 +841,48 @@ def test_symmetric_cnn_checkpoint_round_trip(tmp_path):
     # Its weights do not fit the plain network of the same size.
     with pytest.raises(ModelError, match="symmetric"):
         MineCNN({"channels": 8, "blocks": 2, "symmetric": "yes"})
+
+
+# --------------------------------------------------------------------------- plain sage layers
+def test_plain_sage_layers_give_torch_geometrics_numbers_bit_for_bit(graphs, idx9):
+    # The sage GNN is built from plain torch layers (no torch-geometric to play); the same model
+    # built from torch-geometric's HeteroConv(SAGEConv) with the same state gives the same bits:
+    # on a batch by edge index (training, predict_proba) and by sparse adjacency (predict_tensor).
+    from torch_geometric.nn import HeteroConv
+
+    from nnsweeper.models.gnn import HeteroSage, make_conv
+
+    model = _model("gnn", layers=3).eval()
+    _randomise(model)
+    assert all(isinstance(c, HeteroSage) for c in model.convs)
+    reference = _model("gnn", layers=3).eval()
+    reference.convs = torch.nn.ModuleList(
+        HeteroConv({et: make_conv("sage", reference.settings.hidden) for et in reference.edge_types}, aggr="sum")
+        for _ in range(3))
+    assert sorted(reference.state_dict()) == sorted(model.state_dict())
+    reference.load_state_dict(model.state_dict())
+    batch = Batch.from_data_list([graphs[i] for i in idx9[:8]])
+    with torch.no_grad():
+        for ours, theirs in zip(model(batch), reference(batch), strict=True):
+            assert torch.equal(ours, theirs)
+    grids = torch.as_tensor(np.stack(_boards_9x9(4)))
+    flags = torch.zeros_like(grids, dtype=torch.bool)
+    with torch.inference_mode():
+        ours = model.predict_tensor(grids, 10, flags, sparse=True)
+        # (the reference is not plain: it runs through forward, on a HeteroData graph)
+        theirs = reference.predict_tensor(grids, 10, flags, sparse=True)
+        dense = model.predict_tensor(grids, 10, flags, sparse=False)
+    assert torch.equal(ours, theirs)
+    torch.testing.assert_close(ours, dense, atol=1e-5, rtol=0)
+    for g in grids.numpy():
+        np.testing.assert_array_equal(model.predict_proba(g, total_mines=10),
+                                      reference.predict_proba(g, total_mines=10))
+
+
+def _boards_9x9(n: int) -> list[np.ndarray]:
+    """``n`` 9x9 boards part-way through (10 mines), as a player sees them."""
+    out = []
+    for seed in range(n):
+        grid, _, _, _ = _board(9, 9, 10, seed=seed, flag=False)
+        out.append(grid.astype(np.int64))
+    return out

@@ -8,13 +8,16 @@ experiment. Nothing here imports torch: a model in memory brings its own tensors
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
 from nnsweeper.fileio import file_sha256
 
-__all__ = ["model_weights", "weights_digest"]
+__all__ = ["model_description", "model_weights", "weights_digest"]
 
+#: ``(FORMAT, FORMAT_VERSION)`` of :mod:`nnsweeper.models.checkpoint` (which imports torch).
+CHECKPOINT_FORMAT = ("nnsweeper-checkpoint", 1)
 #: Folder of the weights that ship with the package (as :data:`nnsweeper.models.WEIGHTS_DIR`).
 _WEIGHTS = Path(__file__).resolve().parent / "weights"
 
@@ -66,10 +69,33 @@ def model_weights(source) -> dict[str, str]:
     loads); a model object for its state in memory.
     """
     if isinstance(source, str | os.PathLike):
-        from nnsweeper.models.registry import all_architectures
-
         name = os.fspath(source)
-        bundled = {a.name for a in all_architectures().values() if a.bundled}
-        path = _WEIGHTS / f"{name}.pt" if name in bundled else Path(name)
+        path = _checkpoint_path(name)
         return {name: weights_digest(path) if path.is_file() else "absent"}
     return {f"<{type(source).__name__}>": _state_digest(source)}
+
+
+def _checkpoint_path(name: str) -> Path:
+    """The weights file a model option names: a bundled name's, else the path itself."""
+    from nnsweeper.models.registry import all_architectures
+
+    bundled = {a.name for a in all_architectures().values() if a.bundled}
+    return _WEIGHTS / f"{name}.pt" if name in bundled else Path(name)
+
+
+def model_description(source) -> dict | None:
+    """The description (the checkpoint's JSON) of the weights a ``model`` option names, read without
+    torch; None for a model object, or where it cannot be read as a current checkpoint's (then the
+    model's own loading says why)."""
+    if not isinstance(source, str | os.PathLike):
+        return None
+    path = _checkpoint_path(os.fspath(source))
+    if path.suffix not in (".pt", ".json"):
+        return None
+    try:
+        meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or (meta.get("format"), meta.get("format_version")) != CHECKPOINT_FORMAT:
+        return None
+    return meta

@@ -44,6 +44,66 @@ CELL_NEAR = ("cell", "near", "cell")
 _NODES = ("cell", "constraint")
 
 
+def _edge_key(edge_type: tuple[str, str, str]) -> str:
+    """The name torch-geometric's ``HeteroConv`` gives an edge type's layer (its state dict's keys)."""
+    return "<" + "___".join(edge_type) + ">"
+
+
+def scatter_mean(src: torch.Tensor, index: torch.Tensor, dim_size: int) -> torch.Tensor:
+    """The mean of the rows of ``src`` by ``index`` (``dim_size`` rows; 0 where none): the operations of
+    torch-geometric's ``scatter(..., reduce="mean")`` in the same order, so the same numbers."""
+    count = src.new_zeros(dim_size)
+    count.scatter_add_(0, index, src.new_ones(src.size(0)))
+    count = count.clamp(min=1)
+    out = src.new_zeros((dim_size, *src.shape[1:])).scatter_add_(0, index.view(-1, 1).expand_as(src), src)
+    return out / count.view(-1, 1).expand_as(out)
+
+
+class SageLayer(nn.Module):
+    """torch-geometric's ``SAGEConv`` as the GNN uses it (mean of the sources' states, plus the target's
+    own: ``lin_l(mean) + lin_r(x_target)``) in plain torch.
+
+    The same parameters under the same names, and the same operations: with a sparse CSR
+    adjacency (rows: the targets) one ``torch.sparse.mm(adj, x, "mean")``, with an edge index
+    a gather and :func:`scatter_mean`, as torch-geometric computes them; so a model plays
+    without importing torch-geometric (and the ``torch._dynamo`` it imports: seconds a process).
+    """
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.lin_l = nn.Linear(hidden, hidden)
+        self.lin_r = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, x, edge_index: torch.Tensor) -> torch.Tensor:
+        x_src, x_dst = x if isinstance(x, tuple) else (x, x)
+        if edge_index.layout == torch.sparse_csr:
+            mean = torch.sparse.mm(edge_index, x_src, "mean")
+        else:
+            mean = scatter_mean(x_src.index_select(0, edge_index[0]), edge_index[1], x_dst.shape[0])
+        return self.lin_l(mean) + self.lin_r(x_dst)
+
+
+class HeteroSage(nn.Module):
+    """torch-geometric's ``HeteroConv`` of :class:`SageLayer` layers with ``aggr="sum"``, in plain torch:
+    per edge type its layer, the messages that end in one node type summed (stacked, then summed,
+    in the order of ``edge_types``), under the same state dict keys."""
+
+    def __init__(self, edge_types, hidden: int):
+        super().__init__()
+        self.edge_types = tuple(edge_types)
+        self.convs = nn.ModuleDict({_edge_key(et): SageLayer(hidden) for et in self.edge_types})
+
+    def forward(self, h: dict, edges: dict) -> dict:
+        out: dict[str, list] = {}
+        for et in self.edge_types:
+            if et not in edges:
+                continue
+            src, _, dst = et
+            x = h[src] if src == dst else (h[src], h[dst])
+            out.setdefault(dst, []).append(self.convs[_edge_key(et)](x, edges[et]))
+        return {t: xs[0] if len(xs) == 1 else torch.stack(xs, dim=0).sum(dim=0) for t, xs in out.items()}
+
+
 def make_conv(kind: str, hidden: int) -> nn.Module:
     """The message-passing layer that ``kind`` (one of :data:`CONVS`) names, ``hidden`` wide on both sides."""
     from torch_geometric.nn import GATv2Conv, GraphConv, SAGEConv, TransformerConv
@@ -104,13 +164,16 @@ class MineGNN(MineModel):
                 "constraint": nn.Linear(len(features.CONSTRAINT_FEATURES), h),
             }
         )
-        from torch_geometric.nn import HeteroConv
-
         n_sets = min(c.layers, 1) if c.shared else c.layers
-        self.convs = nn.ModuleList(
-            HeteroConv({et: make_conv(c.conv, h) for et in self.edge_types}, aggr="sum")
-            for _ in range(n_sets)
-        )
+        if c.conv == "sage":  # plain torch, the same parameters and numbers (see SageLayer)
+            self.convs = nn.ModuleList(HeteroSage(self.edge_types, h) for _ in range(n_sets))
+        else:
+            from torch_geometric.nn import HeteroConv
+
+            self.convs = nn.ModuleList(
+                HeteroConv({et: make_conv(c.conv, h) for et in self.edge_types}, aggr="sum")
+                for _ in range(n_sets)
+            )
         n_context = n_glob + (2 * h if c.global_pool else 0)
         self.inject = nn.ModuleList(
             nn.ModuleDict({t: nn.Linear(n_context, h) for t in _NODES}) for _ in range(n_sets)
@@ -168,15 +231,20 @@ class MineGNN(MineModel):
         """
         self._check_graph(data)
         dev = self.device
-        glob = data.globals.to(dev, torch.float32).reshape(-1, len(features.GLOBAL_FEATURES))
+        return self._logits({t: data[t].x.to(dev, torch.float32) for t in _NODES},
+                            {t: self._batch_vector(data, t, dev) for t in _NODES},
+                            {et: data[et].edge_index.to(dev) for et in self.edge_types},
+                            data.globals.to(dev, torch.float32))
+
+    def _logits(self, x: dict, batch: dict, edges: dict, glob: torch.Tensor):
+        """:meth:`forward` on the graph's tensors: node features and graph ids per node type,
+        adjacencies per edge type (edge indices or transposed CSR matrices), globals."""
+        glob = glob.reshape(-1, len(features.GLOBAL_FEATURES))
         n_graphs = glob.shape[0]
-        batch = {t: self._batch_vector(data, t, dev) for t in _NODES}
-        h = {t: self.encode[t](data[t].x.to(dev, torch.float32)) for t in _NODES}
-        edges = {et: data[et].edge_index.to(dev) for et in self.edge_types}
-        from torch_geometric.utils import scatter
+        h = {t: self.encode[t](x[t]) for t in _NODES}
 
         def pool():
-            return [scatter(h[t], batch[t], dim=0, dim_size=n_graphs, reduce="mean") for t in _NODES]
+            return [scatter_mean(h[t], batch[t], n_graphs) for t in _NODES]
 
         for r in range(self.settings.layers):
             k = 0 if self.settings.shared else r
@@ -190,6 +258,20 @@ class MineGNN(MineModel):
         pooled = pool()
         interior = self.interior_head(torch.cat([*pooled, glob], dim=1)).squeeze(1)
         return self.cell_head(h["cell"]).squeeze(1), interior
+
+    def _plain(self) -> bool:
+        """Whether every layer is plain torch (:class:`HeteroSage`): then it predicts from the graph's
+        tensors (:meth:`_parts_logits`), without torch-geometric."""
+        return all(isinstance(conv, HeteroSage) for conv in self.convs)
+
+    def _parts_logits(self, nodes: dict, edges: dict, extra: dict):
+        """:meth:`forward` on a batch's tensors in plain dicts (as ``features.build_graph_batch_parts``
+        and :func:`_graph_parts` give them), the same numbers."""
+        dev = self.device
+        return self._logits({t: nodes[t]["x"].to(dev, torch.float32) for t in _NODES},
+                            {t: nodes[t]["batch"].to(dev) for t in _NODES},
+                            {et: edges[et].to(dev) for et in self.edge_types},
+                            extra["globals"].to(dev, torch.float32))
 
     # ----------------------------------------------------------------- training interface
     def outputs(self, batch, *, symmetric: bool = False) -> dict[str, torch.Tensor]:
@@ -258,10 +340,15 @@ class MineGNN(MineModel):
     def predict_observations(self, observations: list, batch_size: int) -> list[np.ndarray]:
         edges = {"cell_edges": self.settings.cell_edges}
         out: list[np.ndarray] = [np.empty(0)] * len(observations)
-        for chunk, g, f, batch in board_batches(
-            observations, batch_size, lambda boards: features.build_graph_batch(boards, **edges)
-        ):
-            cell_logits, interior_logits = self(batch)
+        plain = self._plain()
+        build = features.build_graph_batch_parts if plain else features.build_graph_batch
+        for chunk, g, f, batch in board_batches(observations, batch_size,
+                                                lambda boards: build(boards, **edges)):
+            if plain:
+                cell_logits, interior_logits = self._parts_logits(*batch)
+                batch = batch[0]  # the node stores (batch_to_grids reads the cells')
+            else:
+                cell_logits, interior_logits = self(batch)
             cell_p = torch.sigmoid(cell_logits.double()).cpu().numpy()
             int_p = torch.sigmoid(interior_logits.double()).cpu().numpy()
             for b, p in zip(chunk, features.batch_to_grids(batch, cell_p, int_p, g, f), strict=True):
@@ -295,12 +382,15 @@ class MineGNN(MineModel):
         if sparse is None:
             sparse = grids.device.type == "cpu"
         unknown = (grids == -1) & ~flags
-        data = graph_batch_tensor(grids, total_mines, flags, cell_edges=self.settings.cell_edges,
-                                  sparse=sparse)
-        cell_logits, interior_logits = self(data)
+        nodes, edges, extra = _graph_parts(grids, total_mines, flags, cell_edges=self.settings.cell_edges,
+                                           sparse=sparse)
+        if self._plain():
+            cell_logits, interior_logits = self._parts_logits(nodes, edges, extra)
+        else:
+            cell_logits, interior_logits = self(features.hetero_data(nodes, edges, extra))
         p = torch.where(unknown, torch.sigmoid(interior_logits.double())[:, None, None], 0.0)
-        pos = data["cell"].pos
-        p[data["cell"].batch, pos[:, 0], pos[:, 1]] = torch.sigmoid(cell_logits.double())
+        pos = nodes["cell"]["pos"]
+        p[nodes["cell"]["batch"], pos[:, 0], pos[:, 1]] = torch.sigmoid(cell_logits.double())
         return torch.where(flags, 1.0, p)
 
 
@@ -348,6 +438,14 @@ def graph_batch_tensor(grids: torch.Tensor, total_mines, flags: torch.Tensor, *,
         features, positions, ``batch`` and ``ptr``, edge indices, globals,
         ``mines_left``, ``n_interior``, ``rows``, ``cols``), on the grids' device.
     """
+    return features.hetero_data(*_graph_parts(grids, total_mines, flags, cell_edges=cell_edges,
+                                              sparse=sparse))
+
+
+def _graph_parts(grids: torch.Tensor, total_mines, flags: torch.Tensor, *, cell_edges: bool,
+                 sparse: bool) -> tuple[dict, dict, dict]:
+    """What :func:`graph_batch_tensor` puts in its graph, in plain dicts: per node type its ``x``,
+    ``pos``, ``batch`` and ``ptr``; per edge type its adjacency; the graph-level tensors."""
     dev = grids.device
     n, r, c = grids.shape
     total = tensor_totals(total_mines, n, dev)
@@ -399,29 +497,21 @@ def graph_batch_tensor(grids: torch.Tensor, total_mines, flags: torch.Tensor, *,
     cell_to_con = neighbour_ids(con_id, fb, fi, fj)
     cell_to_cell = neighbour_ids(cell_id, fb, fi, fj) if cell_edges else None
 
-    from torch_geometric.data import HeteroData
-
-    data = HeteroData()
-    for t, x, b, i, j in (("cell", cell_x, fb, fi, fj), ("constraint", con_x, cb, ci, cj)):
-        data[t].x = x
-        data[t].pos = torch.stack([i, j], dim=1)
-        data[t].batch = b
-        data[t].ptr = torch.searchsorted(b, torch.arange(n + 1, device=dev))
+    nodes = {t: {"x": x, "pos": torch.stack([i, j], dim=1), "batch": b,
+                 "ptr": torch.searchsorted(b, torch.arange(n + 1, device=dev))}
+             for t, x, b, i, j in (("cell", cell_x, fb, fi, fj), ("constraint", con_x, cb, ci, cj))}
     if sparse:
         # Transposed adjacencies: rows are the targets of the messages.
-        data["cell", "in", "constraint"].edge_index = _csr(neighbour_ids(cell_id, cb, ci, cj), n_cell)
-        data["constraint", "has", "cell"].edge_index = _csr(cell_to_con, n_con)
+        edges = {CELL_IN: _csr(neighbour_ids(cell_id, cb, ci, cj), n_cell),
+                 CONSTRAINT_HAS: _csr(cell_to_con, n_con)}
         if cell_edges:
-            data["cell", "near", "cell"].edge_index = _csr(cell_to_cell, n_cell)
+            edges[CELL_NEAR] = _csr(cell_to_cell, n_cell)
     else:
         e_in = _pairs(cell_to_con)
-        data["cell", "in", "constraint"].edge_index = e_in
-        data["constraint", "has", "cell"].edge_index = e_in.flip(0)
+        edges = {CELL_IN: e_in, CONSTRAINT_HAS: e_in.flip(0)}
         if cell_edges:
-            data["cell", "near", "cell"].edge_index = _pairs(cell_to_cell)
-    data.globals = glob
-    data.mines_left = mines_left
-    data.n_interior = interior.sum((1, 2))
-    data.rows = torch.full((n,), r, dtype=torch.int64, device=dev)
-    data.cols = torch.full((n,), c, dtype=torch.int64, device=dev)
-    return data
+            edges[CELL_NEAR] = _pairs(cell_to_cell)
+    extra = {"globals": glob, "mines_left": mines_left, "n_interior": interior.sum((1, 2)),
+             "rows": torch.full((n,), r, dtype=torch.int64, device=dev),
+             "cols": torch.full((n,), c, dtype=torch.int64, device=dev)}
+    return nodes, edges, extra

@@ -327,8 +327,18 @@ class NeuralSolver(Solver):
 
     @property
     def training_seeds(self) -> dict | None:
-        """The seed streams of the model's training data (a manifest-like dict), if recorded."""
-        meta = getattr(self.model, "checkpoint_meta", None) or {}
+        """The seed streams of the model's training data (a manifest-like dict), if recorded.
+
+        Read from the checkpoint's description where the model is not loaded in this process
+        (the process that hands games to workers need not import torch), else from the model.
+        """
+        meta = None
+        if self._model is None:
+            from nnsweeper.models.digest import model_description
+
+            meta = model_description(self.model_source)
+        if meta is None:
+            meta = getattr(self.model, "checkpoint_meta", None) or {}
         streams = (meta.get("extra") or {}).get("data_seed_streams")
         return {"seed_streams": streams} if streams else None
 
