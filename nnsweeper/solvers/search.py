@@ -179,23 +179,17 @@ def blended_value(a: BoardAnalysis) -> int:
     with no covered cell left but mines is won (the full value); one whose cells are all
     dead is worth its best safety (one of them must be guessed).
     """
+    from nnsweeper.engine.kernels import living_chances  # compiled; loaded on first use
+
     w1, w2 = BLEND
-    rest = a.unknown & ~a.mines
-    if not rest.any():
+    n_open, n, s1, s2, best = living_chances(a.probabilities, a.unknown, a.frontier)
+    if not n_open:
         return (w1 + w2) * _UNIT
-    p = a.probabilities
-    living = living_cells(a)
-    chances = 1.0 - p[living & (a.frontier | a.safe)]
-    interior = living & ~a.frontier & ~a.safe
-    if interior.any():
-        o = 1.0 - float(p[interior][0])  # every interior cell shares one probability
-        chances = np.concatenate([chances, [o, o]])
-    if chances.size == 0:
-        return (w1 + w2) * _units(_best_safety(a))
-    if chances.size == 1:
-        return w1 * _units(float(chances[0]))
-    top = np.partition(chances, chances.size - 2)[-2:]  # the two highest, ascending
-    return w1 * _units(float(top[1])) + w2 * _units(float(top[0]))
+    if n == 0:
+        return (w1 + w2) * _units(best)
+    if n == 1:
+        return w1 * _units(s1)
+    return w1 * _units(s1) + w2 * _units(s2)
 
 
 def first_living(cands, order, *, defer: bool = False) -> int:
