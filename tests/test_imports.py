@@ -103,5 +103,17 @@ def test_the_description_reader_agrees_with_the_loaded_model(tmp_path):
     other.with_suffix(".json").write_text(json.dumps({"format": "nnsweeper-value-model"}))
     assert model_description(other) is None
     assert model_description(tmp_path / "missing.pt") is None
+    assert model_description("gnn", "gnn") == model_description("gnn")
+    assert model_description("gnn", "cnn") is None  # another architecture: the loader refuses it
+    import shutil
+
+    from nnsweeper.models.checkpoint import WEIGHTS_DIR
+
+    for suffix in (".pt", ".json"):
+        shutil.copy(WEIGHTS_DIR / f"cnn{suffix}", tmp_path / f"copy{suffix}")
+    assert model_description(tmp_path / "copy.pt", "cnn") == load_model("cnn").checkpoint_meta
+    with open(tmp_path / "copy.pt", "ab") as f:  # damaged: the loader says so
+        f.write(b"\0")
+    assert model_description(tmp_path / "copy.pt", "cnn") is None
     assert model_description(tmp_path / "weights.bin") is None
     assert model_description(object()) is None

@@ -856,9 +856,9 @@ def test_plain_sage_layers_give_torch_geometrics_numbers_bit_for_bit(graphs, idx
     _randomise(model)
     assert all(isinstance(c, HeteroSage) for c in model.convs)
     reference = _model("gnn", layers=3).eval()
+    h = reference.settings.hidden
     reference.convs = torch.nn.ModuleList(
-        HeteroConv({et: make_conv("sage", reference.settings.hidden) for et in reference.edge_types}, aggr="sum")
-        for _ in range(3))
+        HeteroConv({et: make_conv("sage", h) for et in reference.edge_types}, aggr="sum") for _ in range(3))
     assert sorted(reference.state_dict()) == sorted(model.state_dict())
     reference.load_state_dict(model.state_dict())
     batch = Batch.from_data_list([graphs[i] for i in idx9[:8]])

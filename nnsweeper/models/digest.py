@@ -83,19 +83,24 @@ def _checkpoint_path(name: str) -> Path:
     return _WEIGHTS / f"{name}.pt" if name in bundled else Path(name)
 
 
-def model_description(source) -> dict | None:
+def model_description(source, arch: str | None = None) -> dict | None:
     """The description (the checkpoint's JSON) of the weights a ``model`` option names, read without
-    torch; None for a model object, or where it cannot be read as a current checkpoint's (then the
-    model's own loading says why)."""
+    torch, where the checkpoint's cheap checks hold: its weights are there with the digest it
+    records, and it is of architecture ``arch`` (when given). None for a model object, or where it
+    cannot be read as such a current checkpoint's: then loading the model says why."""
     if not isinstance(source, str | os.PathLike):
         return None
     path = _checkpoint_path(os.fspath(source))
     if path.suffix not in (".pt", ".json"):
         return None
+    path = path.with_suffix(".pt")
     try:
         meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        current = (isinstance(meta, dict)
+                   and (meta.get("format"), meta.get("format_version")) == CHECKPOINT_FORMAT)
+        if (not current or (arch is not None and meta.get("arch") != arch) or not path.is_file()
+                or file_sha256(path) != meta.get("sha256")):
+            return None
     except (OSError, ValueError):
-        return None
-    if not isinstance(meta, dict) or (meta.get("format"), meta.get("format_version")) != CHECKPOINT_FORMAT:
         return None
     return meta

@@ -336,7 +336,7 @@ class NeuralSolver(Solver):
         if self._model is None:
             from nnsweeper.models.digest import model_description
 
-            meta = model_description(self.model_source)
+            meta = model_description(self.model_source, self.arch)
         if meta is None:
             meta = getattr(self.model, "checkpoint_meta", None) or {}
         streams = (meta.get("extra") or {}).get("data_seed_streams")
