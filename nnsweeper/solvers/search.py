@@ -179,7 +179,7 @@ def blended_value(a: BoardAnalysis) -> int:
     with no covered cell left but mines is won (the full value); one whose cells are all
     dead is worth its best safety (one of them must be guessed).
     """
-    from nnsweeper.engine.kernels import living_chances  # compiled; loaded on first use
+    from nnsweeper.solvers.search_kernels import living_chances  # compiled; loaded on first use
 
     w1, w2 = BLEND
     n_open, n, s1, s2, best = living_chances(a.probabilities, a.unknown, a.frontier)
