@@ -79,14 +79,14 @@ def solver(variant: str):
     return SearchSolver(start="corner", **{**V1, **options})
 
 
-def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
+def play(variants: list[str], trials: int, jobs: int, boards=BOARDS, on_change: str = "refuse"):
     """Play the variants (and ``v1``, their reference) on ``boards``; their table."""
     from nnsweeper.evaluation import evaluate
 
     names = ["v1", *(v for v in variants if v != "v1")]
     solvers = {solver_name(v): solver(v) for v in names}
     return evaluate(solvers, boards=list(boards), trials=trials, base_seed=SEED, first_click="safe",
-                    n_jobs=jobs, store=STORE, progress=True)
+                    n_jobs=jobs, store=STORE, progress=True, on_change=on_change)
 
 
 def _shipped() -> dict:
@@ -150,7 +150,17 @@ def run_variants(argv, *, description: str, variants, trials: int, boards, store
                         help="only this board (repeatable; default: all of them)")
     parser.add_argument("--status", action="store_true", help="games recorded per variant and board")
     parser.add_argument("--table", action="store_true", help="write the table from the recorded games")
+    parser.add_argument("--out", default=None, metavar="NAME",
+                        help=f"write the table to NAME.json and NAME.md beside {table.name} (default: "
+                        f"{table.stem}), so that another set of variants keeps its own table")
+    parser.add_argument("--replace-changed", action="store_true",
+                        help="play again the games that other code recorded (by default the store "
+                        "refuses them)")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        if not args.out or Path(args.out).name != args.out or args.out.startswith("."):
+            parser.error(f"--out must be a plain file name, without folders; got {args.out!r}")
+        table = table.with_name(args.out + ".json")
     unknown = [v for v in args.variants if v not in variants]
     if unknown:
         parser.error(f"unknown variant {unknown[0]!r}; the variants: {', '.join(variants)}")
@@ -166,7 +176,8 @@ def run_variants(argv, *, description: str, variants, trials: int, boards, store
             return 2
         result = EvalTable.from_json(table)
     else:
-        result = play(args.variants or list(variants), args.trials, args.jobs, args.board or boards)
+        result = play(args.variants or list(variants), args.trials, args.jobs, args.board or boards,
+                      on_change="replace" if args.replace_changed else "refuse")
         result.to_json(table)
     write_text_atomic(table.with_suffix(".md"), markdown(result) + "\n")
     print(markdown(result))

@@ -16,10 +16,12 @@ where it stopped, on this machine or another with the same code) and the table t
     python eval/search_next.py first_influence --trials 20000 --board expert
     python eval/search_next.py --status               # games recorded so far
     python eval/search_next.py --table                # the table from what is recorded
+    python eval/search_next.py corner_ties corner_band --trials 20000 --board expert --out search_ties
 
 A variant's games are refused by the store once the search code changes (its code digest is in
-every chunk): measure on the code that will ship. Times in the table are a rough guide (one worker,
-the other core busy); times to compare come from ``benchmarks/bench_games.py --against``.
+every chunk; ``--replace-changed`` plays them again): measure on the code that will ship. Times in
+the table are a rough guide (one worker, the other core busy); times to compare come from
+``benchmarks/bench_games.py --against``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ VARIANTS: dict[str, dict] = {
     "first_influence": {"influence": True, "influence_covered": FIRST_SHARE},
     "influence": {"influence": True},
     "peer": {"influence": True, "pseudo": True, "dominance": True, "isolated": True},
+    # The single-step lesson (issue: ties decide): corners, then edges, first among equal-risk cells.
+    "corner_ties": {"tie_break": "fewest_covered_neighbours"},
+    "corner_band": {"tie_break": "fewest_covered_neighbours", "tie_band": 0.01},
+    "corner_band_wide": {"tie_break": "fewest_covered_neighbours", "tie_band": 0.03},
 }
 REFERENCE = "search"
 
@@ -58,14 +64,14 @@ def solver(variant: str):
     return SearchSolver(start="corner", **VARIANTS[variant])
 
 
-def play(variants: list[str], trials: int, jobs: int, boards=BOARDS):
+def play(variants: list[str], trials: int, jobs: int, boards=BOARDS, on_change: str = "refuse"):
     """Play the variants (and ``search``, their reference) on ``boards``; their table."""
     from nnsweeper.evaluation import evaluate
 
     names = [REFERENCE, *(v for v in variants if v != REFERENCE)]
     solvers = {solver_name(v): solver(v) for v in names}
     return evaluate(solvers, boards=list(boards), trials=trials, base_seed=SEED, first_click="safe",
-                    n_jobs=jobs, store=STORE, progress=True)
+                    n_jobs=jobs, store=STORE, progress=True, on_change=on_change)
 
 
 def markdown(table) -> str:

@@ -645,11 +645,25 @@ def test_search_next_pairs_each_variant_with_search_as_it_ships(monkeypatch, tmp
     d = table.difference("search+first_influence", "search")[0]
     assert f"| first_influence | influence=True, influence_covered={mod.FIRST_SHARE} |" in text
     assert f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to" in text
+    # The single-step lesson's variants: corners first among equal-risk cells, inside a band of the
+    # look-ahead's best score; with --replace-changed the store plays again only what other code
+    # recorded (nothing here: the reference's games come from the store).
+    assert mod.main(["corner_band", "--trials", "4", "--board", "intermediate", "--replace-changed",
+                     "--out", "ties"]) == 0
+    banded = EvalTable.from_json(tmp_path / "ties.json")  # a table of its own, beside the first
+    assert (tmp_path / "ties.md").exists()
+    assert EvalTable.from_json(tmp_path / "next.json").solvers == table.solvers
+    assert banded.solvers == ["search", "search+corner_band"]
+    assert "tie_band=0.01" in banded.metadata["solvers"]["search+corner_band"]
+    assert "tie_break='fewest_covered_neighbours'" in banded.metadata["solvers"]["search+corner_band"]
+    assert banded.select(solver="search")[0]["outcomes"] == table.select(solver="search")[0]["outcomes"]
     capsys.readouterr()
     assert mod.main(["--status"]) == 0
     assert "search+first_influence-16x16x40: 4 games" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         mod.main(["nosuch"])
+    with pytest.raises(SystemExit):
+        mod.main(["--out", "../elsewhere"])
 
 
 def test_tie_breaks_pair_each_order_with_prob_zero_and_pool_the_sweep(monkeypatch, tmp_path, capsys):

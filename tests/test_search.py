@@ -255,6 +255,8 @@ def test_search_options_play_games(options):
     (dict(depth=2, deep_top=0), "deep_top must be at least 1"),
     (dict(influence_covered=1.5), r"influence_covered must be a share in \[0, 1\]; got 1.5"),
     (dict(influence_covered=True), "influence_covered must be a share"),
+    (dict(tie_band=1.0), r"tie_band must be a number in \[0, 1\); got 1.0"),
+    (dict(tie_band=-0.1), "tie_band must be a number"),
 ])
 def test_search_refuses_bad_options(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -422,3 +424,30 @@ def test_defaults_are_the_measured_combination_and_v1_prints_as_the_first_versio
     moves = [[m.cell for m in solver.play(env, np.random.default_rng(k)).moves]
              for env, k in rng_games for solver in (s, v1(start="corner"))]
     assert any(moves[2 * k] != moves[2 * k + 1] for k in range(12))
+
+
+def test_tie_band_plays_the_first_candidate_in_tie_break_order_as_safe_and_within_the_band():
+    # The single-step lesson inside the look-ahead: among the candidates exactly as safe as the
+    # pick that score within the band, the first in tie-break order (corners first) is played.
+    plain = SearchSolver(start="corner", endgame=0, forced=False, tie_break="fewest_covered_neighbours")
+    banded = SearchSolver(start="corner", endgame=0, forced=False, tie_break="fewest_covered_neighbours",
+                          tie_band=0.05)
+    positions = _positions(plain, 10, 16, 16, 40)[:14]
+    assert positions
+    moved = 0
+    for obs in positions:
+        a = analyze(obs)
+        rng = np.random.default_rng(0)
+        picked = plain.candidate_cells(obs, a, rng)
+        full = plain.score_candidates(obs, a, rng, prune=False, picked=picked)
+        pick = banded.score_candidates(obs, a, rng, prune=False, picked=picked)[0]
+        # Pruning keeps every candidate the band could choose: the same pick.
+        assert banded.score_candidates(obs, a, rng, picked=picked)[0].cell == pick.cell
+        if full[0].dead:
+            continue
+        order = [tuple(c) for c in picked.tolist()]
+        band = [c for c in full if c.probability == full[0].probability and c.score >= 0.95 * full[0].score]
+        assert pick.cell == min(band, key=lambda c: order.index(c.cell)).cell
+        moved += pick.cell != full[0].cell
+    assert moved  # the band changes some picks (one of these 11)
+    assert banded.options()["tie_band"] == 0.05 and "tie_band" not in plain.options()

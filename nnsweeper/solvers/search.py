@@ -59,11 +59,11 @@ __all__ = ["BLEND", "V1", "Candidate", "DeepSearchSolver", "SearchChoice", "Sear
 #: The guessing options' values before they were options (:attr:`SearchSolver.UNSET`).
 _UNSET = {"next_value": "best", "pseudo": False, "influence": False, "dominance": False, "spread": False,
           "isolated": False, "defer_dead": False, "progress_weight": False, "interior_margin": None,
-          "endgame_density": 0, "deep_top": None, "influence_covered": 0.0}
+          "endgame_density": 0, "deep_top": None, "influence_covered": 0.0, "tie_band": 0.0}
 #: The options of ``search`` before its guessing options were measured and chosen (the record
 #: runs of version 1 played with them): ``SearchSolver(**V1)`` plays as it did.
 V1 = {"candidates": 8, "endgame": 1000, "node_limit": 20000,
-      **{k: v for k, v in _UNSET.items() if k not in ("deep_top", "influence_covered")}}
+      **{k: v for k, v in _UNSET.items() if k not in ("deep_top", "influence_covered", "tie_band")}}
 
 # Added to a rounded probability's complement to bound the exact one from above: 1 / _SLACK_DEN.
 _SLACK_DEN = 10**12
@@ -305,6 +305,12 @@ class SearchSolver(Solver):
         share of the board's cells is covered (the first guesses, where a mine left in a
         corner or along an edge has the longest to turn into a forced guess); 0: on every
         position.
+    tie_band : float, default=0.0
+        Among the scored candidates exactly as safe as the look-ahead's pick whose score is
+        at least ``1 - tie_band`` times the pick's, play the first in ``tie_break`` order
+        (with ``tie_break="fewest_covered_neighbours"``: a corner before an edge cell before
+        an inner one), the single-step lesson applied with the look-ahead's scores; 0: the
+        pick. The band is exact (the scores compare as fractions), pruning allows for it.
     dominance : bool, default=False
         After the look-ahead, play instead of its pick ``t`` the first candidate ``e`` that
         is safe in every outcome of ``t`` and safer than ``t`` by more than 1e-4 (where
@@ -351,7 +357,7 @@ class SearchSolver(Solver):
                  node_limit=100_000, forced=True, tie_break="prob_zero", deep_cells=300, next_value="blend",
                  pseudo=False, influence=False, dominance=False, spread=True, interior_margin=0.05,
                  endgame_density=250, isolated=False, defer_dead=True, progress_weight=True,
-                 deep_top=None, influence_covered=0.0):
+                 deep_top=None, influence_covered=0.0, tie_band=0.0):
         super().__init__(start=start)
         self.depth = check_int("depth", depth, 1, maximum=2)
         self.deep_cells = check_int("deep_cells", deep_cells, 0, ValueError)
@@ -381,6 +387,9 @@ class SearchSolver(Solver):
                 or not 0 <= influence_covered <= 1):
             raise ValueError(f"influence_covered must be a share in [0, 1]; got {influence_covered!r}")
         self.influence_covered = float(influence_covered)
+        if isinstance(tie_band, bool) or not isinstance(tie_band, int | float) or not 0 <= tie_band < 1:
+            raise ValueError(f"tie_band must be a number in [0, 1); got {tie_band!r}")
+        self.tie_band = float(tie_band)
         if not isinstance(spread, bool):
             raise ValueError(f"spread must be True or False; got {spread!r}")
         self.spread = spread
@@ -523,12 +532,17 @@ class SearchSolver(Solver):
             shallow = self.score_candidates(obs, a, rng, 1, prune=False, picked=picked)
             picked = np.array([c.cell for c in shallow[: self.deep_top]], dtype=picked.dtype)
         scored, best = [], None
+        # With a tie band, a candidate within it of the best is kept: the bound is the band's floor.
+        floor = 1 - Fraction(self.tie_band)
         for i, j in picked.tolist():
-            found = self._score(obs, a, (i, j), depth, rng, best if prune else None)
+            bound = None if not prune or best is None else best if floor == 1 else best * floor
+            found = self._score(obs, a, (i, j), depth, rng, bound)
             if found is not None:
                 scored.append(((i, j), *found))
                 best = found[0] if best is None else max(best, found[0])
         scored.sort(key=lambda x: (-x[1], -x[2]))  # stable: earlier in tie-break order first
+        if self.tie_band:
+            scored = self._banded(a, picked, scored, floor)
         if self.dominance:
             scored = self._dominated(obs, a, picked, scored)
         total = a.layouts
@@ -701,6 +715,19 @@ class SearchSolver(Solver):
             fnum, fden = fnum * (1000 * total + progress), fden * 1000 * total
         key = score if fden == 1 else Fraction(score * fnum, fden)
         return key, progress, counts, dead, common, score
+
+    @staticmethod
+    def _banded(a: BoardAnalysis, picked, scored: list, floor: Fraction) -> list:
+        """``scored`` (best first) with the pick's place taken by the first candidate in ``picked``
+        order that is exactly as safe as the pick and scores at least ``floor`` times its score
+        (``tie_band``); the others as they were."""
+        top = scored[0]
+        p = a.probabilities
+        risk = p[top[0]]
+        order = {(int(i), int(j)): k for k, (i, j) in enumerate(picked.tolist())}
+        band = [x for x in scored if p[x[0]] == risk and x[1] >= top[1] * floor]
+        first = min(band, key=lambda x: order[x[0]])
+        return [first, *(x for x in scored if x is not first)]
 
     def _dominated(self, obs: Observation, a: BoardAnalysis, picked, scored: list) -> list:
         """``scored`` (best first) with the pick's place taken by the first candidate that is safe in
