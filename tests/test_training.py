@@ -1156,12 +1156,21 @@ def test_a_fine_tuned_checkpoint_carries_its_parents_training_seeds(tmp_path):
     meta_path = first.last.with_suffix(".json")
     meta = json.loads(meta_path.read_text())
     foreign = {**own[0], "entropy": 7, "split": "train"}
-    meta["extra"]["data_seed_streams"] = [*own, foreign]
+    empty = {**own[0], "entropy": 8, "split": "val", "games": 0}  # a stream of no games: no seed
+    meta["extra"]["data_seed_streams"] = [*own, foreign, empty]
     meta_path.write_text(json.dumps(meta))
     tune = _config(tmp_path / "b", GNN, epochs=1, max_batches=1, tensorboard=False, init=str(first.last))
     result = train(check_config(tune), progress=False)
     streams = load_checkpoint(result.last).checkpoint_meta["extra"]["data_seed_streams"]
-    assert streams == [*own, foreign]  # its own first, the parent's after, none twice
+    # Its own first, the parent's after, none twice; a stream of no games names no seed: left out.
+    assert streams == [*own, foreign]
+    full = manifest_seeds({"seed_streams": [*own, foreign, empty]})
+    kept = manifest_seeds({"seed_streams": streams})
+    assert all(np.array_equal(kept.get(k, np.empty(0, np.int64)), v) for k, v in full.items())
+    # In the description each stream is one line (a plan's checkpoint carries thousands).
+    text = result.last.with_suffix(".json").read_text()
+    assert sum(line.strip().startswith('{"split": ') for line in text.splitlines()) == len(streams)
+    assert json.loads(text)["extra"]["data_seed_streams"] == streams
     learned = manifest_seeds({"seed_streams": streams}, ["train"])["train"]
     parents = manifest_seeds({"seed_streams": [foreign]}, ["train"])["train"]
     assert np.isin(parents, learned).all()

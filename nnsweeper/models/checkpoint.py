@@ -196,8 +196,20 @@ def save_checkpoint(path, model: MineModel, *, extra: Mapping | None = None) -> 
         "sha256": sha,
         "extra": extra_json,
     }
-    write_text_atomic(js, json.dumps(meta, indent=1) + "\n")
+    write_text_atomic(js, _description_text(meta))
     return pt
+
+
+def _description_text(meta: dict) -> str:
+    """The description as JSON, indented, with each seed stream of ``extra`` on one line (a
+    checkpoint trained over many datasets carries thousands of them)."""
+    streams = (meta.get("extra") or {}).get("data_seed_streams")
+    if not isinstance(streams, list) or not streams:
+        return json.dumps(meta, indent=1) + "\n"
+    marker = "\0seed streams\0"
+    text = json.dumps({**meta, "extra": {**meta["extra"], "data_seed_streams": marker}}, indent=1)
+    rows = ",\n   ".join(json.dumps(s, separators=(", ", ": ")) for s in streams)
+    return text.replace(json.dumps(marker), "[\n   " + rows + "\n  ]", 1) + "\n"
 
 
 # --------------------------------------------------------------------------- load

@@ -407,11 +407,17 @@ def _init_record(config: TrainingConfig, initial: MineModel | None) -> dict | No
 
 def with_parent_streams(streams, parent: MineModel | None) -> list:
     """``streams`` (training seed streams) with those ``parent``'s checkpoint records added after them,
-    none twice: the games a model started from ``parent`` learned from."""
-    own = list(streams or [])
+    none twice: the games a model started from ``parent`` learned from. A generated stream of no
+    games names no seed and is left out (most of a mixed dataset's validation and test streams:
+    a checkpoint that carries the streams of many datasets stays small)."""
+    def used(s) -> bool:
+        return not (isinstance(s, Mapping) and "seeds" not in s and s.get("games") == 0)
+
+    own = [s for s in streams or [] if used(s)]
     inherited = (((parent.checkpoint_meta or {}).get("extra") or {}).get("data_seed_streams")
                  if parent is not None else None)
-    return own + [s for s in inherited or [] if s not in own]
+    seen = {json.dumps(s, sort_keys=True) for s in own}
+    return own + [s for s in inherited or [] if used(s) and json.dumps(s, sort_keys=True) not in seen]
 
 
 def _checkpoint_extra(config: TrainingConfig, root: Path, manifest: dict, digest: str,
