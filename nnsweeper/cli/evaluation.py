@@ -83,9 +83,6 @@ def _cmd_eval(args, argv) -> int:
     played, x = _board_arguments(args)
     if not args.quiet:
         _note_continued(store, solvers, played)
-        if any("model_source" in vars(s) for s in solvers.values() if hasattr(s, "__dict__")):
-            # Reading the networks' training seeds loads their weights here first: seconds.
-            note("loading the networks to check that no game played was one they trained on")
     with backend(args.backend, args.scheduler):
         table = evaluate(solvers, **played, **common)
     table.metadata["command"] = shlex.join([PROG, *argv])
