@@ -595,6 +595,21 @@ def test_bundle_ships_a_fine_tuned_run_with_its_lineage(monkeypatch, tmp_path, c
     with pytest.raises(SystemExit, match="are no longer there"):
         bundle.main(["tiny-again", *argv[1:]])
     assert (tmp_path / "weights" / "tiny_test_metrics.json").is_file()
+    # Gone altogether (a plan keeps only its latest weights): training merged the parent's streams
+    # into the child's (its record says so), and those ship.
+    child_meta = load_checkpoint(child).checkpoint_meta
+    assert child_meta["extra"]["init"]["streams_merged"] is True
+    parent.last.unlink()
+    meta_path.unlink()
+    assert bundle.main(["tiny-gone", *argv[1:]]) == 0
+    gone = load_checkpoint(tmp_path / "weights" / "tiny-gone.pt").checkpoint_meta["extra"]
+    assert gone["data_seed_streams"] == child_meta["extra"]["data_seed_streams"]
+    # A record without the mark still needs its parent.
+    unmarked = json.loads(child.with_suffix(".json").read_text())
+    del unmarked["extra"]["init"]["streams_merged"]
+    child.with_suffix(".json").write_text(json.dumps(unmarked))
+    with pytest.raises(Exception, match="nor an existing checkpoint file"):
+        bundle.main(["tiny-unmarked", *argv[1:]])
 
 
 def test_search_ablation_pairs_each_option_with_search(monkeypatch, tmp_path, capsys):

@@ -1136,7 +1136,8 @@ def test_init_starts_a_run_from_a_checkpoints_weights(tmp_path):
     record = load_checkpoint(result.last).checkpoint_meta["extra"]["init"]
     assert record == {"init": str(first.last), "sha256": parent["sha256"], "epoch": 2,
                       "examples": first.history[-1]["examples"], "steps": first.history[-1]["step"],
-                      "seconds": pytest.approx(sum(h["seconds"] for h in first.history))}
+                      "seconds": pytest.approx(sum(h["seconds"] for h in first.history)),
+                      "streams_merged": True}
     # The run's own counters start at zero: its compute is its own, the parent's is in "init".
     assert result.history[-1]["examples"] == 16 and result.history[-1]["step"] == 1
 

@@ -57,12 +57,16 @@ def with_parent_streams(extra: dict) -> list:
     """A checkpoint's training seed streams with those of the weights it started from (``init``) added,
     so that evaluations refuse the games its parent learned from too (checkpoints written before
     training recorded them lack them). The parent must still be where the run found it, with the
-    same bytes."""
+    same bytes, unless it is gone and the checkpoint says that training merged its streams already
+    (``init.streams_merged``)."""
     from nnsweeper.models import load_model
     from nnsweeper.training.loop import with_parent_streams as merged
 
     parent = extra.get("init")
     if not parent:
+        return list(extra.get("data_seed_streams") or [])
+    if parent.get("streams_merged") and not _checkpoint_exists(parent["init"]):
+        # Gone (a plan keeps only its latest weights), but training merged its streams already.
         return list(extra.get("data_seed_streams") or [])
     model = load_model(parent["init"])
     if model.checkpoint_meta["sha256"] != parent["sha256"]:
@@ -70,6 +74,15 @@ def with_parent_streams(extra: dict) -> list:
                          f"{parent['sha256'][:12]}) are no longer there (now "
                          f"{model.checkpoint_meta['sha256'][:12]}): their training seeds cannot be carried")
     return merged(extra.get("data_seed_streams"), model)
+
+
+def _checkpoint_exists(name_or_path: str) -> bool:
+    """Whether a model option names weights that are there (a bundled name's, or a path's)."""
+    from nnsweeper.models.registry import all_architectures
+
+    if name_or_path in {a.name for a in all_architectures().values() if a.bundled}:
+        return (WEIGHTS / f"{name_or_path}.pt").is_file()
+    return Path(name_or_path).is_file()
 
 
 def check_gate(name: str, checkpoint: Path, prefix: str | None) -> str:

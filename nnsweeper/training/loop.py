@@ -401,8 +401,11 @@ def _init_record(config: TrainingConfig, initial: MineModel | None) -> dict | No
         return None
     meta = initial.checkpoint_meta
     extra = meta.get("extra") or {}
+    # streams_merged: this checkpoint's seed streams hold the parent's (with_parent_streams), so
+    # that it can ship where the parent's file is gone (a plan keeps only its latest weights).
     return {"init": config.train.init, "sha256": meta["sha256"], "epoch": extra.get("epoch"),
-            "examples": extra.get("examples"), "steps": extra.get("step"), "seconds": extra.get("seconds")}
+            "examples": extra.get("examples"), "steps": extra.get("step"), "seconds": extra.get("seconds"),
+            "streams_merged": True}
 
 
 def with_parent_streams(streams, parent: MineModel | None) -> list:
