@@ -908,3 +908,17 @@ def test_opening_book_plays_every_first_guess_on_the_same_games(monkeypatch, tmp
     monkeypatch.setattr(mod, "SEED", 1)
     with pytest.raises(SystemExit, match="another board, seed or options"):
         mod.main(["table"])
+
+
+def test_bench_solvers_times_each_solver_on_each_group_of_boards(capsys):
+    # The benchmark behind `make bench`: every solver on a sweep (centre start) and on a preset
+    # (corner start), with the same games for each; no timing is asserted, only what it plays.
+    bench = _module("benchmarks/bench_solvers.py")
+    assert bench.main(["--games", "2", "--solvers", "single_point,csp", "--boards", "6x6:3-4,beginner"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in out[1:5]]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("single_point", "6x6:3-4", "(center)", "4"), ("csp", "6x6:3-4", "(center)", "4"),
+        ("single_point", "beginner", "(corner)", "2"), ("csp", "beginner", "(corner)", "2")]
+    with pytest.raises(SystemExit):
+        bench.main(["--games", "0"])
