@@ -24,6 +24,7 @@ def test_the_plan_at_a_tiny_scale(tmp_path):
     _every_step_of_two_chunks_runs_and_the_weights_chain(tmp_path)
     _a_chunk_is_made_again_byte_for_byte_from_its_ledger_entry(tmp_path)
     _status_and_a_second_run_that_has_nothing_to_do(tmp_path)
+    _a_network_ships_once_its_gate_passed(tmp_path)
 
 
 def _a_new_machine_continues(work):
@@ -86,10 +87,38 @@ def _status_and_a_second_run_that_has_nothing_to_do(tiny_plan):
     assert (tiny_plan / "store" / "ledger.json").read_text() == before
     status = _plan("status", work=tiny_plan)
     lines = status.stdout.splitlines()
-    assert lines[0].startswith("plan: 6 of 8 steps done, nothing running; ")
+    assert lines[0].startswith("plan: 6 of 11 steps done, nothing running; ")
     assert "CPU hours spent, about" in lines[0]
     assert any(line.split()[:2] == ["gnn-01", "done"] and "val LL ratio" in line for line in lines)
-    assert [line.split()[:2] for line in lines[-2:]] == [["gate-gnn", "left"], ["gate-cnn", "left"]]
+    assert [line.split()[:2] for line in lines[-5:]] == [["gate-gnn", "left"], ["gate-cnn", "left"],
+                                                         ["test-data", "left"], ["ship-gnn", "left"],
+                                                         ["ship-cnn", "left"]]
+
+
+def _a_network_ships_once_its_gate_passed(tiny_plan):
+    """After the gates (judged here by hand: the CNN passed, the GNN failed) the held-out data is
+    made and the CNN's last weights ship, with their card, into the scaled plan's own folder; the
+    GNN is held back."""
+    from nnsweeper.fileio import file_sha256
+
+    ledger_path = tiny_plan / "store" / "ledger.json"
+    ledger = json.loads(ledger_path.read_text())
+    ledger["gate-gnn"] = {"cpu_s": 1.0, "wall_s": 1.0, "passed": False, "command": "by hand"}
+    ledger["gate-cnn"] = {"cpu_s": 1.0, "wall_s": 1.0, "passed": True, "command": "by hand"}
+    ledger_path.write_text(json.dumps(ledger))
+    done = _plan("run", "--until", "ship-cnn", "--jobs", "1", work=tiny_plan)
+    assert done.returncode == 0, done.stderr
+    assert "gnn does not ship: its gate failed" in done.stderr
+    bundled = tiny_plan / "store" / "bundled"
+    assert sorted(p.name for p in bundled.glob("*.pt")) == ["cnn.pt"]
+    ledger = json.loads(ledger_path.read_text())
+    assert ledger["ship-cnn"]["weights_sha256"] == file_sha256(bundled / "cnn.pt")
+    assert "ship-gnn" not in ledger and ledger["test-data"]["states"]["test"] > 0
+    assert "--seed 6199" in ledger["test-data"]["command"]
+    card = (bundled / "cnn.md").read_text()
+    assert "Held-out dataset `test`" in card and "deleted after training" in card
+    shipped = json.loads((bundled / "cnn.json").read_text())
+    assert {s["entropy"] for s in shipped["extra"]["data_seed_streams"]} == {6100, 6101}
 
 
 def test_bad_arguments_are_refused_in_one_line(tmp_path):

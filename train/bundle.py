@@ -85,15 +85,17 @@ def _checkpoint_exists(name_or_path: str) -> bool:
     return Path(name_or_path).is_file()
 
 
-def check_gate(name: str, checkpoint: Path, prefix: str | None) -> str:
+def check_gate(name: str, checkpoint: Path, prefix: str | None, weights: Path | None = None) -> str:
     """The card's section on the gate that clears ``checkpoint`` to replace the bundled ``name``
-    (empty where nothing is bundled under that name); stops the script where it does not."""
+    (in ``weights``; empty where nothing is bundled under that name); stops the script where it
+    does not."""
     from nnsweeper.gate import GateReport
     from nnsweeper.models.digest import weights_digest
 
-    if not (WEIGHTS / f"{name}.pt").is_file():
+    weights = WEIGHTS if weights is None else weights
+    if not (weights / f"{name}.pt").is_file():
         return ""
-    bundled = weights_digest(WEIGHTS / f"{name}.pt")
+    bundled = weights_digest(weights / f"{name}.pt")
     if prefix is None:
         raise SystemExit(f"weights are bundled under {name!r}: new ones ship only through the gate "
                          f"(python train/gate.py {name} {checkpoint} --out PREFIX, then --gate PREFIX)")
@@ -138,24 +140,35 @@ def main(argv=None) -> int:
                         help="the gate's grid (PREFIX.json, written by train/gate.py --out PREFIX) that "
                         "clears these weights against the bundled ones; required where weights are bundled "
                         "under NAME")
+    parser.add_argument("--weights-dir", type=Path, default=WEIGHTS, metavar="DIR",
+                        help="where the bundled weights are (default: the package's); a scaled run of the "
+                        "networks' plan ships into a folder of its own")
     parser.add_argument("--checkpoint", default="best.pt",
                         help="which checkpoint of the run to ship (default: best.pt, the best validation "
                         "loss; a checkpoint chosen by play: last.pt or checkpoints/epoch-NNNN.pt)")
     args = parser.parse_args(argv)
 
-    gate = check_gate(args.name, args.run / args.checkpoint, args.gate)
+    weights_out = args.weights_dir
+    gate = check_gate(args.name, args.run / args.checkpoint, args.gate, weights_out)
     model = load_checkpoint(args.run / args.checkpoint)
     extra = model.checkpoint_meta["extra"]
     data = extra["data_path"]
-    manifest = load_manifest(data)
     # The seed streams it carries, its parent's merged in (checkpoints written before training recorded
     # them: its data's); a parent gone missing or changed stops here, before the long scoring.
     if "data_seed_streams" not in extra:
-        extra = {**extra, "data_seed_streams": manifest["seed_streams"]}
+        extra = {**extra, "data_seed_streams": load_manifest(data)["seed_streams"]}
     extra = {**extra, "data_seed_streams": with_parent_streams(extra)}
     scored, scored_command = args.scored_on or (data, args.data_command)
-    scored_manifest = load_manifest(scored)
-    own_test = sum(c["states_per_split"].get("test", 0) for c in scored_manifest["configurations"])
+    # Training data made again for every chunk and deleted after (the networks' plan) is gone: the
+    # held-out datasets score the model.
+    gone = args.scored_on is None and not Path(scored).exists()
+    if gone and not args.test:
+        raise SystemExit(f"the run's data {scored} is gone: give --test datasets to score the model on")
+    scored_manifest = None if gone else load_manifest(scored)
+    trained_on = (describe_data(load_manifest(data)) if Path(data).exists()
+                  else "deleted after training; its command makes it again")
+    own_test = 0 if gone else sum(c["states_per_split"].get("test", 0)
+                                  for c in scored_manifest["configurations"])
     # A dataset made for training alone (no test split) is scored on the held-out datasets only.
     result = evaluate_model(model, scored, "test", progress=True)[0] if own_test else None
     if result is not None and result.get("held_out") is False:
@@ -191,13 +204,13 @@ def main(argv=None) -> int:
                 + "; the checkpoint carries the seed streams of its data after its own)")
     train_command = args.train_command or f"nnsweeper train --config {args.config}"
 
-    save_checkpoint(WEIGHTS / f"{args.name}.pt", model, extra=extra)
+    save_checkpoint(weights_out / f"{args.name}.pt", model, extra=extra)
     if result is not None:
-        to_json(result, WEIGHTS / f"{args.name}_test_metrics.json")
+        to_json(result, weights_out / f"{args.name}_test_metrics.json")
     else:
-        (WEIGHTS / f"{args.name}_test_metrics.json").unlink(missing_ok=True)
+        (weights_out / f"{args.name}_test_metrics.json").unlink(missing_ok=True)
     if held:
-        to_json(held, WEIGHTS / f"{args.name}_heldout_metrics.json")
+        to_json(held, weights_out / f"{args.name}_heldout_metrics.json")
     own_title = ("Test split of the training dataset (held-out games)" if args.scored_on is None else
                  f"Test split of `{scored}`, the data its initial weights were trained on (held-out games)")
     sections = [] if result is None else [(own_title, scored, scored_command, describe_data(scored_manifest),
@@ -237,7 +250,7 @@ cell, interior pooled, against the exact risks):
 - Architecture: `{model.arch}`, {model.n_parameters:,} parameters; config
   `{json.dumps(model.config)}`.
 - Data: `{data}`, manifest SHA-256 `{extra["data_manifest_sha256"]}`, made by
-  `{args.data_command}` ({describe_data(manifest)}; every decision recorded; train / val / test
+  `{args.data_command}` ({trained_on}; every decision recorded; train / val / test
   split by game seed).
 - Training: `{train_command}`{init} ({len(history)} epochs, shipped: epoch
   {extra["epoch"]} ({args.checkpoint}); {seconds / 60:.1f} minutes of training on {hardware}), then
@@ -249,7 +262,7 @@ cell, interior pooled, against the exact risks):
 
 {gate}
 {chr(10).join(body)}"""
-    write_text_atomic(WEIGHTS / f"{args.name}.md", card)
+    write_text_atomic(weights_out / f"{args.name}.md", card)
     print(card)
     return 0
 

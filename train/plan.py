@@ -1,11 +1,14 @@
-"""The networks' recipe as a plan of resumable steps: data, training, gate, on two CPU cores or a GPU.
+"""The networks' recipe as a plan of resumable steps: data, training, gate, ship, on two CPU cores or a GPU.
 
 The recipe of ``train/recipe.py`` at the scale the decisions need is many CPU hours, more
 than one sitting. So it is cut into chunks: chunk *k* is a dataset of its own seed
 (``data-KK``: one ``nnsweeper generate`` command, about 70,000 states, three in four of
 them guess positions), one GNN step (``gnn-KK``: one pass over that data, starting from the
 weights of step *k - 1*) and one CNN step (``cnn-KK``, the same), then the gate of each
-network (``gate-gnn``, ``gate-cnn``). Every state is fresh: generated once, read once by
+network (``gate-gnn``, ``gate-cnn``), held-out data to score them on (``test-data``, seed
+:data:`TEST_SEED`) and the shipping of each network whose gate passed (``ship-gnn``,
+``ship-cnn``: ``train/bundle.py`` into the package's weights, with the model card; a network
+whose gate failed is held back). Every state is fresh: generated once, read once by
 each network, then deleted (the ledger's command makes it again, byte for byte); on the
 2-core machine chunk 0 took 0.16 CPU hours of data, 0.11 of GNN and 0.10 of CNN training.
 
@@ -46,6 +49,10 @@ STORE = ROOT / "train" / "plan"
 CHUNKS = 24
 #: Seed of chunk k's data: SEED + k (no other dataset's, no evaluation's base seed).
 SEED = 6100
+#: Seed of the held-out data that scores the shipped networks (test split only), and its size
+#: against a chunk's.
+TEST_SEED = SEED + 99
+TEST_SHARE = 0.1
 #: The networks in the order each chunk trains them.
 NETS = ("gnn", "cnn")
 CONFIGS = {"gnn": "train/plan_gnn.toml", "cnn": "train/plan_cnn.toml"}
@@ -99,6 +106,18 @@ def data_command(k: int, *, scale: float = 1.0, jobs: int = 2, folder: Path | No
             "--jobs", str(jobs), "--quiet"]
 
 
+def test_command(*, scale: float = 1.0, jobs: int = 2, folder: Path | None = None) -> list[str]:
+    """The ``nnsweeper generate`` arguments of the held-out data that scores the shipped networks
+    (their model cards): the parts of a chunk at a tenth of its games (a scaled plan's: as many as
+    a chunk's), all in the test split, from seed :data:`TEST_SEED` (games no chunk trained on)."""
+    out = folder if folder is not None else ROOT / "data" / "plan" / "test"
+    share = scale * TEST_SHARE if scale == 1 else scale  # a scaled plan's: a chunk's few games
+    broad = round(3 * share)
+    mix = ["--mix", "broad", "--games", str(broad)] if broad else []
+    return ["generate", str(out), *parts(share), *mix, "--splits", "0,0,1",
+            "--seed", str(TEST_SEED), "--jobs", str(jobs), "--quiet"]
+
+
 def peak_share(k: int, chunks: int = CHUNKS) -> float:
     """The share of the config's learning rate at which chunk ``k``'s step peaks."""
     return 1.0 if chunks <= 1 else 1.0 - (1.0 - LAST_PEAK) * k / (chunks - 1)
@@ -107,7 +126,7 @@ def peak_share(k: int, chunks: int = CHUNKS) -> float:
 @dataclass(frozen=True)
 class Step:
     name: str
-    kind: str  # data, gnn, cnn, gate
+    kind: str  # data, gnn, cnn, gate, test (the held-out data), ship
     chunk: int = -1
 
     @property
@@ -124,6 +143,8 @@ def steps(chunks: int = CHUNKS) -> list[Step]:
         out.append(Step(f"data-{k:02d}", "data", k))
         out += [Step(f"{net}-{k:02d}", net, k) for net in NETS]
     out += [Step(f"gate-{net}", "gate") for net in NETS]
+    out.append(Step("test-data", "test"))
+    out += [Step(f"ship-{net}", "ship") for net in NETS]
     return out
 
 
@@ -191,7 +212,65 @@ class Plan:
             return self._data(step)
         if step.kind in NETS:
             return self._train(step)
+        if step.kind == "test":
+            return self._test_data(step)
+        if step.kind == "ship":
+            return self._ship(step)
         return self._gate(step)
+
+    def _test_data(self, step: Step) -> int:
+        folder = self.data / "test"
+        argv = test_command(scale=self.scale, jobs=self.jobs, folder=_rel(folder))
+        rc, cpu, wall = _timed(argv, self.cpu_file(step))
+        if rc == 0:
+            from nnsweeper.datasets import file_sha256
+
+            manifest = json.loads((folder / "manifest.json").read_text())
+            self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
+                                     "command": "nnsweeper " + shlex.join(_portable(argv)),
+                                     "manifest_sha256": file_sha256(folder / "manifest.json"),
+                                     "states": {s: v["states"] for s, v in manifest["splits"].items()},
+                                     "finished": _now()})
+        return rc
+
+    def _ship(self, step: Step) -> int:
+        """Bundle a network's last weights (``train/bundle.py``) once its gate passed: the package's
+        weights for the plan itself, a folder of its own for a scaled plan. A network whose gate
+        failed is held back (the step stays left); its last run folder must be on this machine
+        (the card reads its history)."""
+        net = step.name.split("-", 1)[1]
+        ledger = self.ledger()
+        gate = ledger.get(f"gate-{net}")
+        if not gate or not gate.get("passed"):  # held back: the plan goes on, the step stays left
+            print(f"train/plan.py: note: {net} does not ship: its gate "
+                  + ("failed (see its grid)" if gate else "has not judged it yet"), file=sys.stderr)
+            return 0
+        last = f"{self.chunks - 1:02d}"
+        if not (self.data / "test" / "manifest.json").exists():  # a new machine: made again first
+            rc = self._test_data(Step("test-data", "test"))
+            if rc != 0:
+                return rc
+        gates = ROOT / "eval" / "results" / "gate"
+        argv = [str(ROOT / "train" / "bundle.py"), net, str(_rel(self.runs / f"{net}-{last}")),
+                "--checkpoint", "last.pt", "--config", CONFIGS[net],
+                "--data-command", ledger[f"data-{last}"]["command"],
+                "--test", str(_rel(self.data / "test")), ledger["test-data"]["command"],
+                "--train-command", f"python train/plan.py run (its {self.chunks} chunks; every step's "
+                                   f"command in {_rel(self.ledger_path)})",
+                "--gate", str(self.store / f"gate-{net}" if self.store != STORE else gates / f"plan-{net}")]
+        if self.store != STORE:
+            argv += ["--weights-dir", str(self.store / "bundled")]
+            (self.store / "bundled").mkdir(parents=True, exist_ok=True)
+        rc, cpu, wall = _timed(argv, self.cpu_file(step), python_script=True)
+        if rc == 0:
+            from nnsweeper.fileio import file_sha256
+
+            shipped = (self.store / "bundled" if self.store != STORE else
+                       ROOT / "nnsweeper" / "models" / "weights") / f"{net}.pt"
+            self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
+                                     "command": "python " + shlex.join(_portable(argv)),
+                                     "weights_sha256": file_sha256(shipped), "finished": _now()})
+        return rc
 
     def _data(self, step: Step) -> int:
         folder = self.chunk_folder(step.chunk)
@@ -289,6 +368,10 @@ class Plan:
                     extra = f"  {states.get('train', 0):,} + {states.get('val', 0):,} states"
                 elif step.kind == "gate":
                     extra = "  PASSED" if entry["passed"] else "  FAILED (see its grid)"
+                elif step.kind == "test":
+                    extra = f"  {entry['states'].get('test', 0):,} held-out states"
+                elif step.kind == "ship":
+                    extra = f"  shipped, sha256 {entry['weights_sha256'][:12]}"
                 rows.append(f"  {step.name:9s} done     {entry['cpu_s'] / 3600:6.2f} CPU h{extra}")
             else:
                 estimate = self.estimate(step, ledger)
@@ -310,7 +393,8 @@ class Plan:
             return sum(done) / len(done)
         # Guesses before the first chunk, from a chunk a third the size (data: 0.05 CPU h) and the
         # recipe's training rates; replaced by the measured means as steps finish.
-        return {"data": 0.2, "gnn": 1.5, "cnn": 1.5, "gate": 1.0}[step.kind] * 3600 * self.scale
+        return {"data": 0.2, "gnn": 1.5, "cnn": 1.5, "gate": 1.0, "test": 0.05,
+                "ship": 0.1}[step.kind] * 3600 * self.scale
 
 
 def _timed(argv: list[str], cpu_file: Path, python_script: bool = False) -> tuple[int, float, float]:
