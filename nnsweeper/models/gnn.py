@@ -64,8 +64,9 @@ class SageLayer(nn.Module):
     own: ``lin_l(mean) + lin_r(x_target)``) in plain torch.
 
     The same parameters under the same names, and the same operations: with a sparse CSR
-    adjacency (rows: the targets) one ``torch.sparse.mm(adj, x, "mean")``, with an edge index
-    a gather and :func:`scatter_mean`, as torch-geometric computes them; so a model plays
+    adjacency (rows: the targets) one ``torch.sparse.mm(adj, x, "mean")`` (on a GPU, which has
+    no such reduction, the sum over the degree), with an edge index a gather and
+    :func:`scatter_mean`, as torch-geometric computes them; so a model plays
     without importing torch-geometric (and the ``torch._dynamo`` it imports: seconds a process).
     """
 
@@ -76,8 +77,11 @@ class SageLayer(nn.Module):
 
     def forward(self, x, edge_index: torch.Tensor) -> torch.Tensor:
         x_src, x_dst = x if isinstance(x, tuple) else (x, x)
-        if edge_index.layout == torch.sparse_csr:
+        if edge_index.layout == torch.sparse_csr and not edge_index.is_cuda:
             mean = torch.sparse.mm(edge_index, x_src, "mean")
+        elif edge_index.layout == torch.sparse_csr:  # no reductions on the GPU: a sum over the degree
+            ptr = edge_index.crow_indices()
+            mean = torch.sparse.mm(edge_index, x_src) / (ptr[1:] - ptr[:-1]).view(-1, 1).clamp_(min=1)
         else:
             mean = scatter_mean(x_src.index_select(0, edge_index[0]), edge_index[1], x_dst.shape[0])
         return self.lin_l(mean) + self.lin_r(x_dst)
