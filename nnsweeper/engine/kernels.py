@@ -924,6 +924,16 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
     f_cell = np.empty(depth_max, np.int64)  # the guess whose split is being evaluated (-1: none)
     parts = np.empty((64, n_words), np.uint64)  # a stack of the frames' parts
     guesses = np.empty(64, np.int64)  # a stack of the frames' guesses, as mines * n_cells + cell
+    # The cells that can matter below the root (every position is a subset of it): a cell that is
+    # a mine in every layout of the root is one in every subset (never guessed, never revealed),
+    # and a cell safe in all of them that shows one number splits nothing. The others, ascending.
+    live = np.empty(n_cells, np.int64)
+    n_live = 0
+    for c in range(n_cells):
+        m = _and_count(root, mine[c])
+        if (m == 0 and n_shows[c] > 1) or 0 < m < n_root:
+            live[n_live] = c
+            n_live += 1
     top = 0
     g_top = 0
     pending = root.copy()
@@ -944,7 +954,8 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
         parts = _grow_rows(parts, top + 1)
         parts[top] = s
         n_parts = 1
-        for c in range(n_cells):
+        for li in range(n_live):
+            c = live[li]
             m = _and_count(s, mine[c])
             if m == 0:  # safe in every layout left: revealing it is free
                 if n_shows[c] > 1:  # it splits every part by its number
