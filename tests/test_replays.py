@@ -19,7 +19,9 @@ pytest.importorskip("ms_toollib")
 from nnsweeper.replays import read_replay  # noqa: E402
 
 # Records a game with ms-toollib's BaseVideo in a child process (the library stops a process it
-# cannot go on with): the board (-1 a mine), then left clicks at (row, col), saved as EVF.
+# cannot go on with): the board (-1 a mine), then left clicks at (row, col), saved as EVF. Each
+# press is held a moment: a game of one click released at once sometimes saved no file (2 of 40
+# tries; none of 120 held).
 _RECORD = r"""
 import json, sys, time
 import ms_toollib
@@ -28,6 +30,7 @@ video = ms_toollib.BaseVideo(board, 16)
 for i, j in clicks:
     time.sleep(0.002)
     video.step("lc", (16 * i + 8, 16 * j + 8))
+    time.sleep(0.01)
     video.step("lr", (16 * i + 8, 16 * j + 8))
 video.generate_evf_v4_raw_data()
 video.save_to_evf_file(out)
@@ -39,6 +42,7 @@ def record(tmp_path, mines: np.ndarray, clicks, name="game"):
     done = subprocess.run([sys.executable, "-c", _RECORD, json.dumps(board), json.dumps(clicks),
                            str(tmp_path / name)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    assert (tmp_path / f"{name}.evf").is_file(), f"ms-toollib saved no replay: {done.stderr}"
     return tmp_path / f"{name}.evf"
 
 
