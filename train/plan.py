@@ -223,15 +223,19 @@ class Plan:
         argv = test_command(scale=self.scale, jobs=self.jobs, folder=_rel(folder))
         rc, cpu, wall = _timed(argv, self.cpu_file(step))
         if rc == 0:
-            from nnsweeper.datasets import file_sha256
-
-            manifest = json.loads((folder / "manifest.json").read_text())
-            self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
-                                     "command": "nnsweeper " + shlex.join(_portable(argv)),
-                                     "manifest_sha256": file_sha256(folder / "manifest.json"),
-                                     "states": {s: v["states"] for s, v in manifest["splits"].items()},
-                                     "finished": _now()})
+            self._record_data(step, folder, argv, cpu, wall)
         return rc
+
+    def _record_data(self, step: Step, folder: Path, argv: list[str], cpu: float, wall: float) -> None:
+        """The ledger entry of a dataset the step made: its command, CPU, manifest digest, states."""
+        from nnsweeper.datasets import file_sha256
+
+        manifest = json.loads((folder / "manifest.json").read_text())
+        self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
+                                 "command": "nnsweeper " + shlex.join(_portable(argv)),
+                                 "manifest_sha256": file_sha256(folder / "manifest.json"),
+                                 "states": {s: v["states"] for s, v in manifest["splits"].items()},
+                                 "finished": _now()})
 
     def _ship(self, step: Step) -> int:
         """Bundle a network's last weights (``train/bundle.py``) once its gate passed: the package's
@@ -281,14 +285,7 @@ class Plan:
             entry = self.ledger()[step.name]
             self._record(step.name, {**entry, "again_cpu_s": round(entry.get("again_cpu_s", 0.0) + cpu, 1)})
         elif rc == 0:
-            manifest = json.loads((folder / "manifest.json").read_text())
-            from nnsweeper.datasets import file_sha256
-
-            self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
-                                     "command": "nnsweeper " + shlex.join(_portable(argv)),
-                                     "manifest_sha256": file_sha256(folder / "manifest.json"),
-                                     "states": {s: v["states"] for s, v in manifest["splits"].items()},
-                                     "finished": _now()})
+            self._record_data(step, folder, argv, cpu, wall)
         return rc
 
     def _train(self, step: Step) -> int:
