@@ -35,7 +35,10 @@ def test_corner_one_with_two_covered_neighbours(neural):
         assert s.flags == ()
     csp = suggest_move("csp", obs)
     assert csp.probability == 0.5 and csp.model_probability is None
-    assert csp.reason == "guess: lowest P(mine) = 0.5 (shared by 2 cells), ties broken by chance of a zero"
+    assert csp.reason == ("guess: lowest P(mine) = 0.5 (shared by 2 cells), ties broken by fewest covered "
+                          "neighbours")
+    zero = suggest_move(ns.get_solver("csp", tie_break="prob_zero"), obs)
+    assert zero.reason == "guess: lowest P(mine) = 0.5 (shared by 2 cells), ties broken by chance of a zero"
     sp = suggest_move("single_point", obs)
     assert np.isnan(sp.probability)
     assert "random covered cell next to a number" in sp.reason
@@ -100,10 +103,14 @@ def test_proven_safe_cells_come_first_on_the_example(neural):
 
 
 def test_csp_guess_is_the_lowest_exact_probability():
-    # The corner 1 on a 3x3 board with 2 mines: 1/3 next to it, 1/5 elsewhere; of the
-    # five safest cells the corner (2, 2) is likeliest to be a zero.
+    # The corner 1 on a 3x3 board with 2 mines: 1/3 next to it, 1/5 elsewhere. Of the five
+    # safest cells the corners (0, 2), (2, 0) and (2, 2) have 3 covered neighbours (the edge
+    # cells 5): csp takes one of them, by its seed; the corner (2, 2) is likeliest to be a zero.
     obs = parse_observation("1..\n...\n...", 2)
     s = suggest_move("csp", obs)
+    assert (s.cell, s.kind, s.probability) == ((0, 2), "guess", 0.2)
+    assert {suggest_move("csp", obs, seed).cell for seed in range(12)} == {(0, 2), (2, 0), (2, 2)}
+    s = suggest_move(ns.get_solver("csp", tie_break="prob_zero"), obs)
     assert (s.cell, s.kind, s.probability) == ((2, 2), "guess", 0.2)
     # And on the guesses of real games.
     checked = 0

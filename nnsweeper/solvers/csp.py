@@ -30,13 +30,17 @@ class CSPSolver(Solver):
     ----------
     start : {"center", "corner", "random"} or (row, col), default="center"
         Where the first click goes.
-    tie_break : str, default="prob_zero"
-        One of :data:`~nnsweeper.solvers.ranking.TIE_BREAKS`. ``random``: uniform among the
-        tied cells. ``fewest_covered_neighbours``: the tied cell with the fewest covered
-        neighbours (corners and edges first). ``prob_zero``: the tied cell most likely to
-        be a zero (its own and its covered neighbours' probabilities of being safe,
-        multiplied), as in the "max zero probability" strategy. The others:
-        :func:`~nnsweeper.solvers.ranking.tie_keys`.
+    tie_break : str, default="fewest_covered_neighbours"
+        One of :data:`~nnsweeper.solvers.ranking.TIE_BREAKS`. ``fewest_covered_neighbours``:
+        the tied cell with the fewest covered neighbours (corners and edges of the covered
+        area first; at random among equal counts). ``random``: uniform among the tied cells.
+        ``prob_zero``: the tied cell most likely to be a zero (its own and its covered
+        neighbours' probabilities of being safe, multiplied), as in the "max zero
+        probability" strategy (csp's default before that study). The others:
+        :func:`~nnsweeper.solvers.ranking.tie_keys`. The default won most on the
+        selection games of ``eval/tie_breaks.py`` (100,000 a board, paired with
+        ``prob_zero``): expert +0.62 points (+0.41 to +0.84), intermediate +0.23 (+0.10 to
+        +0.36), the 10x10 sweep -0.06 (-0.24 to +0.11); ``eval/results/tie_breaks.md``.
     tolerance : float, default=1e-9
         Cells whose probability is within this of the lowest count as tied.
     lookahead : int, default=0
@@ -54,7 +58,7 @@ class CSPSolver(Solver):
 
     name = "csp"
 
-    def __init__(self, *, start="center", tie_break="prob_zero", tolerance=1e-9, lookahead=0,
+    def __init__(self, *, start="center", tie_break="fewest_covered_neighbours", tolerance=1e-9, lookahead=0,
                  margin=0.05):
         super().__init__(start=start)
         if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
