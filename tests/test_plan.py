@@ -87,12 +87,13 @@ def _status_and_a_second_run_that_has_nothing_to_do(tiny_plan):
     assert (tiny_plan / "store" / "ledger.json").read_text() == before
     status = _plan("status", work=tiny_plan)
     lines = status.stdout.splitlines()
-    assert lines[0].startswith("plan: 6 of 11 steps done, nothing running; ")
+    assert lines[0].startswith("plan: 6 of 13 steps done, nothing running; ")
     assert "CPU hours spent, about" in lines[0]
     assert any(line.split()[:2] == ["gnn-01", "done"] and "val LL ratio" in line for line in lines)
-    assert [line.split()[:2] for line in lines[-5:]] == [["gate-gnn", "left"], ["gate-cnn", "left"],
+    assert [line.split()[:2] for line in lines[-7:]] == [["gate-gnn", "left"], ["gate-cnn", "left"],
                                                          ["test-data", "left"], ["ship-gnn", "left"],
-                                                         ["ship-cnn", "left"]]
+                                                         ["ship-cnn", "left"], ["replay-gnn", "left"],
+                                                         ["replay-cnn", "left"]]
 
 
 def _a_network_ships_once_its_gate_passed(tiny_plan):
@@ -106,19 +107,45 @@ def _a_network_ships_once_its_gate_passed(tiny_plan):
     ledger["gate-gnn"] = {"cpu_s": 1.0, "wall_s": 1.0, "passed": False, "command": "by hand"}
     ledger["gate-cnn"] = {"cpu_s": 1.0, "wall_s": 1.0, "passed": True, "command": "by hand"}
     ledger_path.write_text(json.dumps(ledger))
-    done = _plan("run", "--until", "ship-cnn", "--jobs", "1", work=tiny_plan)
+    done = _plan("run", "--jobs", "1", work=tiny_plan)
     assert done.returncode == 0, done.stderr
     assert "gnn does not ship: its gate failed" in done.stderr
+    # The replays: the GNN's rows stay (it did not ship); a scaled plan's CNN ships into a folder
+    # of its own, which no record plays with, and its ledger says so.
+    assert "gnn's rows are not replayed: it has not shipped" in done.stderr
     bundled = tiny_plan / "store" / "bundled"
     assert sorted(p.name for p in bundled.glob("*.pt")) == ["cnn.pt"]
     ledger = json.loads(ledger_path.read_text())
     assert ledger["ship-cnn"]["weights_sha256"] == file_sha256(bundled / "cnn.pt")
     assert "ship-gnn" not in ledger and ledger["test-data"]["states"]["test"] > 0
+    assert "replay-gnn" not in ledger and ledger["replay-cnn"]["replayed"] == []
+    assert "not the package's" in ledger["replay-cnn"]["note"]
     assert "--seed 6199" in ledger["test-data"]["command"]
     card = (bundled / "cnn.md").read_text()
     assert "Held-out dataset `test`" in card and "deleted after training" in card
     shipped = json.loads((bundled / "cnn.json").read_text())
     assert {s["entropy"] for s in shipped["extra"]["data_seed_streams"]} == {6100, 6101}
+
+
+def test_the_replays_cover_every_finished_table_of_a_networks_solvers():
+    """replay-NET plays again each committed record and compare table's rows of the solvers the
+    network decides (value-gnn too: its values are the GNN's), none of another's."""
+    sys.path.insert(0, str(ROOT / "train"))
+    try:
+        import plan
+    finally:
+        sys.path.remove(str(ROOT / "train"))
+    from nnsweeper.evaluation import EvalTable
+
+    for net in plan.NETS:
+        found = plan.replays(net)
+        assert found, net
+        for name, solvers, table in found:
+            assert table == ROOT / "eval" / "results" / f"{name}.json"
+            assert set(solvers) == set(EvalTable.from_json(table).solvers) & set(plan.PLAYED_BY[net])
+    assert ("record_expert_models", ("gnn", "hybrid-gnn", "value-gnn")) in [
+        (n, s) for n, s, _ in plan.replays("gnn")]
+    assert all("cnn" not in s for _, solvers, _ in plan.replays("gnn") for s in solvers)
 
 
 def test_bad_arguments_are_refused_in_one_line(tmp_path):

@@ -8,7 +8,10 @@ weights of step *k - 1*) and one CNN step (``cnn-KK``, the same), then the gate 
 network (``gate-gnn``, ``gate-cnn``), held-out data to score them on (``test-data``, seed
 :data:`TEST_SEED`) and the shipping of each network whose gate passed (``ship-gnn``,
 ``ship-cnn``: ``train/bundle.py`` into the package's weights, with the model card; a network
-whose gate failed is held back). Every state is fresh: generated once, read once by
+whose gate failed is held back) and the replay of every committed row of its solvers with the
+shipped weights (``replay-gnn``, ``replay-cnn``: ``eval/records.py NAME --replay SOLVERS`` for
+each finished record and compare table that has them, each continuing after a stop in its
+replay store). Every state is fresh: generated once, read once by
 each network, then deleted (the ledger's command makes it again, byte for byte); on the
 2-core machine chunk 0 took 0.16 CPU hours of data, 0.11 of GNN and 0.10 of CNN training.
 
@@ -126,7 +129,7 @@ def peak_share(k: int, chunks: int = CHUNKS) -> float:
 @dataclass(frozen=True)
 class Step:
     name: str
-    kind: str  # data, gnn, cnn, gate, test (the held-out data), ship
+    kind: str  # data, gnn, cnn, gate, test (the held-out data), ship, replay
     chunk: int = -1
 
     @property
@@ -145,6 +148,33 @@ def steps(chunks: int = CHUNKS) -> list[Step]:
     out += [Step(f"gate-{net}", "gate") for net in NETS]
     out.append(Step("test-data", "test"))
     out += [Step(f"ship-{net}", "ship") for net in NETS]
+    out += [Step(f"replay-{net}", "replay") for net in NETS]
+    return out
+
+
+#: The solvers whose games each network's weights decide (replayed once it ships).
+PLAYED_BY = {"gnn": ("gnn", "hybrid-gnn", "value-gnn"), "cnn": ("cnn", "hybrid-cnn")}
+
+
+def _records():
+    """``eval/records.py``'s record runs and compare tables (its RECORDS + TABLES)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("records", ROOT / "eval" / "records.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("records", module)  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return (*module.RECORDS, *module.TABLES)
+
+
+def replays(net: str) -> list[tuple[str, tuple[str, ...], Path]]:
+    """What ``replay-NET`` plays again: (record or table name, its solvers that ``net`` decides,
+    its table) for each finished one (its table committed) that has such solvers."""
+    out = []
+    for r in _records():
+        mine = tuple(s for s in r.solvers if s in PLAYED_BY[net])
+        if mine and r.table.exists():
+            out.append((r.name, mine, r.table))
     return out
 
 
@@ -216,6 +246,8 @@ class Plan:
             return self._test_data(step)
         if step.kind == "ship":
             return self._ship(step)
+        if step.kind == "replay":
+            return self._replay(step)
         return self._gate(step)
 
     def _test_data(self, step: Step) -> int:
@@ -275,6 +307,36 @@ class Plan:
                                      "command": "python " + shlex.join(_portable(argv)),
                                      "weights_sha256": file_sha256(shipped), "finished": _now()})
         return rc
+
+    def _replay(self, step: Step) -> int:
+        """Play every committed row of the network's solvers again with its shipped weights
+        (:func:`replays`), one ``eval/records.py --replay`` after the other; each continues where
+        it stopped (its replay store) when the step runs again. A network that did not ship is
+        held back; a scaled plan ships into a folder of its own, which no record plays with,
+        so it replays nothing and says so in its ledger entry."""
+        net = step.name.split("-", 1)[1]
+        if f"ship-{net}" not in self.ledger():
+            print(f"train/plan.py: note: {net}'s rows are not replayed: it has not shipped", file=sys.stderr)
+            return 0
+        if self.store != STORE:
+            self._record(step.name, {"cpu_s": 0.0, "wall_s": 0.0, "replayed": [], "finished": _now(),
+                                     "note": "a scaled plan's weights are not the package's: no record "
+                                             "plays with them"})
+            return 0
+        cpu = wall = 0.0
+        commands = []
+        for name, solvers, _ in replays(net):
+            argv = [str(ROOT / "eval" / "records.py"), name, "--replay", ",".join(solvers),
+                    "--jobs", str(self.jobs)]
+            rc, c, w = _timed(argv, self.cpu_file(step), python_script=True)
+            if rc != 0:
+                return rc
+            # _timed's figure holds every earlier attempt's CPU too: the last one is the total.
+            cpu, wall = c, wall + w
+            commands.append("python " + shlex.join(_portable(argv)))
+        self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "replayed": commands,
+                                 "finished": _now()})
+        return 0
 
     def _data(self, step: Step) -> int:
         folder = self.chunk_folder(step.chunk)
@@ -369,14 +431,16 @@ class Plan:
                     extra = f"  {entry['states'].get('test', 0):,} held-out states"
                 elif step.kind == "ship":
                     extra = f"  shipped, sha256 {entry['weights_sha256'][:12]}"
-                rows.append(f"  {step.name:9s} done     {entry['cpu_s'] / 3600:6.2f} CPU h{extra}")
+                elif step.kind == "replay":
+                    extra = f"  {len(entry['replayed'])} tables replayed"
+                rows.append(f"  {step.name:10s} done     {entry['cpu_s'] / 3600:6.2f} CPU h{extra}")
             else:
                 estimate = self.estimate(step, ledger)
                 so_far = float(self.cpu_file(step).read_text()) if self.cpu_file(step).exists() else 0.0
                 left += max(estimate - so_far, 0.0)
                 state = "running" if running == step.name else "left"
                 extra = f", {so_far / 3600:.2f} spent so far" if so_far else ""
-                rows.append(f"  {step.name:9s} {state:8s} ~{estimate / 3600:5.2f} CPU h{extra}")
+                rows.append(f"  {step.name:10s} {state:8s} ~{estimate / 3600:5.2f} CPU h{extra}")
         n_done = sum(1 for s in steps(self.chunks) if s.name in ledger and self.done(s))
         head = (f"plan: {n_done} of {len(steps(self.chunks))} steps done, "
                 + (f"{running} running" if running else "nothing running")
@@ -384,7 +448,16 @@ class Plan:
         return "\n".join([head, *rows]) + "\n"
 
     def estimate(self, step: Step, ledger: dict) -> float:
-        """CPU seconds a step not yet done needs: the mean of the done steps of its kind, or a prior."""
+        """CPU seconds a step not yet done needs: the mean of the done steps of its kind, or a prior;
+        a replay's, the time its tables' rows took (games x mean time per game, one worker)."""
+        if step.kind == "replay":
+            if self.store != STORE:
+                return 0.0
+            from nnsweeper.evaluation import EvalTable
+
+            net = step.name.split("-", 1)[1]
+            return sum(r["games"] * r["mean_seconds"] for _, solvers, table in replays(net)
+                       for r in EvalTable.from_json(table) if r["solver"] in solvers)
         done = [e["cpu_s"] for name, e in ledger.items() if name.split("-")[0] == step.kind]
         if done:
             return sum(done) / len(done)
