@@ -683,6 +683,39 @@ def test_search_next_pairs_each_variant_with_search_as_it_ships(monkeypatch, tmp
         mod.main(["--out", "../elsewhere"])
 
 
+def test_search_next_record_pairs_a_variant_with_the_records_rows(monkeypatch, tmp_path, capsys):
+    """--record: a variant on a record table's games, paired with its search and csp rows."""
+    import nnsweeper as ns
+    from nnsweeper.evaluation import EvalTable
+
+    mod = _module("eval/search_next.py")
+    record = ns.evaluate({"search": ns.get_solver("search", start="corner"),
+                          "csp": ns.get_solver("csp", start="corner"),
+                          "single_point": ns.get_solver("single_point", start="corner")},
+                         boards=["beginner"], trials=6, base_seed=2026, first_click="safe", progress=False)
+    record.to_json(tmp_path / "record.json")
+    monkeypatch.setattr(mod, "RECORD_TABLE", tmp_path / "record.json")
+    monkeypatch.setattr(mod, "RECORD_STORE", tmp_path / "record.games")
+    monkeypatch.setattr(mod, "RECORD_OUT", tmp_path / "out.json")
+    assert mod.main(["--record", "corner_ties"]) == 0
+    table = EvalTable.from_json(tmp_path / "out.json")
+    # The record's rows of the peers it has (no java-dnh here; single_point is not one), the variant's added.
+    assert table.solvers == ["search", "csp", "search+corner_ties"]
+    assert table.select(solver="search")[0]["outcomes"] == record.select(solver="search")[0]["outcomes"]
+    mine = ns.evaluate({"v": mod.solver("corner_ties")}, boards=["beginner"], trials=6, base_seed=2026,
+                       first_click="safe", progress=False)
+    assert table.select(solver="search+corner_ties")[0]["outcomes"] == mine.rows[0]["outcomes"]
+    text = (tmp_path / "out.md").read_text()
+    for peer in ("search", "csp"):
+        d = table.difference("search+corner_ties", peer)[0]
+        assert d["paired"]
+        assert f"{100 * d['difference']:+.2f} ({100 * d['ci_low']:+.2f} to" in text
+    assert "| search+corner_ties | tie_break='fewest_covered_neighbours' |" in text
+    with pytest.raises(SystemExit):
+        mod.main(["--record", "search"])  # the record has search's own rows
+    assert "not a variant to play on the record" in capsys.readouterr().err
+
+
 def test_tie_breaks_pair_each_order_with_prob_zero_and_pool_the_sweep(monkeypatch, tmp_path, capsys):
     from nnsweeper.evaluation import EvalTable
     from nnsweeper.evaluation.summary import pooled_difference
