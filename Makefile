@@ -48,7 +48,7 @@ PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs,serve]" $(PIP_INDEX) $(PIP_EXTRA)
 
 test: lint
 	$(PY) -m pytest -q -n $(JOBS)
@@ -59,7 +59,7 @@ lint:
 lock:
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
-	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs]" $(PIP_INDEX) $(PIP_EXTRA)
+	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs,serve]" $(PIP_INDEX) $(PIP_EXTRA)
 	$(LOCK_VENV)/bin/ruff check .
 	$(LOCK_VENV)/bin/python -m pytest -q -n $(JOBS) -p no:cacheprovider
 	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl,tensorboard,replays,docs] that the test suite last passed with,"; \

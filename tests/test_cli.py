@@ -663,7 +663,7 @@ def test_top_level_help_lists_every_command(capsys):
     from nnsweeper.cli import COMMANDS, build_parser
 
     parser = build_parser()
-    assert len(parser.commands) == len(COMMANDS) == 14
+    assert len(parser.commands) == len(COMMANDS) == 15
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("    ") and line[4] != " "]

@@ -12,7 +12,7 @@ layouts and the move each solver would make there; ``generate``, ``train`` and
 One module per group of commands: :mod:`~nnsweeper.cli.evaluation` (eval, compare,
 plot), :mod:`~nnsweeper.cli.data` (generate, generate-values),
 :mod:`~nnsweeper.cli.training` (train, train-value, resume, evaluate-model) and
-:mod:`~nnsweeper.cli.look` (analyze, play, watch); :mod:`~nnsweeper.cli.core` holds the
+:mod:`~nnsweeper.cli.look` (analyze, play, watch, grade, serve); :mod:`~nnsweeper.cli.core` holds the
 parser, error handling and the option types several commands share. In each module a
 command is a function ``add_NAME(sub)`` that adds its parser, options and handler,
 followed by the handler; the work itself lives in the modules the handlers call.
@@ -45,6 +45,7 @@ COMMANDS = (
     look.add_play,                   # play
     look.add_analyze,                # analyze
     look.add_grade,                  # grade
+    look.add_serve,                  # serve
 )
 
 

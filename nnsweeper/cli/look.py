@@ -368,3 +368,40 @@ def _cmd_watch(args, argv) -> int:
     print(f"wrote {path}: {len(frames)} frames; {result} after {len(record.moves)} moves "
           f"({record.guesses} guesses)")
     return 0
+
+
+# ----------------------------------------------------------------------- serve
+def add_serve(sub):
+    se = sub.add_parser(
+        "serve",
+        help="the game, the exact engine and the networks in the browser",
+        description="Serve a page to play on, with each covered cell's exact P(mine) beside the networks' "
+        "and the solvers' next moves (needs the serve extra: pip install 'nnsweeper[serve]'). It binds to "
+        "127.0.0.1 unless --host says otherwise, and opens the page in the browser unless --no-browser.",
+        epilog="example: nnsweeper serve --port 8765; the endpoints: docs/serve.md",
+    )
+    se.add_argument("--host", default="127.0.0.1",
+                    help="address to bind (default: 127.0.0.1; any other exposes the page and its endpoints)")
+    se.add_argument("--port", type=int_in(0, 65535), default=8000,
+                    help="port (default: 8000; 0: any free one)")
+    se.add_argument("--no-browser", action="store_true", help="do not open the page in the browser")
+    se.set_defaults(handler=_cmd_serve)
+    return se
+
+
+def _cmd_serve(args, argv) -> int:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise ValueError("nnsweeper serve needs Starlette and uvicorn: "
+                         "pip install 'nnsweeper[serve]'") from None
+    from nnsweeper.serve import serve
+
+    try:
+        serve(args.host, args.port, open_browser=not args.no_browser)
+    except OSError as e:
+        raise ValueError(f"cannot serve on {args.host}:{args.port}: {e.strerror or e}") from None
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,310 @@
+"""The page's server: its JSON endpoints, their limits, and the app that serves them with the page.
+
+Every endpoint takes and answers JSON. A request that cannot be answered gets
+``{"error": "<one line>"}`` and a 4xx status (400 a malformed request, 404 an unknown
+model or path, 413 a body over :attr:`Limits.body_bytes`, 422 a well-formed request the
+rules refuse: a board that no layout fits, one over the engine's limit, no no-guess board
+within the budget), or 503 while every worker is busy for longer than
+:attr:`Limits.queue_seconds`. No traceback reaches the page or goes unhandled in the log.
+
+The engine's work runs in worker threads (at most :attr:`Limits.workers` at once), off
+the event loop, so the server keeps answering while a long analysis runs; each analysis is
+bounded by the engine's own limit on the states it keeps (:attr:`Limits.max_states`), and
+a board by :attr:`Limits.max_cells`.
+
+Endpoints (``/api/...``):
+
+- ``GET info``: the version, presets, first-click rules, the networks that can be asked,
+  the solvers and the limits.
+- ``POST analyze``: ``{"board": TEXT, "mines": N}`` (``TEXT`` as ``nnsweeper analyze``
+  reads it; ``mines`` may be left out when the text's header carries it) ->
+  ``{"probabilities": [[p or null, ...], ...], "layouts": "COUNT", "mines_left": M}``:
+  the exact P(mine) of every covered cell (a flag's is 1: the engine takes flags as
+  mines), null for revealed cells, and the number of layouts (a decimal string: it can
+  be larger than any float).
+- ``POST predict``: ``{"board", "mines", "model": "gnn" | "cnn"}`` -> ``{"probabilities"}``:
+  the network's P(mine) (``predict_proba``), null for revealed cells.
+- ``POST suggest``: ``{"board", "mines", "solver": NAME, "seed": S}`` -> the solver's next
+  move (``cell``, ``kind``, ``probability``, ``exact_probability``, ``flags``, ``reason``),
+  as ``nnsweeper play``'s hint gives it.
+- ``POST layout``: ``{"rows", "cols", "mines", "first_click", "seed", "click": [ROW, COL]}``
+  -> ``{"mines": [INDEX, ...]}``: the mines of ``Game(Rules(rows, cols, mines,
+  first_click), seed)`` after a first click there (flat indices, row-major), the same
+  layout the game engine places.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from nnsweeper._version import __version__
+from nnsweeper.errors import EngineLimitError, InconsistentBoardError, NnsweeperError
+
+__all__ = ["Limits", "RequestError", "create_app"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask of the server.
+
+    Attributes
+    ----------
+    body_bytes : int
+        Largest request body (bytes); a larger one is refused (413) before it is read whole.
+    max_cells : int
+        Largest board (rows x columns) the endpoints analyse, predict, suggest or lay out.
+    max_states : int
+        The exact engine's bound on the partial layouts it keeps
+        (:data:`nnsweeper.engine.probability.MAX_STATES` by default); a board over it is
+        refused (422) with the engine's own message.
+    workers : int
+        Engine calls running at once (threads); more wait their turn.
+    queue_seconds : float
+        Longest wait for a worker before the request is refused (503).
+    """
+
+    body_bytes: int = 256 * 1024
+    max_cells: int = 250 * 250
+    max_states: int = 1 << 20
+    workers: int = 2
+    queue_seconds: float = 30.0
+
+
+class RequestError(Exception):
+    """A request the server refuses: ``status`` and a one-line ``message``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = " ".join(str(message).split())
+
+
+def one_line(error: BaseException) -> str:
+    """An exception's message on one line (its type's name when it has none)."""
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+# --------------------------------------------------------------------------- reading requests
+def _field(body: dict, name: str, kind, *, default=None, required: bool = True):
+    """``body[name]`` checked to be of ``kind`` (bool is never an int here)."""
+    if name not in body or body[name] is None:
+        if required:
+            raise RequestError(400, f"the request lacks {name!r}")
+        return default
+    value = body[name]
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        raise RequestError(400, f"{name!r} must be {_KIND_WORDS.get(kind, kind.__name__)}; got {value!r:.60}")
+    return value
+
+
+_KIND_WORDS = {int: "an integer", str: "a string", list: "a list"}
+
+
+def _observation(body: dict, limits: Limits):
+    """The position of a request: its board text and mine count, checked."""
+    from nnsweeper.boardtext import parse_position
+    from nnsweeper.observation import Observation
+
+    text = _field(body, "board", str)
+    mines = _field(body, "mines", int, required=False)
+    grid, flags, carried = parse_position(text)
+    if grid.size > limits.max_cells:
+        raise RequestError(422, f"the board has {grid.size} cells; this server analyses at most "
+                                f"{limits.max_cells}")
+    if mines is None and carried is None:
+        raise RequestError(400, "the request lacks 'mines' and the board text carries no count")
+    if mines is not None and carried is not None and mines != carried:
+        raise RequestError(422, f"the board text's header says {carried} mines; 'mines' is {mines}")
+    return Observation.of(grid, carried if mines is None else mines, flags)
+
+
+def _rows(p: np.ndarray, revealed: np.ndarray) -> list[list[float | None]]:
+    """Probabilities as nested lists, None on revealed cells (JSON null)."""
+    return [[None if r else float(v) for v, r in zip(prow, rrow, strict=True)]
+            for prow, rrow in zip(p.tolist(), revealed.tolist(), strict=True)]
+
+
+# --------------------------------------------------------------------------- the work
+class Engine:
+    """The work behind the endpoints (plain functions of a request's JSON; run in a worker)."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self._models: dict = {}
+        self._model_lock = threading.Lock()
+
+    def info(self) -> dict:
+        from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
+        from nnsweeper.solvers import compare_solvers
+
+        return {"version": __version__, "presets": {k: list(v) for k, v in PRESETS.items()},
+                "first_click_rules": list(FIRST_CLICK_RULES), "models": self.model_names(),
+                "solvers": compare_solvers(), "limits": asdict(self.limits)}
+
+    def model_names(self) -> list[str]:
+        """The networks ``predict`` can ask: those whose bundled weights are installed, when torch is."""
+        import importlib.util
+
+        from nnsweeper.models.registry import ARCHITECTURES
+
+        if importlib.util.find_spec("torch") is None:
+            return []
+        from importlib.resources import files
+
+        weights = files("nnsweeper.models") / "weights"
+        return [name for name in ARCHITECTURES if (weights / f"{name}.pt").is_file()]
+
+    def analyze(self, body: dict) -> dict:
+        from nnsweeper.engine import analyze
+
+        obs = _observation(body, self.limits)
+        a = analyze(obs, max_states=self.limits.max_states)
+        return {"probabilities": _rows(a.probabilities, obs.grid >= 0), "layouts": str(a.layouts),
+                "mines_left": int(a.mines_left)}
+
+    def predict(self, body: dict) -> dict:
+        name = _field(body, "model", str)
+        if name not in self.model_names():
+            raise RequestError(404, f"no network {name!r} here; the networks: "
+                                    f"{', '.join(self.model_names()) or 'none (torch is not installed)'}")
+        obs = _observation(body, self.limits)
+        p = np.asarray(self.model(name).predict_proba(obs), dtype=np.float64)
+        return {"probabilities": _rows(p, obs.grid >= 0)}
+
+    def model(self, name: str):
+        with self._model_lock:  # one load per network, however many requests ask at once
+            if name not in self._models:
+                from nnsweeper.models import load_model
+
+                self._models[name] = load_model(name)
+            return self._models[name]
+
+    def suggest(self, body: dict) -> dict:
+        from nnsweeper.solvers import compare_solvers, get_solver
+        from nnsweeper.solvers.suggest import suggest_move
+
+        name = _field(body, "solver", str)
+        if name not in compare_solvers():
+            raise RequestError(404, f"no solver {name!r}; the solvers: {', '.join(compare_solvers())}")
+        seed = _field(body, "seed", int, default=0, required=False)
+        if seed < 0:
+            raise RequestError(400, f"'seed' must be at least 0; got {seed}")
+        obs = _observation(body, self.limits)
+        if name.split("-")[-1] in self.model_names():
+            solver = get_solver(name, model=self.model(name.split("-")[-1]))
+        else:
+            solver = get_solver(name)
+        s = suggest_move(solver, obs, np.random.default_rng(seed), max_states=self.limits.max_states)
+        if s is None:
+            return {"cell": None, "reason": "nothing is left to reveal"}
+
+        def number(x):
+            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+        return {"solver": name, "cell": list(s.cell), "kind": s.kind, "probability": number(s.probability),
+                "exact_probability": number(s.exact_probability), "flags": [list(f) for f in s.flags],
+                "reason": s.reason}
+
+    def layout(self, body: dict) -> dict:
+        from nnsweeper.game import Game, Rules, draw_layout
+
+        rows, cols, mines = (_field(body, k, int) for k in ("rows", "cols", "mines"))
+        rule = _field(body, "first_click", str, default="safe", required=False)
+        seed = Game._check_seed(_field(body, "seed", int, default=0, required=False))
+        click = _field(body, "click", list)
+        if rows * cols > self.limits.max_cells and rows > 0 and cols > 0:
+            raise RequestError(422, f"a {rows}x{cols} board has {rows * cols} cells; this server lays out "
+                                    f"at most {self.limits.max_cells}")
+        rules = Rules(rows, cols, mines, rule)
+        if (len(click) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in click)
+                or not (0 <= click[0] < rows and 0 <= click[1] < cols)):
+            raise RequestError(400, f"'click' must be [row, col] on the {rows}x{cols} board; "
+                                    f"got {click!r:.60}")
+        mine = draw_layout(rules, seed, (click[0], click[1]))
+        return {"mines": np.flatnonzero(mine.ravel()).tolist()}
+
+
+# --------------------------------------------------------------------------- the app
+def create_app(limits: Limits | None = None):
+    """The ASGI app (Starlette): the page at ``/``, its files under ``/static``, the endpoints
+    under ``/api`` (see the module)."""
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.responses import FileResponse, JSONResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    from nnsweeper.serve import STATIC
+
+    limits = limits or Limits()
+    engine = Engine(limits)
+    limiter = anyio.CapacityLimiter(limits.workers)
+
+    async def read_json(request) -> dict:
+        size = request.headers.get("content-length")
+        if size is not None and (not size.isdigit() or int(size) > limits.body_bytes):
+            raise RequestError(413, f"the request body is {size} bytes; at most {limits.body_bytes}")
+        chunks, total = [], 0
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > limits.body_bytes:
+                raise RequestError(413, f"the request body is over {limits.body_bytes} bytes")
+            chunks.append(chunk)
+        try:
+            body = json.loads(b"".join(chunks))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise RequestError(400, f"the request body is not JSON: {one_line(e)}") from None
+        if not isinstance(body, dict):
+            raise RequestError(400, "the request body must be a JSON object")
+        return body
+
+    async def in_worker(fn, body):
+        # Wait for a worker at most queue_seconds; once started, the engine's bounds end the work.
+        with anyio.move_on_after(limits.queue_seconds) as waited:
+            await limiter.acquire()
+        if waited.cancel_called:
+            raise RequestError(503, f"every worker is busy; tried for {limits.queue_seconds:g} s")
+        try:
+            return await anyio.to_thread.run_sync(fn, body)
+        finally:
+            limiter.release()
+
+    def endpoint(fn):
+        async def handle(request):
+            try:
+                body = await read_json(request)
+                return JSONResponse(await in_worker(fn, body))
+            except RequestError as e:
+                return JSONResponse({"error": e.message}, status_code=e.status)
+            except (InconsistentBoardError, EngineLimitError) as e:
+                return JSONResponse({"error": one_line(e)}, status_code=422)
+            except (NnsweeperError, ValueError, OverflowError) as e:
+                return JSONResponse({"error": one_line(e)}, status_code=400)
+        return handle
+
+    async def info(request):
+        return JSONResponse(engine.info())
+
+    async def index(request):
+        return FileResponse(STATIC / "index.html")
+
+    async def not_found(request, exc: HTTPException):
+        return JSONResponse({"error": f"{request.method} {request.url.path}: {exc.detail}"},
+                            status_code=exc.status_code)
+
+    async def server_error(request, exc: Exception):
+        return JSONResponse({"error": f"the server failed on this request: {one_line(exc)}"}, status_code=500)
+
+    routes = [Route("/", index), Route("/api/info", info),
+              *(Route(f"/api/{name}", endpoint(getattr(engine, name)), methods=["POST"])
+                for name in ("analyze", "predict", "suggest", "layout")),
+              Mount("/static", StaticFiles(directory=STATIC), name="static")]
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})

@@ -1,0 +1,382 @@
+// nnsweeper's page: play, and see the exact engine's and the networks' P(mine) cell by cell.
+// Plain script, no build step, nothing fetched but this server's own endpoints.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const PRESETS = { beginner: [9, 9, 10], intermediate: [16, 16, 40], expert: [16, 30, 99] };
+const DEFAULT_KEYS = { reveal: " ", flag: "f", undo: "u", hint: "h", auto: "a", new: "n", replay: "r" };
+const LONG_PRESS_MS = 400;
+
+const game = {
+  rows: 0, cols: 0, mines: 0, rule: "safe", seed: 0,
+  mine: null,        // Uint8Array of the layout, placed at the first click (the server's draw)
+  grid: null,        // Int8Array: -1 covered, 0..8 revealed
+  flags: null,       // Uint8Array
+  over: null,        // null, "won" or "lost"
+  boom: -1,          // the mine that ended a lost game
+  started: 0, ended: 0,
+  history: [],       // snapshots for undo
+};
+let cells = [];      // the board's elements, row-major
+let hover = -1;      // the cell under the pointer (for the keys)
+let overlay = null;  // AbortController of the overlay's request in flight
+let autoplay = null; // the auto player's timer, or null
+let keys = loadKeys();
+let info = null;
+
+// ------------------------------------------------------------------ requests
+async function api(path, body, signal) {
+  const response = await fetch(`/api/${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const data = await response.json().catch(() => ({ error: `the server answered ${response.status}` }));
+  if (!response.ok) throw new Error(data.error || `the server answered ${response.status}`);
+  return data;
+}
+
+function say(text) { $("message").textContent = text || ""; }
+
+// ------------------------------------------------------------------ the game
+function boardText() {
+  const lines = [];
+  for (let i = 0; i < game.rows; i++) {
+    let line = "";
+    for (let j = 0; j < game.cols; j++) {
+      const k = i * game.cols + j;
+      line += game.grid[k] >= 0 ? String(game.grid[k]) : game.flags[k] ? "F" : ".";
+    }
+    lines.push(line);
+  }
+  return lines.join("\n");
+}
+
+function neighbours(k) {
+  const i = Math.floor(k / game.cols), j = k % game.cols, out = [];
+  for (let di = -1; di <= 1; di++) for (let dj = -1; dj <= 1; dj++) {
+    const x = i + di, y = j + dj;
+    if ((di || dj) && x >= 0 && y >= 0 && x < game.rows && y < game.cols) out.push(x * game.cols + y);
+  }
+  return out;
+}
+
+function count(k) { return neighbours(k).reduce((n, q) => n + game.mine[q], 0); }
+
+function newGame(seed) {
+  stopAuto();
+  const preset = $("preset").value;
+  const [rows, cols, mines] = preset === "custom"
+    ? [+$("rows").value, +$("cols").value, +$("mines").value] : PRESETS[preset];
+  Object.assign(game, { rows, cols, mines, rule: $("rule").value, seed: seed ?? +$("seed").value,
+                        mine: null, over: null, boom: -1, started: 0, ended: 0, history: [] });
+  game.grid = new Int8Array(rows * cols).fill(-1);
+  game.flags = new Uint8Array(rows * cols);
+  $("seed").value = game.seed;
+  say("");
+  $("reason").textContent = "";
+  build();
+  refresh();
+}
+
+function snapshot() {
+  game.history.push({ grid: game.grid.slice(), flags: game.flags.slice(), over: game.over, boom: game.boom,
+                      ended: game.ended });
+  if (game.history.length > 10000) game.history.shift();
+}
+
+function undo() {
+  const last = game.history.pop();
+  if (!last) return;
+  Object.assign(game, last);
+  refresh();
+}
+
+async function reveal(k) {
+  if (game.over || game.grid[k] >= 0 || game.flags[k]) return;
+  if (game.mine === null) {
+    try {
+      const placed = await api("layout", { rows: game.rows, cols: game.cols, mines: game.mines,
+        first_click: game.rule, seed: game.seed, click: [Math.floor(k / game.cols), k % game.cols] });
+      game.mine = new Uint8Array(game.rows * game.cols);
+      for (const q of placed.mines) game.mine[q] = 1;
+      game.started = performance.now();
+    } catch (e) { say(e.message); return; }
+  }
+  snapshot();
+  open([k]);
+  refresh();
+}
+
+function open(start) {
+  const stack = [...start];
+  while (stack.length) {
+    const k = stack.pop();
+    if (game.grid[k] >= 0 || game.flags[k]) continue;
+    if (game.mine[k]) { game.over = "lost"; game.boom = k; game.ended = performance.now(); return; }
+    game.grid[k] = count(k);
+    if (game.grid[k] === 0) stack.push(...neighbours(k));
+  }
+  const covered = game.grid.reduce((n, v) => n + (v < 0), 0);
+  if (covered === game.mines) { game.over = "won"; game.ended = performance.now(); }
+}
+
+function chord(k) {
+  if (game.over || game.grid[k] <= 0) return;
+  const around = neighbours(k);
+  const flagged = around.filter((q) => game.flags[q]).length;
+  const closed = around.filter((q) => game.grid[q] < 0 && !game.flags[q]);
+  if (flagged !== game.grid[k] || !closed.length) return;
+  snapshot();
+  open(closed);
+  refresh();
+}
+
+function flag(k) {
+  if (game.over || game.grid[k] >= 0) return;
+  snapshot();
+  game.flags[k] ^= 1;
+  refresh();
+}
+
+// 3BV: the clicks a perfect player needs (each opening once, each number outside openings once).
+function bbbv() {
+  const n = game.rows * game.cols, seen = new Uint8Array(n);
+  let clicks = 0;
+  for (let k = 0; k < n; k++) {
+    if (game.mine[k] || seen[k] || count(k) !== 0) continue;
+    clicks++;
+    const stack = [k];
+    seen[k] = 1;
+    while (stack.length) {
+      const q = stack.pop();
+      for (const r of neighbours(q)) {
+        if (seen[r] || game.mine[r]) continue;
+        seen[r] = 1;
+        if (count(r) === 0) stack.push(r);
+      }
+    }
+  }
+  for (let k = 0; k < n; k++) if (!game.mine[k] && !seen[k]) clicks++;
+  return clicks;
+}
+
+// ------------------------------------------------------------------ drawing
+function build() {
+  const board = $("board");
+  board.style.gridTemplateColumns = `repeat(${game.cols}, var(--cell))`;
+  board.replaceChildren();
+  cells = [];
+  for (let k = 0; k < game.rows * game.cols; k++) {
+    const el = document.createElement("div");
+    el.className = "cell";
+    el.dataset.k = k;
+    el.setAttribute("role", "gridcell");
+    board.appendChild(el);
+    cells.push(el);
+  }
+}
+
+function draw() {
+  for (let k = 0; k < cells.length; k++) {
+    const el = cells[k], v = game.grid[k];
+    let cls = "cell", text = "";
+    if (v >= 0) { cls += " open"; if (v > 0) { cls += ` n${v}`; text = String(v); } }
+    else if (game.over && game.mine && game.mine[k]) cls += k === game.boom ? " boom mine" : game.flags[k] ? " flag" : " mine";
+    else if (game.flags[k]) cls += game.over === "lost" && !game.mine[k] ? " wrong" : " flag";
+    el.className = cls;
+    el.textContent = text;
+    el.style.backgroundColor = "";
+    el.title = "";
+  }
+  const flagged = game.flags.reduce((n, f) => n + f, 0);
+  $("left").textContent = game.mines - flagged;
+  let result = "";
+  if (game.over === "won") {
+    const seconds = (game.ended - game.started) / 1000, b = bbbv();
+    result = `won: 3BV ${b}, ${seconds.toFixed(2)} s, 3BV/s ${(b / Math.max(seconds, 1e-3)).toFixed(2)}`;
+  } else if (game.over === "lost") result = "lost";
+  $("result").textContent = result;
+}
+
+function refresh() {
+  draw();
+  updateOverlay();
+}
+
+function tick() {
+  const t = game.started ? ((game.ended || performance.now()) - game.started) / 1000 : 0;
+  $("time").textContent = Math.floor(t);
+}
+setInterval(tick, 250);
+
+// ------------------------------------------------------------------ the overlay
+async function updateOverlay() {
+  if (overlay) overlay.abort();  // the board changed: the answer in flight is for another one
+  const source = $("source").value;
+  if (source === "none" || game.over) return;
+  const controller = overlay = new AbortController();
+  const body = { board: boardText(), mines: game.mines };
+  try {
+    let p;
+    if (source.endsWith("-exact")) {
+      const [net, exact] = await Promise.all([
+        api("predict", { ...body, model: source.slice(0, -6) }, controller.signal),
+        api("analyze", body, controller.signal)]);
+      p = net.probabilities.map((row, i) => row.map((v, j) => v === null ? null : v - exact.probabilities[i][j]));
+    } else if (source === "exact") {
+      p = (await api("analyze", body, controller.signal)).probabilities;
+    } else {
+      p = (await api("predict", { ...body, model: source }, controller.signal)).probabilities;
+    }
+    if (controller.signal.aborted) return;
+    paint(p, source);
+  } catch (e) {
+    if (e.name !== "AbortError") say(e.message);
+  }
+}
+
+function paint(p, source) {
+  const diff = source.endsWith("-exact");
+  for (let i = 0; i < game.rows; i++) for (let j = 0; j < game.cols; j++) {
+    const k = i * game.cols + j, v = p[i][j], el = cells[k];
+    if (v === null || game.flags[k] || game.grid[k] >= 0) continue;
+    const span = document.createElement("span");
+    span.className = "p";
+    span.textContent = diff ? (100 * v).toFixed(0) : v === 0 ? "0" : v === 1 ? "M" : (100 * v).toFixed(v < 0.1 ? 1 : 0);
+    el.replaceChildren(span);
+    el.title = diff ? `network - exact: ${v.toFixed(4)}` : `P(mine) = ${v}`;
+    if (!diff && source === "exact") {
+      if (v === 0) el.classList.add("safe");
+      if (v === 1) el.classList.add("mine-proven");
+    }
+    el.style.backgroundColor = diff ? `hsl(${v > 0 ? 0 : 220} 70% ${100 - 35 * Math.min(Math.abs(v) * 4, 1)}%)`
+                                    : `hsl(${120 - 120 * v} 55% ${88 - 22 * v}%)`;
+  }
+}
+
+// ------------------------------------------------------------------ solvers
+async function hint() {
+  if (game.over) return null;
+  try {
+    const s = await api("suggest", { board: boardText(), mines: game.mines, solver: $("solver").value,
+                                     seed: game.seed });
+    cells.forEach((el) => el.classList.remove("hint"));
+    if (!s.cell) { $("reason").textContent = s.reason; return null; }
+    const k = s.cell[0] * game.cols + s.cell[1];
+    cells[k].classList.add("hint");
+    $("reason").textContent = `${s.solver} (${s.cell[0]}, ${s.cell[1]}): ${s.reason}`;
+    return s;
+  } catch (e) { say(e.message); return null; }
+}
+
+async function step() {
+  const s = await hint();
+  if (!s || !s.cell || autoplay === null) return stopAuto();
+  for (const [i, j] of s.flags) if (!game.flags[i * game.cols + j]) flag(i * game.cols + j);
+  await reveal(s.cell[0] * game.cols + s.cell[1]);
+  if (game.over) return stopAuto();
+  autoplay = setTimeout(step, +$("speed").value);
+}
+
+function toggleAuto() {
+  if (autoplay !== null) return stopAuto();
+  autoplay = 0;
+  $("auto").textContent = "stop";
+  step();
+}
+
+function stopAuto() {
+  if (autoplay) clearTimeout(autoplay);
+  autoplay = null;
+  $("auto").textContent = "auto play";
+}
+
+// ------------------------------------------------------------------ input
+function cellOf(event) {
+  const el = event.target.closest(".cell");
+  return el ? +el.dataset.k : -1;
+}
+
+function primary(k) {
+  if (k < 0) return;
+  if (game.grid[k] > 0) chord(k); else reveal(k);
+}
+
+let press = null;  // a touch held down: its cell and the timer that flags it
+$("board").addEventListener("pointerdown", (e) => {
+  if (e.pointerType !== "touch") return;
+  const k = cellOf(e);
+  press = { k, timer: setTimeout(() => { flag(k); press = null; }, LONG_PRESS_MS) };
+});
+$("board").addEventListener("pointerup", (e) => {
+  if (e.pointerType !== "touch" || !press) return;
+  clearTimeout(press.timer);
+  const k = press.k;
+  press = null;
+  e.preventDefault();
+  primary(k);
+});
+$("board").addEventListener("pointercancel", () => { if (press) clearTimeout(press.timer); press = null; });
+$("board").addEventListener("click", (e) => { if (e.pointerType !== "touch") primary(cellOf(e)); });
+$("board").addEventListener("contextmenu", (e) => { e.preventDefault(); if (e.pointerType !== "touch") flag(cellOf(e)); });
+$("board").addEventListener("pointermove", (e) => { hover = cellOf(e); });
+$("board").addEventListener("pointerleave", () => { hover = -1; });
+
+document.addEventListener("keydown", (e) => {
+  if (e.target.closest("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
+  const action = Object.keys(keys).find((a) => keys[a] === e.key.toLowerCase());
+  if (!action) return;
+  e.preventDefault();
+  ({ reveal: () => primary(hover), flag: () => hover >= 0 && flag(hover), undo, hint,
+     auto: toggleAuto, new: () => newGame(Math.floor(Math.random() * 2 ** 31)),
+     replay: () => newGame(game.seed) })[action]();
+});
+
+function loadKeys() {
+  try { return { ...DEFAULT_KEYS, ...JSON.parse(localStorage.getItem("nnsweeper-keys") || "{}") }; }
+  catch { return { ...DEFAULT_KEYS }; }
+}
+
+function keyForm() {
+  const form = $("keymap");
+  form.replaceChildren();
+  for (const [action, key] of Object.entries(keys)) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.value = key === " " ? "space" : key;
+    input.addEventListener("keydown", (e) => {
+      e.preventDefault();
+      keys[action] = e.key.toLowerCase();
+      localStorage.setItem("nnsweeper-keys", JSON.stringify(keys));
+      keyForm();
+    });
+    label.append(action, input);
+    form.appendChild(label);
+  }
+  $("keys").textContent = Object.entries(keys).map(([a, k]) => `${k === " " ? "space" : k} ${a}`).join(", ");
+}
+
+$("new-game").addEventListener("submit", (e) => { e.preventDefault(); newGame(Math.floor(Math.random() * 2 ** 31)); });
+$("again").addEventListener("click", () => newGame(game.seed));
+$("preset").addEventListener("change", () => { $("custom").hidden = $("preset").value !== "custom"; });
+$("source").addEventListener("change", () => { draw(); updateOverlay(); });
+$("undo").addEventListener("click", undo);
+$("hint").addEventListener("click", hint);
+$("auto").addEventListener("click", toggleAuto);
+
+async function start() {
+  keyForm();
+  try {
+    info = await api("info");
+    for (const m of info.models) {
+      $("source").add(new Option(`${m} P(mine)`, m));
+      $("source").add(new Option(`${m} - exact`, `${m}-exact`));
+    }
+    for (const s of info.solvers) $("solver").add(new Option(s, s, s === "search", s === "search"));
+    if (!info.models.length) say("no network here (torch or its weights are not installed): the exact engine only");
+  } catch (e) { say(e.message); }
+  newGame(+$("seed").value);
+}
+start();
