@@ -2,6 +2,8 @@
 #
 #   make setup                 create .venv and install nnsweeper with its dev tools, every
 #                              package at the version pinned in requirements.lock
+#   make browser               Chromium for the browser tests (Debian's package, as root; make setup
+#                              runs it)
 #   make test                  lint (ruff), then the test suite on JOBS workers (JOBS=0: one process)
 #   make lint                  ruff
 #   make lock                  refresh requirements.lock: install the newest versions that
@@ -44,11 +46,24 @@ SITE_DIR ?= site
 PY := $(VENV)/bin/python
 PIP_INDEX := $(if $(strip $(TORCH_INDEX)),--extra-index-url $(TORCH_INDEX),)
 
-.PHONY: setup test lint lock bench eval compare figures docs
+.PHONY: setup browser test lint lock bench eval compare figures docs
 
 setup:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -c $(LOCK) "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs,serve]" $(PIP_INDEX) $(PIP_EXTRA)
+	@$(MAKE) --no-print-directory browser
+
+# Chromium for the browser tests (tests/test_browser.py drives it with Playwright): Debian's
+# package, installed when it is missing and this runs as root with apt-get; otherwise the
+# tests skip and say how to run them.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$$NNSWEEPER_CHROMIUM" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  (apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 \
+	   || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1)) \
+	  && echo "installed Debian's chromium for the browser tests" \
+	  || echo "note: chromium could not be installed: the browser tests will skip"; \
+	else echo "note: no chromium (Debian: apt-get install chromium): the browser tests will skip"; fi
 
 test: lint
 	$(PY) -m pytest -q -n $(JOBS)

@@ -184,6 +184,14 @@ def test_the_engines_limit_is_a_422_with_its_own_message(client):
     assert "the engine refuses it" in r.json()["error"] and "\n" not in r.json()["error"]
 
 
+def test_a_no_guess_board_not_found_in_the_budget_is_refused_never_made_up():
+    with TestClient(create_app(Limits(no_guess_seconds=0.5))) as c:
+        r = c.post("/api/layout", json={"rows": 9, "cols": 9, "mines": 60, "first_click": "no-guess",
+                                        "seed": 1, "click": [4, 4]})
+        assert r.status_code == 422
+        assert r.json()["error"].startswith("no no-guess layout of 9x9 with 60 mines")
+
+
 def test_many_requests_at_once_are_all_answered(client):
     text = "1 . .\n. . .\n. . ."
     results = []

@@ -25,8 +25,10 @@ Endpoints (``/api/...``):
 - ``POST predict``: ``{"board", "mines", "model": "gnn" | "cnn"}`` -> ``{"probabilities"}``:
   the network's P(mine) (``predict_proba``), null for revealed cells.
 - ``POST suggest``: ``{"board", "mines", "solver": NAME, "seed": S}`` -> the solver's next
-  move (``cell``, ``kind``, ``probability``, ``exact_probability``, ``flags``, ``reason``),
-  as ``nnsweeper play``'s hint gives it.
+  move (``cell``, ``kind``, ``probability``, ``exact_probability``, ``flags``, ``reason``, and
+  for a look-ahead guess the ``candidates`` it scored, best first: ``cell``, ``probability``,
+  ``score`` (the chance that it and the next decision are safe), ``progress``, ``dead``), as
+  ``nnsweeper play``'s hint gives it.
 - ``POST layout``: ``{"rows", "cols", "mines", "first_click", "seed", "click": [ROW, COL]}``
   -> ``{"mines": [INDEX, ...]}``: the mines of ``Game(Rules(rows, cols, mines,
   first_click), seed)`` after a first click there (flat indices, row-major), the same
@@ -44,6 +46,7 @@ import numpy as np
 
 from nnsweeper._version import __version__
 from nnsweeper.errors import EngineLimitError, InconsistentBoardError, NnsweeperError
+from nnsweeper.noguess import NoGuessBudgetError
 
 __all__ = ["Limits", "RequestError", "create_app"]
 
@@ -66,6 +69,10 @@ class Limits:
         Engine calls running at once (threads); more wait their turn.
     queue_seconds : float
         Longest wait for a worker before the request is refused (503).
+    no_guess_seconds : float
+        Longest search for a no-guess layout (the game's own budget of certifications
+        too); without one found in time the request is refused (422), never answered with
+        an uncertified board.
     """
 
     body_bytes: int = 256 * 1024
@@ -73,6 +80,7 @@ class Limits:
     max_states: int = 1 << 20
     workers: int = 2
     queue_seconds: float = 30.0
+    no_guess_seconds: float = 20.0
 
 
 class RequestError(Exception):
@@ -210,10 +218,14 @@ class Engine:
 
         return {"solver": name, "cell": list(s.cell), "kind": s.kind, "probability": number(s.probability),
                 "exact_probability": number(s.exact_probability), "flags": [list(f) for f in s.flags],
-                "reason": s.reason}
+                "reason": s.reason,
+                # The search solver's look-ahead: every cell it scored, best first.
+                "candidates": [{"cell": list(c.cell), "probability": float(c.probability),
+                                "score": float(c.score), "progress": float(c.progress), "dead": bool(c.dead)}
+                               for c in s.candidates]}
 
     def layout(self, body: dict) -> dict:
-        from nnsweeper.game import Game, Rules, draw_layout
+        from nnsweeper.game import NO_GUESS_RULES, NO_GUESS_TRIES, Game, Rules, draw_layout
 
         rows, cols, mines = (_field(body, k, int) for k in ("rows", "cols", "mines"))
         rule = _field(body, "first_click", str, default="safe", required=False)
@@ -227,7 +239,13 @@ class Engine:
                 or not (0 <= click[0] < rows and 0 <= click[1] < cols)):
             raise RequestError(400, f"'click' must be [row, col] on the {rows}x{cols} board; "
                                     f"got {click!r:.60}")
-        mine = draw_layout(rules, seed, (click[0], click[1]))
+        if rule in NO_GUESS_RULES:  # the game's layout, within this server's time as well
+            from nnsweeper.noguess import no_guess_board
+
+            mine = no_guess_board(rows, cols, mines, (click[0], click[1]), seed, mode=NO_GUESS_RULES[rule],
+                                  max_tries=NO_GUESS_TRIES, time_limit=self.limits.no_guess_seconds)
+        else:
+            mine = draw_layout(rules, seed, (click[0], click[1]))
         return {"mines": np.flatnonzero(mine.ravel()).tolist()}
 
 
@@ -284,7 +302,7 @@ def create_app(limits: Limits | None = None):
                 return JSONResponse(await in_worker(fn, body))
             except RequestError as e:
                 return JSONResponse({"error": e.message}, status_code=e.status)
-            except (InconsistentBoardError, EngineLimitError) as e:
+            except (InconsistentBoardError, EngineLimitError, NoGuessBudgetError) as e:
                 return JSONResponse({"error": one_line(e)}, status_code=422)
             except (NnsweeperError, ValueError, OverflowError) as e:
                 return JSONResponse({"error": one_line(e)}, status_code=400)

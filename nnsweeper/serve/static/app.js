@@ -251,8 +251,10 @@ function paint(p, source) {
       if (v === 0) el.classList.add("safe");
       if (v === 1) el.classList.add("mine-proven");
     }
+    // Risk from green (safe) through yellow (a fifth) to red (a half and more); a difference in
+    // red (the network says likelier) or blue (less likely), deeper the larger.
     el.style.backgroundColor = diff ? `hsl(${v > 0 ? 0 : 220} 70% ${100 - 35 * Math.min(Math.abs(v) * 4, 1)}%)`
-                                    : `hsl(${120 - 120 * v} 55% ${88 - 22 * v}%)`;
+                                    : `hsl(${120 - 240 * Math.min(v, 0.5)} 65% ${80 - 10 * Math.min(v, 0.5)}%)`;
   }
 }
 
@@ -263,12 +265,35 @@ async function hint() {
     const s = await api("suggest", { board: boardText(), mines: game.mines, solver: $("solver").value,
                                      seed: game.seed });
     cells.forEach((el) => el.classList.remove("hint"));
+    candidates([]);
     if (!s.cell) { $("reason").textContent = s.reason; return null; }
     const k = s.cell[0] * game.cols + s.cell[1];
     cells[k].classList.add("hint");
     $("reason").textContent = `${s.solver} (${s.cell[0]}, ${s.cell[1]}): ${s.reason}`;
+    candidates(s.candidates || []);
     return s;
   } catch (e) { say(e.message); return null; }
+}
+
+// The look-ahead's candidates, best first: what the solver weighed before its guess.
+function candidates(list) {
+  const table = $("candidates");
+  table.replaceChildren();
+  table.hidden = !list.length;
+  if (!list.length) return;
+  const head = table.createTHead().insertRow();
+  for (const h of ["cell", "P(mine)", "P(it and the next are safe)", "P(progress)", ""]) {
+    head.appendChild(document.createElement("th")).textContent = h;
+  }
+  const body = table.createTBody();
+  for (const c of list.slice(0, 8)) {
+    const row = body.insertRow();
+    for (const v of [`(${c.cell[0]}, ${c.cell[1]})`, c.probability.toFixed(4), c.score.toFixed(4),
+                     c.progress.toFixed(4), c.dead ? "dead: one number in every layout" : ""]) {
+      row.insertCell().textContent = v;
+    }
+  }
+  if (list.length > 8) body.insertRow().insertCell().textContent = `... ${list.length - 8} more`;
 }
 
 async function step() {
@@ -330,7 +355,7 @@ document.addEventListener("keydown", (e) => {
   if (!action) return;
   e.preventDefault();
   ({ reveal: () => primary(hover), flag: () => hover >= 0 && flag(hover), undo, hint,
-     auto: toggleAuto, new: () => newGame(Math.floor(Math.random() * 2 ** 31)),
+     auto: toggleAuto, new: () => newGame(freshSeed()),
      replay: () => newGame(game.seed) })[action]();
 });
 
@@ -358,7 +383,12 @@ function keyForm() {
   $("keys").textContent = Object.entries(keys).map(([a, k]) => `${k === " " ? "space" : k} ${a}`).join(", ");
 }
 
-$("new-game").addEventListener("submit", (e) => { e.preventDefault(); newGame(Math.floor(Math.random() * 2 ** 31)); });
+// New game: the seed typed in the field, or a new one when the field still holds this game's.
+function freshSeed() {
+  const typed = +$("seed").value;
+  return Number.isInteger(typed) && typed >= 0 && typed !== game.seed ? typed : Math.floor(Math.random() * 2 ** 31);
+}
+$("new-game").addEventListener("submit", (e) => { e.preventDefault(); newGame(freshSeed()); });
 $("again").addEventListener("click", () => newGame(game.seed));
 $("preset").addEventListener("change", () => { $("custom").hidden = $("preset").value !== "custom"; });
 $("source").addEventListener("change", () => { draw(); updateOverlay(); });

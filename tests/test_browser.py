@@ -1,0 +1,172 @@
+"""The page of nnsweeper serve in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+They skip, with one line saying how to run them, where Playwright or Chromium is missing
+(``make setup`` installs both where it can: Playwright with the dev tools, Chromium with
+the system's package manager when run as root).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nnsweeper as ns
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = next((p for p in (os.environ.get("NNSWEEPER_CHROMIUM"), shutil.which("chromium"),
+                             shutil.which("chromium-browser")) if p), None)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright: make setup")
+if CHROMIUM is None:
+    pytest.skip("the browser tests need Chromium (Debian: apt-get install chromium; or set "
+                "NNSWEEPER_CHROMIUM to its path)", allow_module_level=True)
+pytest.importorskip("starlette", reason="the browser tests need the serve extra: make setup")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with subprocess.Popen([sys.executable, "-m", "nnsweeper", "serve", "--port", "0", "--no-browser"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as proc:
+        try:
+            line = proc.stdout.readline()
+            assert " at http://" in line, proc.stderr.read()
+            yield line.split(" at ")[1].split()[0]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []  # the page's own errors (a refused request is the server's answer, shown on the page)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+    page.goto(server)
+    page.wait_for_function("document.querySelectorAll('.cell').length > 0 "
+                           "&& document.querySelector('#solver').options.length > 0")
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def _new_game(page, preset, seed, rule="safe", source="exact"):
+    page.select_option("#preset", preset)
+    page.select_option("#rule", rule)
+    page.select_option("#source", source)
+    page.fill("#seed", str(seed))
+    page.click("#new")  # a new game of the seed typed
+    page.wait_for_function(f"game.seed === {seed}")
+
+
+def _cell(page, rows_cols, i, j):
+    return page.locator(".cell").nth(i * rows_cols[1] + j)
+
+
+def _wait_for_overlay(page):
+    page.wait_for_function("document.querySelectorAll('.cell .p').length > 0")
+
+
+def test_a_seeded_beginner_game_won_by_clicks(page):
+    seed, first = 7, (4, 4)
+    _new_game(page, "beginner", seed, source="none")
+    game = ns.Game(ns.Rules(9, 9, 10), seed)
+    game.reveal(*first)
+    mine = game.board == -1
+    _cell(page, (9, 9), *first).click()
+    page.wait_for_function("document.querySelectorAll('.cell.open').length > 0")
+    for i, j in zip(*np.nonzero(~mine), strict=True):
+        el = _cell(page, (9, 9), int(i), int(j))
+        if "open" not in (el.get_attribute("class") or ""):
+            el.click()
+    page.wait_for_function("document.querySelector('#result').textContent.startsWith('won')")
+    result = page.text_content("#result")
+    assert result.startswith("won: 3BV ") and "3BV/s" in result
+    # Every number on the page is the game's own.
+    for i, j in zip(*np.nonzero(~mine), strict=True):
+        shown = _cell(page, (9, 9), int(i), int(j)).text_content()
+        assert shown == ("" if game.board[i, j] == 0 else str(game.board[i, j]))
+
+
+def test_the_overlay_is_the_exact_engine(page):
+    seed = 3
+    _new_game(page, "expert", seed)
+    _cell(page, (16, 30), 0, 0).click()
+    _wait_for_overlay(page)
+    page.wait_for_timeout(200)
+    _wait_for_overlay(page)
+    grid = np.array(page.evaluate("Array.from(game.grid)"), dtype=np.int8).reshape(16, 30)
+    titles = page.evaluate("cells.map((el) => el.title)")
+    want = ns.analyze(ns.Observation.of(grid, 99)).probabilities
+    checked = 0
+    for k, title in enumerate(titles):
+        i, j = divmod(k, 30)
+        if grid[i, j] >= 0:
+            assert title == ""
+            continue
+        assert title.startswith("P(mine) = ")
+        assert abs(float(title.split("= ")[1]) - want[i, j]) <= 1e-9
+        checked += 1
+    assert checked == int((grid < 0).sum()) > 0
+
+
+def test_the_network_overlay_is_predict_proba(page):
+    models = page.evaluate("info.models")
+    if "gnn" not in models:
+        pytest.skip("no bundled GNN here")
+    from nnsweeper.models import load_model
+
+    _new_game(page, "intermediate", 11, source="gnn")
+    _cell(page, (16, 16), 8, 8).click()
+    _wait_for_overlay(page)
+    grid = np.array(page.evaluate("Array.from(game.grid)"), dtype=np.int8).reshape(16, 16)
+    want = load_model("gnn").predict_proba(ns.Observation.of(grid, 40))
+    titles = page.evaluate("cells.map((el) => el.title)")
+    for k, title in enumerate(titles):
+        i, j = divmod(k, 16)
+        if grid[i, j] < 0:
+            assert abs(float(title.split("= ")[1]) - want[i, j]) <= 1e-6
+
+
+def test_a_no_guess_board_that_cannot_be_made_says_so(page):
+    page.select_option("#preset", "custom")
+    page.fill("#rows", "9")
+    page.fill("#cols", "9")
+    page.fill("#mines", "60")
+    _new_game(page, "custom", 1, rule="no-guess", source="none")
+    _cell(page, (9, 9), 4, 4).click()
+    page.wait_for_function("document.querySelector('#message').textContent.length > 0", timeout=90_000)
+    assert page.text_content("#message").startswith("no no-guess layout of 9x9 with 60 mines")
+    assert page.locator(".cell.open").count() == 0  # no board was made up
+
+
+def test_the_page_keeps_answering_while_auto_play_runs(page):
+    _new_game(page, "expert", 5)
+    page.select_option("#solver", "csp")
+    page.fill("#speed", "0")
+    page.click("#auto")
+    page.wait_for_function("document.querySelectorAll('.cell.open').length > 30 || game.over", timeout=60_000)
+    # While the solver plays on, the page and the server answer at once.
+    took = page.evaluate("""async () => {
+        const t = performance.now();
+        const ok = (await fetch('/api/info')).ok;
+        return ok ? performance.now() - t : -1;
+    }""")
+    assert 0 <= took < 5000
+    assert page.text_content("#reason").startswith("csp (")
+    if page.text_content("#auto") == "stop":
+        page.click("#auto")
+    assert page.text_content("#auto") == "auto play"
