@@ -4,7 +4,7 @@ Every variant of :data:`VARIANTS` is :class:`~nnsweeper.solvers.CSPSolver` with 
 tie-break (:data:`~nnsweeper.solvers.ranking.TIE_BREAKS`; ``*_near``: cells within 0.001 of
 the lowest risk count as tied), played on the same games as ``csp`` with ties by the chance
 of a zero (``prob_zero``, its default when this study was made; it chose
-``fewest_covered_neighbours``, the default since): expert and intermediate with the first click in the
+``fewest_covered_prob_zero``, the default since): expert and intermediate with the first click in the
 corner (the records' rule) and the 10x10 sweep (5 to 30 mines, the first click at the
 centre, as ``compare`` plays), from base seed :data:`SEED` (selection games: not the
 records' 2026, on which the chosen default is measured again). The games go to
@@ -99,7 +99,7 @@ def markdown(tables) -> str:
 
     out = ["`csp`'s tie-breaks among its cells of lowest risk, each paired with `csp` breaking ties by the "
            "chance of a zero (`prob_zero`, its default when this study was made; the study made "
-           "`fewest_covered_neighbours` the default) on the same games (safe first click; base seed "
+           "`fewest_covered_prob_zero` the default) on the same games (safe first click; base seed "
            f"{SEED}); made by "
            "`python eval/tie_breaks.py`. Expert and intermediate with the first click in the corner, the "
            "10x10 sweep (5 to 30 mines, pooled) at the centre. Gaps in percentage points with paired 95% "

@@ -29,7 +29,9 @@ PAGES = [ROOT / "docs" / name for name in (
 NOT_RUN = {"cluster.md": "its commands start a Dask, SLURM or Kubernetes cluster",
            "rl.md": "its example trains for about 30 s; tests/test_gym.py runs the same code on tiny sizes",
            "peers.md": "its commands need a JDK and a clone of the Java solver, which the repository does "
-                       "not hold; tests/test_peers.py runs their Python side"}
+                       "not hold; tests/test_peers.py runs their Python side",
+           "serve.md": "its commands start a server that runs until interrupted; tests/test_serve.py and "
+                       "tests/test_browser.py start it and ask it what the page shows"}
 
 
 def _load_figures():

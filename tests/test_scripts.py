@@ -430,7 +430,7 @@ def test_scaling_trains_scores_every_kept_checkpoint_and_tabulates(monkeypatch, 
     assert mod.main(["score", "--games", "30"]) == 0  # nothing left to score: plays nothing
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "scores" / "gnn-t").glob("*.json"))]
     assert [r["epoch"] for r in rows] == [1, 2]
-    per_epoch = 121 + 54 + 46  # the fixture's training states
+    per_epoch = 124 + 55 + 47  # the fixture's training states
     assert [r["examples"] for r in rows] == [per_epoch, 2 * per_epoch]
     ft = json.loads((tmp_path / "scores" / "gnn-t-ft" / "epoch-0001.json").read_text())
     assert ft["parent"] == {"run": "gnn-t", "epoch": 1} and ft["examples"] == 2 * per_epoch

@@ -36,7 +36,7 @@ def test_corner_one_with_two_covered_neighbours(neural):
     csp = suggest_move("csp", obs)
     assert csp.probability == 0.5 and csp.model_probability is None
     assert csp.reason == ("guess: lowest P(mine) = 0.5 (shared by 2 cells), ties broken by fewest covered "
-                          "neighbours")
+                          "neighbours, then chance of a zero")
     zero = suggest_move(ns.get_solver("csp", tie_break="prob_zero"), obs)
     assert zero.reason == "guess: lowest P(mine) = 0.5 (shared by 2 cells), ties broken by chance of a zero"
     sp = suggest_move("single_point", obs)
@@ -105,11 +105,14 @@ def test_proven_safe_cells_come_first_on_the_example(neural):
 def test_csp_guess_is_the_lowest_exact_probability():
     # The corner 1 on a 3x3 board with 2 mines: 1/3 next to it, 1/5 elsewhere. Of the five
     # safest cells the corners (0, 2), (2, 0) and (2, 2) have 3 covered neighbours (the edge
-    # cells 5): csp takes one of them, by its seed; the corner (2, 2) is likeliest to be a zero.
+    # cells 5), and of those the far corner (2, 2) is likeliest to be a zero: csp takes it,
+    # whatever its seed. By the covered neighbours alone it takes one of the three corners.
     obs = parse_observation("1..\n...\n...", 2)
+    assert {suggest_move("csp", obs, seed).cell for seed in range(12)} == {(2, 2)}
     s = suggest_move("csp", obs)
-    assert (s.cell, s.kind, s.probability) == ((0, 2), "guess", 0.2)
-    assert {suggest_move("csp", obs, seed).cell for seed in range(12)} == {(0, 2), (2, 0), (2, 2)}
+    assert (s.cell, s.kind, s.probability) == ((2, 2), "guess", 0.2)
+    fewest = ns.get_solver("csp", tie_break="fewest_covered_neighbours")
+    assert {suggest_move(fewest, obs, seed).cell for seed in range(12)} == {(0, 2), (2, 0), (2, 2)}
     s = suggest_move(ns.get_solver("csp", tie_break="prob_zero"), obs)
     assert (s.cell, s.kind, s.probability) == ((2, 2), "guess", 0.2)
     # And on the guesses of real games.

@@ -712,7 +712,7 @@ def test_tensorboard_logs_every_step_and_each_epochs_validation_by_kind(tmp_path
         assert pick == pytest.approx(h["val_decision_lowest_risk"], rel=1e-6) and 0 <= pick <= 1
         assert dict(logged["epoch/examples"])[at] == h["examples"]
     # The fixture's validation split has two policies and two boards: figures by each.
-    assert history[-1]["examples"] == 2 * (121 + 54 + 46)
+    assert history[-1]["examples"] == 2 * (124 + 55 + 47)
     kinds = history[-1]["val_kinds"]
     assert set(kinds["policy"]) == {"csp", "explore"} and set(kinds["board"]) == {"6x6-m5", "9x9-m10"}
     ratio = kinds["policy"]["explore"]["frontier_log_loss_ratio"]

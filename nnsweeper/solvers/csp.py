@@ -30,17 +30,21 @@ class CSPSolver(Solver):
     ----------
     start : {"center", "corner", "random"} or (row, col), default="center"
         Where the first click goes.
-    tie_break : str, default="fewest_covered_neighbours"
-        One of :data:`~nnsweeper.solvers.ranking.TIE_BREAKS`. ``fewest_covered_neighbours``:
+    tie_break : str, default="fewest_covered_prob_zero"
+        One of :data:`~nnsweeper.solvers.ranking.TIE_BREAKS`. ``fewest_covered_prob_zero``:
         the tied cell with the fewest covered neighbours (corners and edges of the covered
-        area first; at random among equal counts). ``random``: uniform among the tied cells.
-        ``prob_zero``: the tied cell most likely to be a zero (its own and its covered
-        neighbours' probabilities of being safe, multiplied), as in the "max zero
-        probability" strategy (csp's default before that study). The others:
-        :func:`~nnsweeper.solvers.ranking.tie_keys`. The default won most on the
-        selection games of ``eval/tie_breaks.py`` (100,000 a board, paired with
-        ``prob_zero``): expert +0.62 points (+0.41 to +0.84), intermediate +0.23 (+0.10 to
-        +0.36), the 10x10 sweep -0.06 (-0.24 to +0.11); ``eval/results/tie_breaks.md``.
+        area first), then the one most likely to be a zero. ``fewest_covered_neighbours``:
+        the covered neighbours alone (at random among equal counts). ``prob_zero``: the
+        tied cell most likely to be a zero (its own and its covered neighbours'
+        probabilities of being safe, multiplied), as in the "max zero probability"
+        strategy (csp's default before that study). ``random``: uniform among the tied
+        cells. The others: :func:`~nnsweeper.solvers.ranking.tie_keys`. On the selection
+        games of ``eval/tie_breaks.py`` (100,000 a board, paired with ``prob_zero``) the
+        default won +0.40 points (+0.22 to +0.57) on expert, +0.17 (+0.07 to +0.27) on
+        intermediate and +0.06 (-0.09 to +0.21) over the 10x10 sweep; the covered
+        neighbours alone won more on expert (+0.62) but lost over the sweep (-0.06 there,
+        -0.11 (-0.22 to -0.00) on the 260,000 games of the 10x10 record, -0.48 at 15 to 19
+        mines): ``eval/results/tie_breaks.md``.
     tolerance : float, default=1e-9
         Cells whose probability is within this of the lowest count as tied.
     lookahead : int, default=0
@@ -58,7 +62,7 @@ class CSPSolver(Solver):
 
     name = "csp"
 
-    def __init__(self, *, start="center", tie_break="fewest_covered_neighbours", tolerance=1e-9, lookahead=0,
+    def __init__(self, *, start="center", tie_break="fewest_covered_prob_zero", tolerance=1e-9, lookahead=0,
                  margin=0.05):
         super().__init__(start=start)
         if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
