@@ -170,3 +170,33 @@ def test_the_page_keeps_answering_while_auto_play_runs(page):
     if page.text_content("#auto") == "stop":
         page.click("#auto")
     assert page.text_content("#auto") == "auto play"
+
+
+def test_a_pasted_position_travels_in_its_address(page, browser, server):
+    text = "1 1 .\n. F .\n. . ."
+    page.select_option("#mode", "analyse")
+    page.click("#editor summary")
+    page.fill("#paste", text)
+    page.fill("#pos-mines", "3")
+    page.click("#load-text")
+    page.wait_for_function("game.rows === 3 && game.cols === 3")
+    page.click("#copy-address")
+    url = page.text_content("#address")
+    assert url.endswith("#pos=3x3x3:11..F....")
+    # A new page opened at that address shows the same position, in the analyser, with its overlay.
+    other = browser.new_page()
+    other.goto(url)
+    other.wait_for_function("document.querySelectorAll('.cell .p').length > 0")
+    assert other.evaluate("positionCode()") == "3x3x3:11..F...."
+    assert other.evaluate("mode") == "analyse"
+    want = ns.analyze(ns.parse_observation(text, 3)).probabilities
+    titles = other.evaluate("cells.map((el) => el.title)")
+    assert abs(float(titles[8].split("= ")[1]) - want[2, 2]) <= 1e-9
+    # Editing by keys: the cell under the pointer becomes a 2, and the download is analyze's text.
+    other.locator(".cell").nth(8).hover()
+    other.keyboard.press("2")
+    assert other.evaluate("positionCode()") == "3x3x3:11..F...2"
+    with other.expect_download() as download:
+        other.click("#download")
+    assert Path(download.value.path()).read_text() == "1 1 .\n. F .\n. . 2\n"
+    other.close()

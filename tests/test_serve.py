@@ -64,6 +64,16 @@ def test_analyze_equals_ns_analyze_on_played_positions(client):
     assert checked >= 4
 
 
+def test_parse_reads_both_formats_as_analyze_does(client):
+    r = client.post("/api/parse", json={"text": "1 F .\n. . ."}).json()
+    assert r == {"grid": [[1, -1, -1], [-1, -1, -1]], "flags": [[False, True, False], [False] * 3],
+                 "mines": None}
+    r = client.post("/api/parse", json={"text": "3x2x2\n11H\nHMm"}).json()
+    assert r["mines"] == 2 and r["flags"][1] == [False, True, False] and r["grid"][1] == [-1, -1, -1]
+    bad = client.post("/api/parse", json={"text": "1 x"})
+    assert bad.status_code == 400 and "\n" not in bad.json()["error"]
+
+
 def test_layout_is_the_games_own(client):
     for rule, (rows, cols, mines) in [("safe", (9, 9, 10)), ("zero", (8, 8, 12)), ("none", (5, 7, 6)),
                                       ("no-guess-fast", (8, 8, 10))]:

@@ -29,6 +29,9 @@ Endpoints (``/api/...``):
   for a look-ahead guess the ``candidates`` it scored, best first: ``cell``, ``probability``,
   ``score`` (the chance that it and the next decision are safe), ``progress``, ``dead``), as
   ``nnsweeper play``'s hint gives it.
+- ``POST parse``: ``{"text": TEXT}`` -> ``{"grid": [[-1 or 0..8, ...], ...], "flags": [[bool,
+  ...], ...], "mines": N or null}``: a board's text as ``analyze`` reads it (either format;
+  ``mines`` is the count a ``WxHxM`` header carries).
 - ``POST layout``: ``{"rows", "cols", "mines", "first_click", "seed", "click": [ROW, COL]}``
   -> ``{"mines": [INDEX, ...]}``: the mines of ``Game(Rules(rows, cols, mines,
   first_click), seed)`` after a first click there (flat indices, row-major), the same
@@ -224,6 +227,16 @@ class Engine:
                                 "score": float(c.score), "progress": float(c.progress), "dead": bool(c.dead)}
                                for c in s.candidates]}
 
+    def parse(self, body: dict) -> dict:
+        """A board's text read as ``analyze`` reads it: its grid, flags and the count its header carries."""
+        from nnsweeper.boardtext import parse_position
+
+        grid, flags, mines = parse_position(_field(body, "text", str))
+        if grid.size > self.limits.max_cells:
+            raise RequestError(422, f"the board has {grid.size} cells; this server reads at most "
+                                    f"{self.limits.max_cells}")
+        return {"grid": grid.tolist(), "flags": flags.tolist(), "mines": mines}
+
     def layout(self, body: dict) -> dict:
         from nnsweeper.game import NO_GUESS_RULES, NO_GUESS_TRIES, Game, Rules, draw_layout
 
@@ -323,6 +336,6 @@ def create_app(limits: Limits | None = None):
 
     routes = [Route("/", index), Route("/api/info", info),
               *(Route(f"/api/{name}", endpoint(getattr(engine, name)), methods=["POST"])
-                for name in ("analyze", "predict", "suggest", "layout")),
+                for name in ("analyze", "predict", "suggest", "layout", "parse")),
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     return Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})

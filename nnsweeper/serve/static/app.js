@@ -94,6 +94,7 @@ function undo() {
 }
 
 async function reveal(k) {
+  if (mode === "analyse") return;
   if (game.over || game.grid[k] >= 0 || game.flags[k]) return;
   if (game.mine === null) {
     try {
@@ -134,6 +135,7 @@ function chord(k) {
 }
 
 function flag(k) {
+  if (mode === "analyse") return edit(k, game.grid[k] >= 0 ? -1 : "flag");
   if (game.over || game.grid[k] >= 0) return;
   snapshot();
   game.flags[k] ^= 1;
@@ -307,6 +309,7 @@ async function step() {
 
 function toggleAuto() {
   if (autoplay !== null) return stopAuto();
+  if (mode === "analyse") return say("auto play plays games: switch to play");
   autoplay = 0;
   $("auto").textContent = "stop";
   step();
@@ -318,6 +321,103 @@ function stopAuto() {
   $("auto").textContent = "auto play";
 }
 
+// ------------------------------------------------------------------ analysing a position
+// The analyser: the board is a position to set up (numbers, covered cells, flags, the mine
+// count) rather than a game; the overlay and the hints work on it all the same.
+let mode = "play";
+
+function setMode(next) {
+  stopAuto();
+  mode = next;
+  $("mode").value = next;
+  document.body.classList.toggle("analyse", next === "analyse");
+  $("editor").hidden = next !== "analyse";
+  if (next === "analyse") {
+    Object.assign(game, { mine: null, over: null, boom: -1, started: 0, ended: 0 });
+    $("pos-mines").value = game.mines;
+  } else {
+    newGame(game.seed);
+  }
+  refresh();
+}
+
+function setPosition(grid, flags, mines) {
+  Object.assign(game, { rows: grid.length, cols: grid[0].length, mines, mine: null, over: null, boom: -1,
+                        history: [] });
+  game.grid = Int8Array.from(grid.flat());
+  game.flags = Uint8Array.from(flags.flat().map(Number));
+  $("pos-mines").value = mines;
+  build();
+  refresh();
+}
+
+function edit(k, value) {  // value: -1 covered, 0..8 a number, "flag" toggles a flag
+  if (k < 0) return;
+  snapshot();
+  if (value === "flag") { game.grid[k] = -1; game.flags[k] ^= 1; }
+  else { game.grid[k] = value; game.flags[k] = 0; }
+  refresh();
+}
+
+function positionCode() {  // ROWSxCOLSxMINES:cells, one character a cell (. covered, F flag, a digit)
+  let cells = "";
+  for (let k = 0; k < game.grid.length; k++) cells += game.grid[k] >= 0 ? game.grid[k] : game.flags[k] ? "F" : ".";
+  return `${game.rows}x${game.cols}x${game.mines}:${cells}`;
+}
+
+function readPositionCode(code) {
+  const m = /^(\d+)x(\d+)x(\d+):([.F0-8]+)$/.exec(code);
+  if (!m) throw new Error("the address holds no position of the form ROWSxCOLSxMINES:cells");
+  const [rows, cols, mines, cells] = [+m[1], +m[2], +m[3], m[4]];
+  if (rows < 1 || cols < 1 || cells.length !== rows * cols) {
+    throw new Error(`the address's position says ${rows}x${cols} but holds ${cells.length} cells`);
+  }
+  const grid = [], flags = [];
+  for (let i = 0; i < rows; i++) {
+    const row = cells.slice(i * cols, (i + 1) * cols);
+    grid.push([...row].map((c) => (c === "." || c === "F" ? -1 : +c)));
+    flags.push([...row].map((c) => c === "F"));
+  }
+  return { grid, flags, mines };
+}
+
+function address() { return `${location.origin}${location.pathname}#pos=${positionCode()}`; }
+
+$("mode").addEventListener("change", () => setMode($("mode").value));
+$("pos-mines").addEventListener("change", () => { game.mines = Math.max(0, +$("pos-mines").value); refresh(); });
+$("copy-address").addEventListener("click", async () => {
+  const url = address();
+  history.replaceState(null, "", url);
+  $("address").textContent = url;
+  try { await navigator.clipboard.writeText(url); say("the address is copied"); } catch { say(""); }
+});
+$("download").addEventListener("click", () => {
+  const text = boardText().split("\n").map((line) => [...line].join(" ")).join("\n") + "\n";
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+  link.download = `position-${game.rows}x${game.cols}-${game.mines}.txt`;
+  link.click();
+  URL.revokeObjectURL(link.href);
+});
+$("clear").addEventListener("click", () => {
+  setPosition(Array.from({ length: game.rows }, () => Array(game.cols).fill(-1)),
+              Array.from({ length: game.rows }, () => Array(game.cols).fill(false)), game.mines);
+});
+$("load-text").addEventListener("click", async () => {
+  try {
+    const p = await api("parse", { text: $("paste").value });
+    setPosition(p.grid, p.flags, p.mines ?? +$("pos-mines").value);
+    say("");
+  } catch (e) { say(e.message); }
+});
+$("board").addEventListener("wheel", (e) => {
+  if (mode !== "analyse") return;
+  const k = cellOf(e);
+  if (k < 0) return;
+  e.preventDefault();
+  edit(k, Math.max(-1, Math.min(8, game.grid[k] + (e.deltaY < 0 ? 1 : -1))));
+}, { passive: false });
+
 // ------------------------------------------------------------------ input
 function cellOf(event) {
   const el = event.target.closest(".cell");
@@ -326,6 +426,7 @@ function cellOf(event) {
 
 function primary(k) {
   if (k < 0) return;
+  if (mode === "analyse") return edit(k, game.grid[k] >= 8 ? -1 : game.grid[k] + 1);
   if (game.grid[k] > 0) chord(k); else reveal(k);
 }
 
@@ -351,6 +452,10 @@ $("board").addEventListener("pointerleave", () => { hover = -1; });
 
 document.addEventListener("keydown", (e) => {
   if (e.target.closest("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (mode === "analyse" && hover >= 0 && /^[0-8.]$/.test(e.key)) {
+    e.preventDefault();
+    return edit(hover, e.key === "." ? -1 : +e.key);
+  }
   const action = Object.keys(keys).find((a) => keys[a] === e.key.toLowerCase());
   if (!action) return;
   e.preventDefault();
@@ -407,6 +512,18 @@ async function start() {
     for (const s of info.solvers) $("solver").add(new Option(s, s, s === "search", s === "search"));
     if (!info.models.length) say("no network here (torch or its weights are not installed): the exact engine only");
   } catch (e) { say(e.message); }
+  const shared = /^#pos=(.+)$/.exec(location.hash);
+  if (shared) {
+    try {
+      const p = readPositionCode(decodeURIComponent(shared[1]));
+      mode = "analyse";
+      $("mode").value = "analyse";
+      document.body.classList.add("analyse");
+      $("editor").hidden = false;
+      setPosition(p.grid, p.flags, p.mines);
+      return;
+    } catch (e) { say(e.message); }
+  }
   newGame(+$("seed").value);
 }
 start();
