@@ -200,3 +200,33 @@ def test_a_pasted_position_travels_in_its_address(page, browser, server):
         other.click("#download")
     assert Path(download.value.path()).read_text() == "1 1 .\n. F .\n. . 2\n"
     other.close()
+
+
+def test_an_evf_replay_opens_with_its_grade(page, tmp_path):
+    pytest.importorskip("ms_toollib", reason="reading replays needs the replays extra: make setup")
+    from test_replays import _beginner_game, record
+
+    from nnsweeper.grading import grade
+    from nnsweeper.replays import read_replay
+
+    for seed in range(40):
+        mines, clicks, rec = _beginner_game(seed)
+        if rec.guesses >= 2:
+            break
+    path = record(tmp_path, mines, clicks)
+    want = grade(read_replay(path)).summary()
+    page.select_option("#mode", "review")
+    page.set_input_files("#review-file", str(path))
+    page.wait_for_function("document.querySelector('#review-summary').textContent.length > 0", timeout=60_000)
+    summary = page.text_content("#review-summary")
+    assert summary.startswith("EVF replay game.evf: 9x9/10, " + ("won" if want["won"] else "lost"))
+    assert f"{want['guesses']} guesses" in summary and f"3BV {want['3bv']}" in summary
+    # Stepping to the end shows the game's last board: every cell the replay opened.
+    page.click("#review-last")
+    opened = page.evaluate("Array.from(game.grid).filter((v) => v >= 0).length")
+    assert opened == (81 - 10 if want["won"] else opened) and opened > 0
+    page.click("#review-first")
+    assert page.evaluate("Array.from(game.grid).every((v) => v < 0)")
+    assert page.text_content("#review-move").startswith("next, move 1: reveal ")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("+document.querySelector('#review-step').value") == 1

@@ -74,6 +74,34 @@ def test_parse_reads_both_formats_as_analyze_does(client):
     assert bad.status_code == 400 and "\n" not in bad.json()["error"]
 
 
+def test_review_grades_a_saved_game_as_grade_does(client, tmp_path):
+    import base64
+
+    from nnsweeper.grading import grade
+    from nnsweeper.play import GAME_FORMAT
+
+    log = {"format": GAME_FORMAT, "rows": 9, "cols": 9, "mines": 10, "first_click": "safe", "seed": 3,
+           "actions": [["reveal", 4, 4], ["reveal", 0, 0], ["flag", 1, 1], ["reveal", 8, 8]]}
+    (tmp_path / "g.json").write_text(json.dumps(log))
+    data = base64.b64encode((tmp_path / "g.json").read_bytes()).decode()
+    r = client.post("/api/review", json={"name": "my game.json", "data": data})
+    assert r.status_code == 200, r.json()
+    body = r.json()
+    want = grade(tmp_path / "g.json")
+    assert body["grade"]["summary"]["luck"] == pytest.approx(want.summary()["luck"])
+    assert [m["number"] for m in body["grade"]["moves"]] == [m.number for m in want.moves]
+    assert body["moves"][0] == {"action": "reveal", "cells": [[4, 4]]}
+    game = ns.Game(ns.Rules(9, 9, 10), 3)
+    game.reveal(4, 4)
+    assert body["mines"] == np.flatnonzero((game.board == -1).ravel()).tolist()
+    for name, payload, words in [("g.txt", data, "a game is the JSON file"), ("g.json", "@@@", "base64"),
+                                 ("g.json", base64.b64encode(b"{}").decode(), "not a saved game"),
+                                 ("g.evf", base64.b64encode(b"not a replay").decode(), "")]:
+        bad = client.post("/api/review", json={"name": name, "data": payload})
+        assert 400 <= bad.status_code < 500 and words in bad.json()["error"], (name, bad.json())
+        assert "\n" not in bad.json()["error"]
+
+
 def test_layout_is_the_games_own(client):
     for rule, (rows, cols, mines) in [("safe", (9, 9, 10)), ("zero", (8, 8, 12)), ("none", (5, 7, 6)),
                                       ("no-guess-fast", (8, 8, 10))]:

@@ -32,6 +32,12 @@ Endpoints (``/api/...``):
 - ``POST parse``: ``{"text": TEXT}`` -> ``{"grid": [[-1 or 0..8, ...], ...], "flags": [[bool,
   ...], ...], "mines": N or null}``: a board's text as ``analyze`` reads it (either format;
   ``mines`` is the count a ``WxHxM`` header carries).
+- ``POST review``: ``{"name": FILE NAME, "data": BASE64}`` (a game ``nnsweeper play --save``
+  wrote, ``.json``, or an ``.avf``, ``.rmv``, ``.mvf`` or ``.evf`` replay, read by the
+  project's own readers) -> ``{"rows", "cols", "mines": [INDEX, ...], "moves": [{"action",
+  "cells"}, ...], "source", "grade"}``: the layout, what each move opened, and
+  :func:`~nnsweeper.grading.grade`'s review (``GameGrade.to_dict``: each move's exact risk,
+  its loss in chance of winning, the better cell; the summary with mistakes, accuracy, luck).
 - ``POST layout``: ``{"rows", "cols", "mines", "first_click", "seed", "click": [ROW, COL]}``
   -> ``{"mines": [INDEX, ...]}``: the mines of ``Game(Rules(rows, cols, mines,
   first_click), seed)`` after a first click there (flat indices, row-major), the same
@@ -61,7 +67,8 @@ class Limits:
     Attributes
     ----------
     body_bytes : int
-        Largest request body (bytes); a larger one is refused (413) before it is read whole.
+        Largest request body (bytes; 1 MiB: a replay file in base64 fits, an expert game's is
+        tens of kilobytes); a larger one is refused (413) before it is read whole.
     max_cells : int
         Largest board (rows x columns) the endpoints analyse, predict, suggest or lay out.
     max_states : int
@@ -78,7 +85,7 @@ class Limits:
         an uncertified board.
     """
 
-    body_bytes: int = 256 * 1024
+    body_bytes: int = 1 << 20
     max_cells: int = 250 * 250
     max_states: int = 1 << 20
     workers: int = 2
@@ -140,6 +147,26 @@ def _rows(p: np.ndarray, revealed: np.ndarray) -> list[list[float | None]]:
     """Probabilities as nested lists, None on revealed cells (JSON null)."""
     return [[None if r else float(v) for v, r in zip(prow, rrow, strict=True)]
             for prow, rrow in zip(p.tolist(), revealed.tolist(), strict=True)]
+
+
+def _plain(value):
+    """What JSON cannot hold as it is: numpy numbers and arrays, tuples (as lists)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _finite(value):
+    """``value`` with every NaN or infinity as None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 # --------------------------------------------------------------------------- the work
@@ -226,6 +253,41 @@ class Engine:
                 "candidates": [{"cell": list(c.cell), "probability": float(c.probability),
                                 "score": float(c.score), "progress": float(c.progress), "dead": bool(c.dead)}
                                for c in s.candidates]}
+
+    def review(self, body: dict) -> dict:
+        """A saved game or a player's replay, graded: its layout, its moves and ``grade``'s review."""
+        import base64
+        import binascii
+        import os
+        import tempfile
+
+        from nnsweeper.grading import grade, replay_of_log
+        from nnsweeper.play import load_game
+        from nnsweeper.replays import FORMATS, read_replay
+
+        name = _field(body, "name", str)
+        suffix = os.path.splitext(name)[1].lower()
+        if suffix not in (*FORMATS, ".json"):
+            raise RequestError(400, f"{name[:80]!r}: a game is the JSON file nnsweeper play --save writes, "
+                                    f"or an .avf, .rmv, .mvf or .evf replay")
+        try:
+            data = base64.b64decode(_field(body, "data", str), validate=True)
+        except (binascii.Error, ValueError):
+            raise RequestError(400, "'data' must be the file's bytes in base64") from None
+        with tempfile.TemporaryDirectory() as folder:  # the project's readers read files
+            path = os.path.join(folder, f"game{suffix}")
+            with open(path, "wb") as f:
+                f.write(data)
+            replay = replay_of_log(load_game(path)) if suffix == ".json" else read_replay(path)
+        rows, cols = replay.mines.shape
+        if rows * cols > self.limits.max_cells:
+            raise RequestError(422, f"the game's board has {rows * cols} cells; this server reviews at most "
+                                    f"{self.limits.max_cells}")
+        graded = grade(replay)
+        moves = [{"action": a, "cells": [list(map(int, c)) for c in cells]} for a, cells in replay.moves]
+        return {"rows": int(rows), "cols": int(cols), "mines": np.flatnonzero(replay.mines.ravel()).tolist(),
+                "moves": moves, "source": replay.source,
+                "grade": _finite(json.loads(json.dumps(graded.to_dict(), default=_plain)))}
 
     def parse(self, body: dict) -> dict:
         """A board's text read as ``analyze`` reads it: its grid, flags and the count its header carries."""
@@ -336,6 +398,6 @@ def create_app(limits: Limits | None = None):
 
     routes = [Route("/", index), Route("/api/info", info),
               *(Route(f"/api/{name}", endpoint(getattr(engine, name)), methods=["POST"])
-                for name in ("analyze", "predict", "suggest", "layout", "parse")),
+                for name in ("analyze", "predict", "suggest", "layout", "parse", "review")),
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     return Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})

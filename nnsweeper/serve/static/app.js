@@ -135,6 +135,7 @@ function chord(k) {
 }
 
 function flag(k) {
+  if (mode === "review") return;
   if (mode === "analyse") return edit(k, game.grid[k] >= 0 ? -1 : "flag");
   if (game.over || game.grid[k] >= 0) return;
   snapshot();
@@ -309,7 +310,7 @@ async function step() {
 
 function toggleAuto() {
   if (autoplay !== null) return stopAuto();
-  if (mode === "analyse") return say("auto play plays games: switch to play");
+  if (mode !== "play") return say("auto play plays games: switch to play");
   autoplay = 0;
   $("auto").textContent = "stop";
   step();
@@ -331,7 +332,13 @@ function setMode(next) {
   mode = next;
   $("mode").value = next;
   document.body.classList.toggle("analyse", next === "analyse");
+  document.body.classList.toggle("review", next === "review");
   $("editor").hidden = next !== "analyse";
+  $("review").hidden = next !== "review";
+  if (next === "review") {
+    if (reviewed) showStep(+$("review-step").value);
+    return;
+  }
   if (next === "analyse") {
     Object.assign(game, { mine: null, over: null, boom: -1, started: 0, ended: 0 });
     $("pos-mines").value = game.mines;
@@ -418,6 +425,78 @@ $("board").addEventListener("wheel", (e) => {
   edit(k, Math.max(-1, Math.min(8, game.grid[k] + (e.deltaY < 0 ? 1 : -1))));
 }, { passive: false });
 
+// ------------------------------------------------------------------ reviewing a game
+// A saved game or a player's replay, read and graded by the server; the board at any move, the
+// next move outlined with its grade (its exact risk, its cost in chance of winning, the better cell).
+let reviewed = null;
+
+function pct(x) { return x === null || x === undefined ? "-" : `${(100 * x).toFixed(x < 0.001 && x > 0 ? 3 : 1)}%`; }
+function at(c) { return `(${c[0]}, ${c[1]})`; }
+
+async function openReview(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
+  say(`grading ${file.name} ...`);
+  try {
+    reviewed = await api("review", { name: file.name, data: btoa(binary) });
+  } catch (e) { reviewed = null; say(e.message); return; }
+  say("");
+  const g = reviewed.grade, s = g.summary;
+  Object.assign(game, { rows: reviewed.rows, cols: reviewed.cols, mines: reviewed.mines.length, history: [] });
+  game.mine = new Uint8Array(game.rows * game.cols);
+  for (const q of reviewed.mines) game.mine[q] = 1;
+  game.grid = new Int8Array(game.rows * game.cols).fill(-1);
+  game.flags = new Uint8Array(game.rows * game.cols);
+  build();
+  $("review-step").max = reviewed.moves.length;
+  $("review-summary").textContent = `${reviewed.source}: ${s.board}, ${s.won ? "won" : "lost"} in ${s.moves} moves; `
+    + `${s.guesses} guesses (${s.needless_guesses} needless), ${s.mistakes} mistakes, accuracy ${pct(s.accuracy)}, `
+    + `luck ${pct(s.luck)}` + (s.biggest_loss ? `, biggest loss ${pct(s.biggest_loss.loss)} at move ${s.biggest_loss.move}` : "")
+    + `; 3BV ${s["3bv"]}` + (s["3bv_per_second"] ? `, 3BV/s ${s["3bv_per_second"].toFixed(2)}` : "");
+  showStep(0);
+}
+
+function showStep(step) {
+  if (!reviewed) return;
+  step = Math.max(0, Math.min(step, reviewed.moves.length));
+  $("review-step").value = step;
+  game.grid.fill(-1);
+  Object.assign(game, { over: null, boom: -1 });
+  for (const m of reviewed.moves.slice(0, step)) open(m.cells.map(([i, j]) => i * game.cols + j));
+  refresh();
+  const next = reviewed.moves[step], graded = reviewed.grade.moves[step];
+  $("review-at").textContent = `move ${step} of ${reviewed.moves.length}`;
+  if (!next) { $("review-move").textContent = game.over ? `the game is ${game.over}` : ""; return; }
+  for (const [i, j] of next.cells) cells[i * game.cols + j].classList.add("next");
+  let text = `next, move ${step + 1}: ${next.action} ${next.cells.map(at).join(" ")}`;
+  if (graded) {
+    text += `: ${graded.kind}, P(mine) ${pct(graded.p_mine)}`;
+    if (graded.kind !== "first click" && graded.kind !== "certain") {
+      text += ` (lowest ${pct(graded.p_lowest)} at ${at(graded.lowest_cell)})`;
+      text += `; chance of winning ${pct(graded.win_before)} before, ${pct(graded.win_after)} after it`
+        + ` (${graded.estimate}), loss ${pct(graded.loss)}`;
+      if (graded.better) text += `; better: ${at(graded.better)}`;
+    }
+    if (!graded.survived) text += "; it was a mine";
+  }
+  $("review-move").textContent = text;
+}
+
+$("review-file").addEventListener("change", () => { const f = $("review-file").files[0]; if (f) openReview(f); });
+$("review-step").addEventListener("input", () => showStep(+$("review-step").value));
+$("review-first").addEventListener("click", () => showStep(0));
+$("review-prev").addEventListener("click", () => showStep(+$("review-step").value - 1));
+$("review-next").addEventListener("click", () => showStep(+$("review-step").value + 1));
+$("review-last").addEventListener("click", () => showStep(reviewed ? reviewed.moves.length : 0));
+document.addEventListener("keydown", (e) => {
+  if (mode !== "review" || e.target.closest("input:not([type=range]), select, textarea")) return;
+  const to = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+  if (to) { e.preventDefault(); showStep(+$("review-step").value + to); }
+  if (e.key === "Home") showStep(0);
+  if (e.key === "End" && reviewed) showStep(reviewed.moves.length);
+});
+
 // ------------------------------------------------------------------ input
 function cellOf(event) {
   const el = event.target.closest(".cell");
@@ -425,7 +504,7 @@ function cellOf(event) {
 }
 
 function primary(k) {
-  if (k < 0) return;
+  if (k < 0 || mode === "review") return;
   if (mode === "analyse") return edit(k, game.grid[k] >= 8 ? -1 : game.grid[k] + 1);
   if (game.grid[k] > 0) chord(k); else reveal(k);
 }
@@ -452,6 +531,7 @@ $("board").addEventListener("pointerleave", () => { hover = -1; });
 
 document.addEventListener("keydown", (e) => {
   if (e.target.closest("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (mode === "review") return;  // its own keys step through the game
   if (mode === "analyse" && hover >= 0 && /^[0-8.]$/.test(e.key)) {
     e.preventDefault();
     return edit(hover, e.key === "." ? -1 : +e.key);
