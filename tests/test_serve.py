@@ -146,6 +146,7 @@ MALFORMED = [
     (b"{bad json", 400, "not JSON"),
     (b"[1, 2]", 400, "JSON object"),
     (b"\xff\xfe", 400, "not JSON"),
+    (b"[" * 100_000 + b"]" * 100_000, 400, "nests its JSON deeper"),
     (json.dumps({"mines": 2}).encode(), 400, "lacks 'board'"),
     (json.dumps({"board": 7, "mines": 2}).encode(), 400, "'board' must be a string"),
     (json.dumps({"board": "1 .", "mines": "2"}).encode(), 400, "'mines' must be an integer"),

@@ -355,6 +355,8 @@ def create_app(limits: Limits | None = None):
             body = json.loads(b"".join(chunks))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise RequestError(400, f"the request body is not JSON: {one_line(e)}") from None
+        except RecursionError:
+            raise RequestError(400, "the request body nests its JSON deeper than Python reads") from None
         if not isinstance(body, dict):
             raise RequestError(400, "the request body must be a JSON object")
         return body
