@@ -39,7 +39,7 @@ _ON_FIRST_USE = {
     "load_model": "nnsweeper.models",
     "BatchedGames": "nnsweeper.batched",
     "play_batched": "nnsweeper.batched",
-    "grade": "nnsweeper.grading",
+    "grade": "nnsweeper.players.grading",
 }
 
 

@@ -206,8 +206,8 @@ def test_an_evf_replay_opens_with_its_grade(page, tmp_path):
     pytest.importorskip("ms_toollib", reason="reading replays needs the replays extra: make setup")
     from test_replays import _beginner_game, record
 
-    from nnsweeper.grading import grade
-    from nnsweeper.replays import read_replay
+    from nnsweeper.players.grading import grade
+    from nnsweeper.players.replays import read_replay
 
     for seed in range(40):
         mines, clicks, rec = _beginner_game(seed)

@@ -11,9 +11,9 @@ import pytest
 
 import nnsweeper as ns
 from nnsweeper.errors import InvalidBoardError
-from nnsweeper.grading import MISTAKE, Replay, bbbv, grade
 from nnsweeper.grid import neighbour_sum
-from nnsweeper.play import GameLog
+from nnsweeper.players.grading import MISTAKE, Replay, bbbv, grade
+from nnsweeper.players.play import GameLog
 
 ROWS, COLS, MINES = 3, 4, 3
 CELLS = [(i, j) for i in range(ROWS) for j in range(COLS)]
@@ -191,8 +191,8 @@ def test_a_game_without_a_move_is_refused():
 
 
 def test_a_game_without_a_guess_says_so_and_draws_its_last_board(tmp_path):
-    from nnsweeper.grading import format_grade, plot_grade
-    from nnsweeper.play import PlaySession
+    from nnsweeper.players.grading import format_grade, plot_grade
+    from nnsweeper.players.play import PlaySession
 
     # 6x6 with 2 mines, seed 5: the first click at (0, 0) and one proved-safe cell win it.
     session = PlaySession(ns.Rules(6, 6, 2), 5)

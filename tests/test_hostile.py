@@ -153,8 +153,8 @@ def test_grade_names_what_is_wrong_with_a_half_built_game(make, words):
 
     import nnsweeper as ns
     from nnsweeper.errors import InvalidBoardError
-    from nnsweeper.grading import Replay
-    from nnsweeper.play import GameLog
+    from nnsweeper.players.grading import Replay
+    from nnsweeper.players.play import GameLog
 
     names = type("names", (), {"GameLog": GameLog, "Replay": Replay, "Rules": ns.Rules})
     with pytest.raises(InvalidBoardError, match=words):

@@ -9,11 +9,11 @@ import pytest
 import nnsweeper as ns
 from nnsweeper.cli import main
 from nnsweeper.game import Rules
-from nnsweeper.play import PlaySession, load_game
+from nnsweeper.players.play import PlaySession, load_game
 
 pytest.importorskip("textual")
 
-from nnsweeper.play import run_app  # noqa: E402
+from nnsweeper.players.play import run_app  # noqa: E402
 
 
 async def _walk(pilot, app, cell):

@@ -11,12 +11,12 @@ import pytest
 
 import nnsweeper as ns
 from nnsweeper.errors import InvalidBoardError
-from nnsweeper.grading import Replay, grade
 from nnsweeper.grid import neighbour_sum
+from nnsweeper.players.grading import Replay, bbbv, grade
 
 pytest.importorskip("ms_toollib")
 
-from nnsweeper.replays import read_replay  # noqa: E402
+from nnsweeper.players.replays import read_replay  # noqa: E402
 
 # Records a game with ms-toollib's BaseVideo in a child process (the library stops a process it
 # cannot go on with): the board (-1 a mine), then left clicks at (row, col), saved as EVF. Each
@@ -111,5 +111,5 @@ def test_the_grade_command_writes_its_json_and_picture(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "EVF replay game.evf: 9x9/10" in out.stdout and "3BV/s" in out.stdout
     data = json.loads((tmp_path / "g.json").read_text())
-    assert data["summary"]["3bv"] == ns.grading.bbbv(mines) > 0 and len(data["moves"]) == len(clicks)
+    assert data["summary"]["3bv"] == bbbv(mines) > 0 and len(data["moves"]) == len(clicks)
     assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"

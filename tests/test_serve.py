@@ -14,7 +14,7 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
 import nnsweeper as ns  # noqa: E402
-from nnsweeper.serve import STATIC, Limits, create_app  # noqa: E402
+from nnsweeper.players.serve import STATIC, Limits, create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,8 +77,8 @@ def test_parse_reads_both_formats_as_analyze_does(client):
 def test_review_grades_a_saved_game_as_grade_does(client, tmp_path):
     import base64
 
-    from nnsweeper.grading import grade
-    from nnsweeper.play import GAME_FORMAT
+    from nnsweeper.players.grading import grade
+    from nnsweeper.players.play import GAME_FORMAT
 
     log = {"format": GAME_FORMAT, "rows": 9, "cols": 9, "mines": 10, "first_click": "safe", "seed": 3,
            "actions": [["reveal", 4, 4], ["reveal", 0, 0], ["flag", 1, 1], ["reveal", 8, 8]]}

@@ -2,7 +2,7 @@
 
 ``analyze`` prints the exact mine probability of every cell of a board typed as text,
 its number of consistent layouts and the move each solver would make there; ``play``
-is the terminal game (:mod:`nnsweeper.play`) with the engine's hints; ``watch`` plays
+is the terminal game (:mod:`nnsweeper.players.play`) with the engine's hints; ``watch`` plays
 one seeded game with a solver and writes it as an animation.
 """
 
@@ -210,7 +210,7 @@ def add_play(sub):
 
 def _cmd_play(args, argv) -> int:
     from nnsweeper.game import Rules
-    from nnsweeper.play import MAX_PLAY_SIDE, load_game
+    from nnsweeper.players.play import MAX_PLAY_SIDE, load_game
     from nnsweeper.solvers import get_solver
 
     get_solver(args.solver)  # an unknown name is refused before the screen changes
@@ -235,7 +235,7 @@ def _cmd_play(args, argv) -> int:
         output_target(args.save)  # a folder, a device or a FIFO is refused before the screen changes
         check_not_input(args.save, [args.replay] if args.replay else [], "--save")
     try:
-        from nnsweeper.play import run_app
+        from nnsweeper.players.play import run_app
 
         app = run_app(rules, seed, solver=args.solver, save=args.save, replay=log)
     except ImportError:
@@ -281,8 +281,8 @@ def _cmd_grade(args, argv) -> int:
     import json
 
     from nnsweeper.fileio import write_text_atomic
-    from nnsweeper.grading import format_grade, grade, plot_grade
-    from nnsweeper.replays import FORMATS, read_replay
+    from nnsweeper.players.grading import format_grade, grade, plot_grade
+    from nnsweeper.players.replays import FORMATS, read_replay
 
     # Every output is checked before the work: a folder, a device, a FIFO, the game itself, or a
     # figure name without an image format's suffix is refused while nothing is done yet.
@@ -396,7 +396,7 @@ def _cmd_serve(args, argv) -> int:
     except ImportError:
         raise ValueError("nnsweeper serve needs Starlette and uvicorn: "
                          "pip install 'nnsweeper[serve]'") from None
-    from nnsweeper.serve import serve
+    from nnsweeper.players.serve import serve
 
     try:
         serve(args.host, args.port, open_browser=not args.no_browser)

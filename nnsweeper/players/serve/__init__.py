@@ -2,10 +2,10 @@
 
 A page with no build step and nothing fetched from elsewhere (it runs offline): plain
 HTML, CSS and one script under ``static/``, served with the JSON endpoints of
-:mod:`nnsweeper.serve.api` by Starlette on uvicorn (the ``serve`` extra:
+:mod:`nnsweeper.players.serve.api` by Starlette on uvicorn (the ``serve`` extra:
 ``pip install "nnsweeper[serve]"``). It binds to 127.0.0.1 unless told otherwise.
 
->>> from nnsweeper.serve import create_app          # doctest: +SKIP
+>>> from nnsweeper.players.serve import create_app          # doctest: +SKIP
 >>> from starlette.testclient import TestClient      # doctest: +SKIP
 >>> TestClient(create_app()).post("/api/analyze", json={"board": "1 .\\n. .", "mines": 1}).json()
 {'probabilities': [[None, 0.3333333333333333], [0.3333333333333333, 0.3333333333333333]], ...}
@@ -26,7 +26,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def __getattr__(name):
     if name in ("Limits", "create_app"):
-        from nnsweeper.serve import api
+        from nnsweeper.players.serve import api
 
         return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -46,7 +46,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, open_browser: bool = Tru
     open_browser : bool, default=True
         Open the page in the user's browser once the server listens.
     limits : Limits, optional
-        What one request may ask (:class:`~nnsweeper.serve.api.Limits`).
+        What one request may ask (:class:`~nnsweeper.players.serve.api.Limits`).
     """
     import socket
     import threading
@@ -54,7 +54,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, open_browser: bool = Tru
 
     import uvicorn
 
-    from nnsweeper.serve.api import create_app
+    from nnsweeper.players.serve.api import create_app
 
     app = create_app(limits)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

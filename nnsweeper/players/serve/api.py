@@ -36,7 +36,7 @@ Endpoints (``/api/...``):
   wrote, ``.json``, or an ``.avf``, ``.rmv``, ``.mvf`` or ``.evf`` replay, read by the
   project's own readers) -> ``{"rows", "cols", "mines": [INDEX, ...], "moves": [{"action",
   "cells"}, ...], "source", "grade"}``: the layout, what each move opened, and
-  :func:`~nnsweeper.grading.grade`'s review (``GameGrade.to_dict``: each move's exact risk,
+  :func:`~nnsweeper.players.grading.grade`'s review (``GameGrade.to_dict``: each move's exact risk,
   its loss in chance of winning, the better cell; the summary with mistakes, accuracy, luck).
 - ``POST layout``: ``{"rows", "cols", "mines", "first_click", "seed", "click": [ROW, COL]}``
   -> ``{"mines": [INDEX, ...]}``: the mines of ``Game(Rules(rows, cols, mines,
@@ -261,9 +261,9 @@ class Engine:
         import os
         import tempfile
 
-        from nnsweeper.grading import grade, replay_of_log
-        from nnsweeper.play import load_game
-        from nnsweeper.replays import FORMATS, read_replay
+        from nnsweeper.players.grading import grade, replay_of_log
+        from nnsweeper.players.play import load_game
+        from nnsweeper.players.replays import FORMATS, read_replay
 
         name = _field(body, "name", str)
         suffix = os.path.splitext(name)[1].lower()
@@ -335,7 +335,7 @@ def create_app(limits: Limits | None = None):
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from nnsweeper.serve import STATIC
+    from nnsweeper.players.serve import STATIC
 
     limits = limits or Limits()
     engine = Engine(limits)

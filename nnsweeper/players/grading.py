@@ -1,7 +1,7 @@
 """A finished game graded move by move: what each click risked, and what it cost in chance of winning.
 
-:func:`grade` replays a game (a :class:`~nnsweeper.play.GameLog`, as ``nnsweeper play --save``
-writes it, or a :class:`Replay` of any source: :mod:`nnsweeper.replays` reads the players'
+:func:`grade` replays a game (a :class:`~nnsweeper.players.play.GameLog`, as ``nnsweeper play --save``
+writes it, or a :class:`Replay` of any source: :mod:`nnsweeper.players.replays` reads the players'
 replay formats) and, for every move after the first click, looks at the position the player
 saw, **the numbers only** (a human's flags are not trusted):
 
@@ -152,7 +152,7 @@ def _bbbv(mines: np.ndarray, labels: np.ndarray) -> int:
 
 
 def replay_of_log(log) -> Replay:
-    """A :class:`~nnsweeper.play.GameLog` played again: its layout and what each action opened."""
+    """A :class:`~nnsweeper.players.play.GameLog` played again: its layout and what each action opened."""
     from nnsweeper.game import MinesweeperEnv
 
     r = log.rules
@@ -198,9 +198,9 @@ def _is_int(v) -> bool:
 
 
 def _checked_log(log):
-    """A :class:`~nnsweeper.play.GameLog` whose every field is what ``play --save`` writes."""
+    """A :class:`~nnsweeper.players.play.GameLog` whose every field is what ``play --save`` writes."""
     from nnsweeper.game import Rules
-    from nnsweeper.play import ACTIONS
+    from nnsweeper.players.play import ACTIONS
 
     if not isinstance(log.rules, Rules):
         raise InvalidBoardError(f"GameLog.rules must be Rules; got {type(log.rules).__name__}")
@@ -259,7 +259,7 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
     ----------
     game : GameLog, Replay, str or path
         A game saved by ``nnsweeper play --save`` (the log or its file), or a :class:`Replay`
-        (:func:`nnsweeper.replays.read_replay` makes one of an AVF, RMV, MVF or EVF file).
+        (:func:`nnsweeper.players.replays.read_replay` makes one of an AVF, RMV, MVF or EVF file).
     endgame_layouts : int, default=ENDGAME_LAYOUTS
         Positions with at most this many layouts get exact chances of winning.
 
@@ -268,7 +268,7 @@ def grade(game, *, endgame_layouts: int = ENDGAME_LAYOUTS) -> GameGrade:
     GameGrade
     """
     from nnsweeper.errors import check_int
-    from nnsweeper.play import GameLog, load_game
+    from nnsweeper.players.play import GameLog, load_game
 
     endgame_layouts = check_int("endgame_layouts", endgame_layouts, 0, InvalidBoardError)
     if isinstance(game, GameLog):

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from nnsweeper.errors import InvalidBoardError
-from nnsweeper.grading import Replay
+from nnsweeper.players.grading import Replay
 
 __all__ = ["FORMATS", "MAX_REPLAY_BYTES", "read_replay"]
 
