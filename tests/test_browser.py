@@ -230,3 +230,21 @@ def test_an_evf_replay_opens_with_its_grade(page, tmp_path):
     assert page.text_content("#review-move").startswith("next, move 1: reveal ")
     page.keyboard.press("ArrowRight")
     assert page.evaluate("+document.querySelector('#review-step').value") == 1
+
+
+def test_every_solvers_next_move_with_its_reason(page):
+    from nnsweeper.solvers.suggest import suggest_move
+
+    _new_game(page, "beginner", 9, source="none")
+    _cell(page, (9, 9), 4, 4).click()
+    page.wait_for_function("document.querySelectorAll('.cell.open').length > 0")
+    page.select_option("#solver", "every solver")
+    page.click("#hint")
+    solvers = page.evaluate("info.solvers")
+    page.wait_for_function("document.querySelector('#reason').textContent.split('\\n').length === "
+                           f"{len(solvers)}")
+    lines = page.text_content("#reason").split("\n")
+    grid = np.array(page.evaluate("Array.from(game.grid)"), dtype=np.int8).reshape(9, 9)
+    want = suggest_move("csp", ns.Observation.of(grid, 10), np.random.default_rng(9))
+    line = next(x for x in lines if x.startswith("csp ("))
+    assert line == f"csp ({want.cell[0]}, {want.cell[1]}): {want.reason}"

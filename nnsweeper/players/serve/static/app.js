@@ -262,8 +262,22 @@ function paint(p, source) {
 }
 
 // ------------------------------------------------------------------ solvers
+// Every solver's next move at once (the "every solver" choice), as nnsweeper analyze lists them.
+async function hintAll() {
+  const body = { board: boardText(), mines: game.mines, seed: game.seed };
+  cells.forEach((el) => el.classList.remove("hint"));
+  candidates([]);
+  const answers = await Promise.all(info.solvers.map((solver) =>
+    api("suggest", { ...body, solver }).catch((e) => ({ solver, error: e.message }))));
+  $("reason").textContent = answers.map((s) => s.error ? `${s.solver}: ${s.error}`
+    : s.cell ? `${s.solver} (${s.cell[0]}, ${s.cell[1]}): ${s.reason}` : `${s.solver}: ${s.reason}`).join("\n");
+  for (const s of answers) if (s.cell) cells[s.cell[0] * game.cols + s.cell[1]].classList.add("hint");
+  return null;
+}
+
 async function hint() {
   if (game.over) return null;
+  if ($("solver").value === "every solver") return hintAll();
   try {
     const s = await api("suggest", { board: boardText(), mines: game.mines, solver: $("solver").value,
                                      seed: game.seed });
@@ -300,6 +314,7 @@ function candidates(list) {
 }
 
 async function step() {
+  if ($("solver").value === "every solver") return stopAuto();
   const s = await hint();
   if (!s || !s.cell || autoplay === null) return stopAuto();
   for (const [i, j] of s.flags) if (!game.flags[i * game.cols + j]) flag(i * game.cols + j);
@@ -590,6 +605,7 @@ async function start() {
       $("source").add(new Option(`${m} - exact`, `${m}-exact`));
     }
     for (const s of info.solvers) $("solver").add(new Option(s, s, s === "search", s === "search"));
+    $("solver").add(new Option("every solver (hint)", "every solver"));
     if (!info.models.length) say("no network here (torch or its weights are not installed): the exact engine only");
   } catch (e) { say(e.message); }
   const shared = /^#pos=(.+)$/.exec(location.hash);
