@@ -77,7 +77,7 @@ lock:
 	$(LOCK_VENV)/bin/pip install "torch==$(TORCH_VERSION)" -e ".[dev,gym,play,rl,tensorboard,replays,docs,serve]" $(PIP_INDEX) $(PIP_EXTRA)
 	$(LOCK_VENV)/bin/ruff check .
 	$(LOCK_VENV)/bin/python -m pytest -q -n $(JOBS) -p no:cacheprovider
-	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl,tensorboard,replays,docs] that the test suite last passed with,"; \
+	{ echo "# The whole dependency set of nnsweeper[dev,gym,play,rl,tensorboard,replays,docs,serve] that the test suite last passed with,"; \
 	  echo "# as pip constraints for make setup. Made by make lock with $$($(LOCK_VENV)/bin/python -V);"; \
 	  echo "# do not edit by hand."; \
 	  $(LOCK_VENV)/bin/pip freeze --exclude-editable | sed -E 's/^(torch==[^+]+)\+.*/\1/'; \
