@@ -141,6 +141,16 @@ def test_the_network_overlay_is_predict_proba(page):
             assert abs(float(title.split("= ")[1]) - want[i, j]) <= 1e-6
 
 
+def test_a_no_guess_board_is_said_to_be_certified_and_is_the_games(page):
+    _new_game(page, "beginner", 4, rule="no-guess", source="none")
+    _cell(page, (9, 9), 4, 4).click()
+    page.wait_for_function("document.querySelectorAll('.cell.open').length > 0")
+    assert page.text_content("#message").startswith("a certified no-guess board")
+    game = ns.Game(ns.Rules(9, 9, 10, "no-guess"), 4)
+    game.reveal(4, 4)
+    assert page.evaluate("Array.from(game.mine)") == (game.board == -1).ravel().astype(int).tolist()
+
+
 def test_a_no_guess_board_that_cannot_be_made_says_so(page):
     page.select_option("#preset", "custom")
     page.fill("#rows", "9")

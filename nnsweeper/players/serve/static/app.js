@@ -103,6 +103,7 @@ async function reveal(k) {
       game.mine = new Uint8Array(game.rows * game.cols);
       for (const q of placed.mines) game.mine[q] = 1;
       game.started = performance.now();
+      if (game.rule.startsWith("no-guess")) say("a certified no-guess board: proven-safe moves alone win it from this click");
     } catch (e) { say(e.message); return; }
   }
   snapshot();
