@@ -48,10 +48,15 @@ def _every_step_of_two_chunks_runs_and_the_weights_chain(tiny_plan):
     ledger = json.loads((tiny_plan / "store" / "ledger.json").read_text())
     assert sorted(ledger) == ["cnn-00", "cnn-01", "data-00", "data-01", "gnn-00", "gnn-01"]
     assert all(entry["cpu_s"] > 0 and entry["wall_s"] > 0 for entry in ledger.values())
+    # Each step names the code it ran (a chunk's command makes its data again with the same code).
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    assert head.returncode == 0
+    assert all(entry["code"].startswith(head.stdout.strip()) for entry in ledger.values())
     weights = tiny_plan / "store" / "weights"
     # Only the latest weights of each network are kept; the ledger has every step's digest.
     kept = sorted(p.name for p in weights.iterdir())
-    assert kept == ["cnn-01.json", "cnn-01.pt", "gnn-01.json", "gnn-01.pt"]
+    assert kept == [f"{net}-01{suffix}" for net in ("cnn", "gnn")
+                    for suffix in (".config.json", ".history.json", ".json", ".pt")]
     meta = {name: json.loads((weights / f"{name}.json").read_text()) for name in ("gnn-01", "cnn-01")}
     # Chunk 1 starts from chunk 0's weights, and carries the seeds of both chunks' games.
     init = meta["gnn-01"]["extra"]["init"]
@@ -107,6 +112,10 @@ def _a_network_ships_once_its_gate_passed(tiny_plan):
     ledger["gate-gnn"] = {"cpu_s": 1.0, "wall_s": 1.0, "passed": False, "command": "by hand"}
     ledger["gate-cnn"] = {"cpu_s": 1.0, "wall_s": 1.0, "passed": True, "command": "by hand"}
     ledger_path.write_text(json.dumps(ledger))
+    # A new machine: the last run folder is gone; the store holds what the card reads.
+    import shutil
+
+    shutil.rmtree(tiny_plan / "cnn-01")
     done = _plan("run", "--jobs", "1", work=tiny_plan)
     assert done.returncode == 0, done.stderr
     assert "gnn does not ship: its gate failed" in done.stderr

@@ -201,7 +201,7 @@ class Plan:
         from nnsweeper.fileio import write_text_atomic
 
         ledger = self.ledger()
-        ledger[name] = entry
+        ledger[name] = {**entry, "code": _code_version()}
         self.store.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.ledger_path, json.dumps(ledger, indent=1, sort_keys=True) + "\n")
         # Counted in the ledger now: a later run of the step counts only its own CPU.
@@ -282,6 +282,20 @@ class Plan:
                   + ("failed (see its grid)" if gate else "has not judged it yet"), file=sys.stderr)
             return 0
         last = f"{self.chunks - 1:02d}"
+        run = self.runs / f"{net}-{last}"
+        if not (run / "last.pt").exists():  # a new machine: the run folder made again from the store
+            kept = self.weights(f"{net}-{last}")
+            parts = {"last.pt": ".pt", "last.json": ".json", "history.json": ".history.json",
+                     "config.json": ".config.json"}
+            missing = [kept.stem + suffix for suffix in parts.values()
+                       if not kept.with_name(kept.stem + suffix).exists()]
+            if missing:
+                print(f"train/plan.py: error: {net} cannot ship here: its last run folder {_rel(run)} is not "
+                      f"on this machine and {', '.join(missing)} not in {_rel(kept.parent)}", file=sys.stderr)
+                return 2
+            run.mkdir(parents=True, exist_ok=True)
+            for name, suffix in parts.items():
+                shutil.copyfile(kept.with_name(kept.stem + suffix), run / name)
         if not (self.data / "test" / "manifest.json").exists():  # a new machine: made again first
             rc = self._test_data(Step("test-data", "test"))
             if rc != 0:
@@ -370,11 +384,13 @@ class Plan:
         history = json.loads((folder / "history.json").read_text())
         target = self.weights(step.name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        # The checkpoint's description first, its weights last: done() looks for the weights.
-        for suffix in (".json", ".pt"):
+        # The run's history and config (what the shipped model's card reads), then the checkpoint's
+        # description, its weights last: done() looks for the weights.
+        for source, suffix in (("history.json", ".history.json"), ("config.json", ".config.json"),
+                               ("last.json", ".json"), ("last.pt", ".pt")):
             tmp = target.with_name(f"{target.stem}{suffix}.tmp")
-            shutil.copyfile(folder / f"last{suffix}", tmp)
-            os.replace(tmp, target.with_suffix(suffix))
+            shutil.copyfile(folder / source, tmp)
+            os.replace(tmp, target.with_name(target.stem + suffix))
         keep = ("val_frontier_log_loss_ratio", "val_decision_lowest_risk", "val_decision_regret_mean",
                 "val_decision_overconfident", "val_frontier_safe_below")
         from nnsweeper.fileio import file_sha256
@@ -388,8 +404,9 @@ class Plan:
         # The weights before these are no longer needed (each description carries every chunk's
         # seeds, so keeping them all would grow by megabytes a chunk).
         if step.after is not None:
-            for suffix in (".pt", ".json"):
-                self.weights(step.after).with_suffix(suffix).unlink(missing_ok=True)
+            before = self.weights(step.after)
+            for suffix in (".pt", ".json", ".history.json", ".config.json"):
+                before.with_name(before.stem + suffix).unlink(missing_ok=True)
         # Both networks have read the chunk: its data goes (the ledger's command makes it again).
         if not self.needs_data(step.chunk):
             shutil.rmtree(self.chunk_folder(step.chunk), ignore_errors=True)
@@ -556,6 +573,24 @@ def _portable(argv: list[str]) -> list[str]:
     """The arguments with the checkout's own path dropped (the ledger is committed)."""
     root = str(ROOT) + os.sep
     return [a.replace(root, "") for a in argv]
+
+
+def _code_version() -> str:
+    """The commit of the checkout the step ran from (with ``+changes`` when its tracked files differ
+    from it), or the package's version outside a git checkout: a chunk's command makes the same data
+    again with the same code (the policies' moves are the code's)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        head = None
+    if head is None or head.returncode != 0:
+        from nnsweeper import __version__
+
+        return f"nnsweeper {__version__}"
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def _now() -> str:
