@@ -170,6 +170,9 @@ function bbbv() {
 function build() {
   const board = $("board");
   board.style.gridTemplateColumns = `repeat(${game.cols}, var(--cell))`;
+  // Cells fit the window's width down to 20 px (a phone shows expert's 30 columns whole); below
+  // that the board scrolls.
+  board.style.setProperty("--cell", `max(20px, min(28px, calc((100vw - 2.5rem) / ${game.cols})))`);
   board.replaceChildren();
   cells = [];
   for (let k = 0; k < game.rows * game.cols; k++) {
