@@ -10,6 +10,11 @@ game in ms, and the model's load apart (not in the times per game); the mean of 
     python benchmarks/bench_solvers.py
     python benchmarks/bench_solvers.py --games 40 --solvers csp,search --boards expert
     python benchmarks/bench_solvers.py --boards 10x10:5-30,beginner,intermediate --start corner
+    python benchmarks/bench_solvers.py --solvers cnn --boards 10x10:5-30 --option batch_size=128
+
+``--option KEY=VALUE`` passes an option to every solver named (its value read as JSON), to
+measure one setting at a time (the networks' ``batch_size``, say); the torch threads of the
+process follow ``OMP_NUM_THREADS`` as in every worker (one when it is not set).
 
 The networks play a board size's games in lockstep (batches of an eighth of them per
 worker, as every evaluation does), so their time per game falls with the games played:
@@ -23,11 +28,22 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from nnsweeper.cli.core import boards
 from nnsweeper.evaluation import evaluate
 from nnsweeper.game import PRESETS
 from nnsweeper.solvers import SOLVERS, compare_solvers, get_solver
+
+
+def _option(text: str):
+    """``KEY=VALUE`` as (key, value), read as ``bench_games.py`` (beside this script) reads it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_games", Path(__file__).with_name("bench_games.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._option(text)
 
 
 def _names(text: str) -> list[str]:
@@ -69,6 +85,9 @@ def main(argv=None) -> int:
     parser.add_argument("--start", default="auto",
                         help="first click: corner, center, or auto (default: the centre on sizes "
                         "given as RxC, the corner on presets)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", type=_option,
+                        help="an option of every solver named, its value as JSON (repeatable), e.g. "
+                        "--option batch_size=128")
     args = parser.parse_args(argv)
     if args.games is not None and args.games < 1:
         parser.error(f"--games must be at least 1; got {args.games}")
@@ -77,7 +96,7 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     for label, played in args.boards:
         start = _start(label, played, args.start)
-        solvers = {n: get_solver(n, start=start) for n in args.solvers}
+        solvers = {n: get_solver(n, start=start, **dict(args.option)) for n in args.solvers}
         games = args.games or (40 if all(isinstance(b, str) for b in played) else 100)
         # One untimed game each first, so that lazy imports and compilation stay out of the figures
         # (the models' load is reported apart either way).
@@ -100,7 +119,9 @@ def main(argv=None) -> int:
     for row in (header, *rows):
         cells = zip(row, widths, strict=True)
         print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(cells)))
-    print(f"\nsafe first click, one process; {wall:.1f} s in all. mean ms: over every game (the 10x10 "
+    shown = "".join(f" {k}={v!r}" for k, v in args.option)
+    print(f"\nsafe first click, one process{';' + shown if shown else ''}; {wall:.1f} s in all. mean ms: "
+          "over every game (the 10x10 "
           "sweep's is compare's ms per game); median ms: the middle configuration's median; load s: "
           "the model's load in this process (a second solver of the same model finds it loaded)")
     return 0

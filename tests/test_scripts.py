@@ -957,3 +957,11 @@ def test_bench_solvers_times_each_solver_on_each_group_of_boards(capsys):
         ("single_point", "beginner", "(corner)", "2"), ("csp", "beginner", "(corner)", "2")]
     with pytest.raises(SystemExit):
         bench.main(["--games", "0"])
+    # An option for the solvers named, one at a time: csp's tie-break, the same games played.
+    assert bench.main(["--games", "3", "--solvers", "csp", "--boards", "beginner",
+                       "--option", "tie_break=prob_zero"]) == 0
+    out = capsys.readouterr().out
+    assert "one process; tie_break='prob_zero';" in out and out.splitlines()[1].split()[:4] == [
+        "csp", "beginner", "(corner)", "3"]
+    with pytest.raises(SystemExit):
+        bench.main(["--option", "no equals sign"])
