@@ -13,8 +13,9 @@ game in ms, and the model's load apart (not in the times per game); the mean of 
     python benchmarks/bench_solvers.py --solvers cnn --boards 10x10:5-30 --option batch_size=128
 
 ``--option KEY=VALUE`` passes an option to every solver named (its value read as JSON), to
-measure one setting at a time (the networks' ``batch_size``, say); the torch threads of the
-process follow ``OMP_NUM_THREADS`` as in every worker (one when it is not set).
+measure one setting at a time (the networks' ``batch_size``, say); ``--threads N`` sets the
+torch threads of the process (default: torch's own, every core; ``compare``'s workers use one
+each).
 
 The networks play a board size's games in lockstep (batches of an eighth of them per
 worker, as every evaluation does), so their time per game falls with the games played:
@@ -88,7 +89,17 @@ def main(argv=None) -> int:
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", type=_option,
                         help="an option of every solver named, its value as JSON (repeatable), e.g. "
                         "--option batch_size=128")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads of this process (default: torch's own; compare's workers use 1)")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error(f"--threads must be at least 1; got {args.threads}")
+        import os
+
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # torch reads it when first imported
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(args.threads)
     if args.games is not None and args.games < 1:
         parser.error(f"--games must be at least 1; got {args.games}")
 
@@ -119,7 +130,8 @@ def main(argv=None) -> int:
     for row in (header, *rows):
         cells = zip(row, widths, strict=True)
         print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(cells)))
-    shown = "".join(f" {k}={v!r}" for k, v in args.option)
+    shown = "".join(f" {k}={v!r}" for k, v in args.option) + (f" {args.threads} torch thread(s)"
+                                                                 if args.threads else "")
     print(f"\nsafe first click, one process{';' + shown if shown else ''}; {wall:.1f} s in all. mean ms: "
           "over every game (the 10x10 "
           "sweep's is compare's ms per game); median ms: the middle configuration's median; load s: "

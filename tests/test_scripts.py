@@ -965,3 +965,5 @@ def test_bench_solvers_times_each_solver_on_each_group_of_boards(capsys):
         "csp", "beginner", "(corner)", "3"]
     with pytest.raises(SystemExit):
         bench.main(["--option", "no equals sign"])
+    with pytest.raises(SystemExit):
+        bench.main(["--threads", "0"])
