@@ -258,3 +258,25 @@ def test_every_solvers_next_move_with_its_reason(page):
     want = suggest_move("csp", ns.Observation.of(grid, 10), np.random.default_rng(9))
     line = next(x for x in lines if x.startswith("csp ("))
     assert line == f"csp ({want.cell[0]}, {want.cell[1]}): {want.reason}"
+
+
+def test_touch_a_tap_reveals_and_a_long_press_flags(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(server)
+    page.wait_for_function("document.querySelector('#solver').options.length > 0")
+    _new_game(page, "beginner", 7, source="none")
+
+    def press(k: int, ms: int) -> None:
+        cell = page.locator(".cell").nth(k)
+        init = {"pointerType": "touch", "isPrimary": True, "bubbles": True}
+        cell.dispatch_event("pointerdown", init)
+        page.wait_for_timeout(ms)
+        cell.dispatch_event("pointerup", init)
+
+    press(40, 50)  # a tap: the first click
+    page.wait_for_function("document.querySelectorAll('.cell.open').length > 0")
+    covered = page.evaluate("Array.from(game.grid).findIndex((v, k) => v < 0)")
+    press(covered, 700)  # held past the long press: a flag, nothing revealed
+    assert page.evaluate(f"game.flags[{covered}]") == 1 and page.evaluate(f"game.grid[{covered}]") == -1
+    context.close()
