@@ -125,17 +125,23 @@ def _field(body: dict, name: str, kind, *, default=None, required: bool = True):
 _KIND_WORDS = {int: "an integer", str: "a string", list: "a list"}
 
 
-def _observation(body: dict, limits: Limits):
-    """The position of a request: its board text and mine count, checked."""
+def _position(text: str, limits: Limits):
+    """``parse_position`` of a board's text, refused past :attr:`Limits.max_cells`."""
     from nnsweeper.boardtext import parse_position
-    from nnsweeper.observation import Observation
 
-    text = _field(body, "board", str)
-    mines = _field(body, "mines", int, required=False)
     grid, flags, carried = parse_position(text)
     if grid.size > limits.max_cells:
-        raise RequestError(422, f"the board has {grid.size} cells; this server analyses at most "
+        raise RequestError(422, f"the board has {grid.size} cells; this server reads at most "
                                 f"{limits.max_cells}")
+    return grid, flags, carried
+
+
+def _observation(body: dict, limits: Limits):
+    """The position of a request: its board text and mine count, checked."""
+    from nnsweeper.observation import Observation
+
+    grid, flags, carried = _position(_field(body, "board", str), limits)
+    mines = _field(body, "mines", int, required=False)
     if mines is None and carried is None:
         raise RequestError(400, "the request lacks 'mines' and the board text carries no count")
     if mines is not None and carried is not None and mines != carried:
@@ -149,22 +155,13 @@ def _rows(p: np.ndarray, revealed: np.ndarray) -> list[list[float | None]]:
             for prow, rrow in zip(p.tolist(), revealed.tolist(), strict=True)]
 
 
-def _plain(value):
-    """What JSON cannot hold as it is: numpy numbers and arrays, tuples (as lists)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
 def _finite(value):
-    """``value`` with every NaN or infinity as None (JSON has neither)."""
+    """``value`` with every NaN or infinity as None (JSON has neither), tuples as lists."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return float(value) if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
 
@@ -177,6 +174,7 @@ class Engine:
         self.limits = limits
         self._models: dict = {}
         self._model_lock = threading.Lock()
+        self._names: list[str] | None = None
 
     def info(self) -> dict:
         from nnsweeper.game import FIRST_CLICK_RULES, PRESETS
@@ -187,17 +185,18 @@ class Engine:
                 "solvers": compare_solvers(), "limits": asdict(self.limits)}
 
     def model_names(self) -> list[str]:
-        """The networks ``predict`` can ask: those whose bundled weights are installed, when torch is."""
-        import importlib.util
+        """The networks ``predict`` can ask: those whose bundled weights are installed, when torch is
+        (looked up once: neither changes while the server runs)."""
+        if self._names is None:
+            import importlib.util
+            from importlib.resources import files
 
-        from nnsweeper.models.registry import ARCHITECTURES
+            from nnsweeper.models.registry import ARCHITECTURES
 
-        if importlib.util.find_spec("torch") is None:
-            return []
-        from importlib.resources import files
-
-        weights = files("nnsweeper.models") / "weights"
-        return [name for name in ARCHITECTURES if (weights / f"{name}.pt").is_file()]
+            weights = files("nnsweeper.models") / "weights"
+            self._names = ([] if importlib.util.find_spec("torch") is None else
+                           [name for name in ARCHITECTURES if (weights / f"{name}.pt").is_file()])
+        return self._names
 
     def analyze(self, body: dict) -> dict:
         from nnsweeper.engine import analyze
@@ -242,17 +241,13 @@ class Engine:
         s = suggest_move(solver, obs, np.random.default_rng(seed), max_states=self.limits.max_states)
         if s is None:
             return {"cell": None, "reason": "nothing is left to reveal"}
-
-        def number(x):
-            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-        return {"solver": name, "cell": list(s.cell), "kind": s.kind, "probability": number(s.probability),
-                "exact_probability": number(s.exact_probability), "flags": [list(f) for f in s.flags],
-                "reason": s.reason,
-                # The search solver's look-ahead: every cell it scored, best first.
-                "candidates": [{"cell": list(c.cell), "probability": float(c.probability),
-                                "score": float(c.score), "progress": float(c.progress), "dead": bool(c.dead)}
-                               for c in s.candidates]}
+        # A single-point guess records no probability (NaN): null.
+        return _finite({"solver": name, "cell": s.cell, "kind": s.kind, "probability": s.probability,
+                        "exact_probability": s.exact_probability, "flags": s.flags, "reason": s.reason,
+                        # The search solver's look-ahead: every cell it scored, best first.
+                        "candidates": [{"cell": c.cell, "probability": float(c.probability),
+                                        "score": float(c.score), "progress": float(c.progress),
+                                        "dead": bool(c.dead)} for c in s.candidates]})
 
     def review(self, body: dict) -> dict:
         """A saved game or a player's replay, graded: its layout, its moves and ``grade``'s review."""
@@ -287,16 +282,11 @@ class Engine:
         moves = [{"action": a, "cells": [list(map(int, c)) for c in cells]} for a, cells in replay.moves]
         return {"rows": int(rows), "cols": int(cols), "mines": np.flatnonzero(replay.mines.ravel()).tolist(),
                 "moves": moves, "source": replay.source,
-                "grade": _finite(json.loads(json.dumps(graded.to_dict(), default=_plain)))}
+                "grade": _finite(graded.to_dict())}
 
     def parse(self, body: dict) -> dict:
         """A board's text read as ``analyze`` reads it: its grid, flags and the count its header carries."""
-        from nnsweeper.boardtext import parse_position
-
-        grid, flags, mines = parse_position(_field(body, "text", str))
-        if grid.size > self.limits.max_cells:
-            raise RequestError(422, f"the board has {grid.size} cells; this server reads at most "
-                                    f"{self.limits.max_cells}")
+        grid, flags, mines = _position(_field(body, "text", str), self.limits)
         return {"grid": grid.tolist(), "flags": flags.tolist(), "mines": mines}
 
     def layout(self, body: dict) -> dict:
