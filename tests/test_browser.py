@@ -77,7 +77,14 @@ def _cell(page, rows_cols, i, j):
 
 
 def _wait_for_overlay(page):
-    page.wait_for_function("document.querySelectorAll('.cell .p').length > 0")
+    """The board after the first click with its overlay painted, read in one step: (grid, titles).
+
+    Every redraw of the board removes the painted values, so values on a board with open cells
+    are those of its latest state (an answer for an older board is aborted, never painted)."""
+    page.wait_for_function("document.querySelectorAll('.cell.open').length > 0 "
+                           "&& document.querySelectorAll('.cell .p').length > 0")
+    grid, titles = page.evaluate("[Array.from(game.grid), cells.map((el) => el.title)]")
+    return np.array(grid, dtype=np.int8), titles
 
 
 def test_a_seeded_beginner_game_won_by_clicks(page):
@@ -105,11 +112,8 @@ def test_the_overlay_is_the_exact_engine(page):
     seed = 3
     _new_game(page, "expert", seed)
     _cell(page, (16, 30), 0, 0).click()
-    _wait_for_overlay(page)
-    page.wait_for_timeout(200)
-    _wait_for_overlay(page)
-    grid = np.array(page.evaluate("Array.from(game.grid)"), dtype=np.int8).reshape(16, 30)
-    titles = page.evaluate("cells.map((el) => el.title)")
+    grid, titles = _wait_for_overlay(page)
+    grid = grid.reshape(16, 30)
     want = ns.analyze(ns.Observation.of(grid, 99)).probabilities
     checked = 0
     for k, title in enumerate(titles):
@@ -131,10 +135,9 @@ def test_the_network_overlay_is_predict_proba(page):
 
     _new_game(page, "intermediate", 11, source="gnn")
     _cell(page, (16, 16), 8, 8).click()
-    _wait_for_overlay(page)
-    grid = np.array(page.evaluate("Array.from(game.grid)"), dtype=np.int8).reshape(16, 16)
+    grid, titles = _wait_for_overlay(page)
+    grid = grid.reshape(16, 16)
     want = load_model("gnn").predict_proba(ns.Observation.of(grid, 40))
-    titles = page.evaluate("cells.map((el) => el.title)")
     for k, title in enumerate(titles):
         i, j = divmod(k, 16)
         if grid[i, j] < 0:
