@@ -102,6 +102,9 @@ def test_a_seeded_beginner_game_won_by_clicks(page):
     page.wait_for_function("document.querySelector('#result').textContent.startsWith('won')")
     result = page.text_content("#result")
     assert result.startswith("won: 3BV ") and "3BV/s" in result
+    from nnsweeper.players.grading import bbbv
+
+    assert result.startswith(f"won: 3BV {bbbv(mine)}, ")
     # Every number on the page is the game's own.
     for i, j in zip(*np.nonzero(~mine), strict=True):
         shown = _cell(page, (9, 9), int(i), int(j)).text_content()

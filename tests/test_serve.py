@@ -103,6 +103,8 @@ def test_review_grades_a_saved_game_as_grade_does(client, tmp_path):
 
 
 def test_layout_is_the_games_own(client):
+    from nnsweeper.players.grading import bbbv
+
     for rule, (rows, cols, mines) in [("safe", (9, 9, 10)), ("zero", (8, 8, 12)), ("none", (5, 7, 6)),
                                       ("no-guess-fast", (8, 8, 10))]:
         for seed in (0, 5):
@@ -113,6 +115,7 @@ def test_layout_is_the_games_own(client):
             game = ns.Game(ns.Rules(rows, cols, mines, rule), seed)
             game.reveal(*click)
             assert r.json()["mines"] == np.flatnonzero((game.board == -1).ravel()).tolist()
+            assert r.json()["3bv"] == bbbv(game.board == -1)
 
 
 def test_predict_is_the_networks_predict_proba(client):

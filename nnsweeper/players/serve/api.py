@@ -39,9 +39,9 @@ Endpoints (``/api/...``):
   :func:`~nnsweeper.players.grading.grade`'s review (``GameGrade.to_dict``: each move's exact risk,
   its loss in chance of winning, the better cell; the summary with mistakes, accuracy, luck).
 - ``POST layout``: ``{"rows", "cols", "mines", "first_click", "seed", "click": [ROW, COL]}``
-  -> ``{"mines": [INDEX, ...]}``: the mines of ``Game(Rules(rows, cols, mines,
+  -> ``{"mines": [INDEX, ...], "3bv": N}``: the mines of ``Game(Rules(rows, cols, mines,
   first_click), seed)`` after a first click there (flat indices, row-major), the same
-  layout the game engine places.
+  layout the game engine places, and its 3BV (:func:`~nnsweeper.players.grading.bbbv`).
 """
 
 from __future__ import annotations
@@ -311,7 +311,9 @@ class Engine:
                                   max_tries=NO_GUESS_TRIES, time_limit=self.limits.no_guess_seconds)
         else:
             mine = draw_layout(rules, seed, (click[0], click[1]))
-        return {"mines": np.flatnonzero(mine.ravel()).tolist()}
+        from nnsweeper.players.grading import bbbv
+
+        return {"mines": np.flatnonzero(mine.ravel()).tolist(), "3bv": bbbv(mine)}
 
 
 # --------------------------------------------------------------------------- the app

@@ -10,6 +10,7 @@ const LONG_PRESS_MS = 400;
 const game = {
   rows: 0, cols: 0, mines: 0, rule: "safe", seed: 0,
   mine: null,        // Uint8Array of the layout, placed at the first click (the server's draw)
+  bbbv: 0,           // the layout's 3BV, as the server counts it
   grid: null,        // Int8Array: -1 covered, 0..8 revealed
   flags: null,       // Uint8Array
   over: null,        // null, "won" or "lost"
@@ -70,7 +71,7 @@ function newGame(seed) {
   const [rows, cols, mines] = preset === "custom"
     ? [+$("rows").value, +$("cols").value, +$("mines").value] : PRESETS[preset];
   Object.assign(game, { rows, cols, mines, rule: $("rule").value, seed: seed ?? +$("seed").value,
-                        mine: null, over: null, boom: -1, started: 0, ended: 0, history: [] });
+                        mine: null, bbbv: 0, over: null, boom: -1, started: 0, ended: 0, history: [] });
   game.grid = new Int8Array(rows * cols).fill(-1);
   game.flags = new Uint8Array(rows * cols);
   $("seed").value = game.seed;
@@ -102,6 +103,7 @@ async function reveal(k) {
         first_click: game.rule, seed: game.seed, click: [Math.floor(k / game.cols), k % game.cols] });
       game.mine = new Uint8Array(game.rows * game.cols);
       for (const q of placed.mines) game.mine[q] = 1;
+      game.bbbv = placed["3bv"];  // the clicks a perfect player needs (grading's count)
       game.started = performance.now();
       if (game.rule.startsWith("no-guess")) say("a certified no-guess board: proven-safe moves alone win it from this click");
     } catch (e) { say(e.message); return; }
@@ -144,28 +146,6 @@ function flag(k) {
   refresh();
 }
 
-// 3BV: the clicks a perfect player needs (each opening once, each number outside openings once).
-function bbbv() {
-  const n = game.rows * game.cols, seen = new Uint8Array(n);
-  let clicks = 0;
-  for (let k = 0; k < n; k++) {
-    if (game.mine[k] || seen[k] || count(k) !== 0) continue;
-    clicks++;
-    const stack = [k];
-    seen[k] = 1;
-    while (stack.length) {
-      const q = stack.pop();
-      for (const r of neighbours(q)) {
-        if (seen[r] || game.mine[r]) continue;
-        seen[r] = 1;
-        if (count(r) === 0) stack.push(r);
-      }
-    }
-  }
-  for (let k = 0; k < n; k++) if (!game.mine[k] && !seen[k]) clicks++;
-  return clicks;
-}
-
 // ------------------------------------------------------------------ drawing
 function build() {
   const board = $("board");
@@ -201,7 +181,7 @@ function draw() {
   $("left").textContent = game.mines - flagged;
   let result = "";
   if (game.over === "won") {
-    const seconds = (game.ended - game.started) / 1000, b = bbbv();
+    const seconds = (game.ended - game.started) / 1000, b = game.bbbv;
     result = `won: 3BV ${b}, ${seconds.toFixed(2)} s, 3BV/s ${(b / Math.max(seconds, 1e-3)).toFixed(2)}`;
   } else if (game.over === "lost") result = "lost";
   $("result").textContent = result;
@@ -385,10 +365,8 @@ function edit(k, value) {  // value: -1 covered, 0..8 a number, "flag" toggles a
   refresh();
 }
 
-function positionCode() {  // ROWSxCOLSxMINES:cells, one character a cell (. covered, F flag, a digit)
-  let cells = "";
-  for (let k = 0; k < game.grid.length; k++) cells += game.grid[k] >= 0 ? game.grid[k] : game.flags[k] ? "F" : ".";
-  return `${game.rows}x${game.cols}x${game.mines}:${cells}`;
+function positionCode() {  // ROWSxCOLSxMINES:cells, the board text's characters row after row
+  return `${game.rows}x${game.cols}x${game.mines}:${boardText().replaceAll("\n", "")}`;
 }
 
 function readPositionCode(code) {
