@@ -56,6 +56,11 @@ SEED = 6100
 #: against a chunk's.
 TEST_SEED = SEED + 99
 TEST_SHARE = 0.1
+#: What a training step keeps of its run beside the latest weights, by the run's file name: the
+#: history and config (what the shipped model's card reads), the description, the weights last
+#: (done() looks for the weights). Ship makes the last run folder again from them.
+KEPT = {"history.json": ".history.json", "config.json": ".config.json", "last.json": ".json",
+        "last.pt": ".pt"}
 #: The networks in the order each chunk trains them.
 NETS = ("gnn", "cnn")
 CONFIGS = {"gnn": "train/plan_gnn.toml", "cnn": "train/plan_cnn.toml"}
@@ -201,7 +206,8 @@ class Plan:
         from nnsweeper.fileio import write_text_atomic
 
         ledger = self.ledger()
-        ledger[name] = {**entry, "code": _code_version()}
+        # The code that first made the step's result (a data step made again keeps its entry's).
+        ledger[name] = {"code": _code_version(), **entry}
         self.store.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.ledger_path, json.dumps(ledger, indent=1, sort_keys=True) + "\n")
         # Counted in the ledger now: a later run of the step counts only its own CPU.
@@ -272,8 +278,8 @@ class Plan:
     def _ship(self, step: Step) -> int:
         """Bundle a network's last weights (``train/bundle.py``) once its gate passed: the package's
         weights for the plan itself, a folder of its own for a scaled plan. A network whose gate
-        failed is held back (the step stays left); its last run folder must be on this machine
-        (the card reads its history)."""
+        failed is held back (the step stays left). Where the last run folder is not on this
+        machine it is made again from what the store keeps of it (:data:`KEPT`)."""
         net = step.name.split("-", 1)[1]
         ledger = self.ledger()
         gate = ledger.get(f"gate-{net}")
@@ -285,23 +291,21 @@ class Plan:
         run = self.runs / f"{net}-{last}"
         if not (run / "last.pt").exists():  # a new machine: the run folder made again from the store
             kept = self.weights(f"{net}-{last}")
-            parts = {"last.pt": ".pt", "last.json": ".json", "history.json": ".history.json",
-                     "config.json": ".config.json"}
-            missing = [kept.stem + suffix for suffix in parts.values()
+            missing = [kept.stem + suffix for suffix in KEPT.values()
                        if not kept.with_name(kept.stem + suffix).exists()]
             if missing:
                 print(f"train/plan.py: error: {net} cannot ship here: its last run folder {_rel(run)} is not "
                       f"on this machine and {', '.join(missing)} not in {_rel(kept.parent)}", file=sys.stderr)
                 return 2
             run.mkdir(parents=True, exist_ok=True)
-            for name, suffix in parts.items():
+            for name, suffix in KEPT.items():
                 shutil.copyfile(kept.with_name(kept.stem + suffix), run / name)
         if not (self.data / "test" / "manifest.json").exists():  # a new machine: made again first
             rc = self._test_data(Step("test-data", "test"))
             if rc != 0:
                 return rc
         gates = ROOT / "eval" / "results" / "gate"
-        argv = [str(ROOT / "train" / "bundle.py"), net, str(_rel(self.runs / f"{net}-{last}")),
+        argv = [str(ROOT / "train" / "bundle.py"), net, str(_rel(run)),
                 "--checkpoint", "last.pt", "--config", CONFIGS[net],
                 "--data-command", ledger[f"data-{last}"]["command"],
                 "--test", str(_rel(self.data / "test")), ledger["test-data"]["command"],
@@ -384,10 +388,7 @@ class Plan:
         history = json.loads((folder / "history.json").read_text())
         target = self.weights(step.name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        # The run's history and config (what the shipped model's card reads), then the checkpoint's
-        # description, its weights last: done() looks for the weights.
-        for source, suffix in (("history.json", ".history.json"), ("config.json", ".config.json"),
-                               ("last.json", ".json"), ("last.pt", ".pt")):
+        for source, suffix in KEPT.items():
             tmp = target.with_name(f"{target.stem}{suffix}.tmp")
             shutil.copyfile(folder / source, tmp)
             os.replace(tmp, target.with_name(target.stem + suffix))
@@ -405,7 +406,7 @@ class Plan:
         # seeds, so keeping them all would grow by megabytes a chunk).
         if step.after is not None:
             before = self.weights(step.after)
-            for suffix in (".pt", ".json", ".history.json", ".config.json"):
+            for suffix in KEPT.values():
                 before.with_name(before.stem + suffix).unlink(missing_ok=True)
         # Both networks have read the chunk: its data goes (the ledger's command makes it again).
         if not self.needs_data(step.chunk):
