@@ -128,6 +128,7 @@ def test_the_overlay_is_the_exact_engine(page):
         assert abs(float(title.split("= ")[1]) - want[i, j]) <= 1e-9
         checked += 1
     assert checked == int((grid < 0).sum()) > 0
+    assert "P(mine) in %" in page.text_content("#legend")  # what the numbers are
 
 
 def test_the_network_overlay_is_predict_proba(page):
@@ -173,6 +174,7 @@ def test_the_page_keeps_answering_while_auto_play_runs(page):
     _new_game(page, "expert", 5)
     page.select_option("#solver", "csp")
     page.fill("#speed", "0")
+    assert page.text_content("#speed-ms") == "0"  # the speed chosen, shown beside its slider
     page.click("#auto")
     page.wait_for_function("document.querySelectorAll('.cell.open').length > 30 || game.over", timeout=60_000)
     # While the solver plays on, the page and the server answer at once.

@@ -224,6 +224,14 @@ async function updateOverlay() {
   }
 }
 
+// What the overlay's numbers are, beside its choice.
+function legend() {
+  const source = $("source").value;
+  $("legend").textContent = source === "none" ? "" : source.endsWith("-exact")
+    ? "numbers: the network's P(mine) minus the exact one, in points; red likelier, blue less likely"
+    : "numbers: P(mine) in %; 0 proven safe, M proven mine";
+}
+
 function paint(p, source) {
   const diff = source.endsWith("-exact");
   for (let i = 0; i < game.rows; i++) for (let j = 0; j < game.cols; j++) {
@@ -573,13 +581,15 @@ function freshSeed() {
 $("new-game").addEventListener("submit", (e) => { e.preventDefault(); newGame(freshSeed()); });
 $("again").addEventListener("click", () => newGame(game.seed));
 $("preset").addEventListener("change", () => { $("custom").hidden = $("preset").value !== "custom"; });
-$("source").addEventListener("change", () => { draw(); updateOverlay(); });
+$("source").addEventListener("change", () => { legend(); draw(); updateOverlay(); });
+$("speed").addEventListener("input", () => { $("speed-ms").value = $("speed").value; });
 $("undo").addEventListener("click", undo);
 $("hint").addEventListener("click", hint);
 $("auto").addEventListener("click", toggleAuto);
 
 async function start() {
   keyForm();
+  legend();
   try {
     info = await api("info");
     for (const m of info.models) {
