@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -36,6 +35,8 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+
+from nnsweeper.players.serve import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -177,33 +178,27 @@ def main(argv=None) -> int:
     parser.add_argument("--concurrent", type=int, default=200, help="analyses sent at once (default: 200)")
     args = parser.parse_args(argv)
     boards = positions(args.positions)
-    with subprocess.Popen([sys.executable, "-m", "nnsweeper", "serve", "--port", "0", "--no-browser"],
-                          stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
-        try:
-            url = proc.stdout.readline().split(" at ")[1].split()[0]
-            with urllib.request.urlopen(url + "api/info", timeout=60) as r:
-                info = json.loads(r.read())
-            print(f"nnsweeper {info['version']} serve, {len(boards)} expert positions of seeded csp games; "
-                  f"load average {os.getloadavg()[0]:.2f} at the start")
-            rows = hostile(url)
-            print(f"hostile requests to POST /api/analyze: {sum(400 <= s < 500 for _, s, _ in rows)} of "
-                  f"{len(rows)} answered 4xx, {sum(one for *_, one in rows)} in one line")
-            for what, status, one in rows:
-                print(f"  {status} {'one line' if one else 'NOT ONE LINE'}  {what}")
-            c = concurrent(url, proc.pid, boards, args.concurrent)
-            print(f"{c['requests']} analyses at once: statuses {c['statuses']}, longest answer "
-                  f"{c['longest_s']:.2f} s, all in {c['wall_s']:.2f} s; server memory "
-                  f"{c['rss_before_mib']:.0f} MiB before, {c['rss_after_mib']:.0f} MiB after")
-            browser = os.environ.get("NNSWEEPER_CHROMIUM") or shutil.which("chromium")
-            if importlib_available("playwright") and browser:
-                times = overlay(url, boards, ["exact", *info["models"]])
-                for source, t in times.items():
-                    print(f"move to overlay, {source}: {_summary(t)}")
-            else:
-                print("move to overlay: left out (needs Playwright and Chromium)")
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with serving(cwd=ROOT) as (url, proc):
+        with urllib.request.urlopen(url + "api/info", timeout=60) as r:
+            info = json.loads(r.read())
+        print(f"nnsweeper {info['version']} serve, {len(boards)} expert positions of seeded csp games; "
+              f"load average {os.getloadavg()[0]:.2f} at the start")
+        rows = hostile(url)
+        print(f"hostile requests to POST /api/analyze: {sum(400 <= s < 500 for _, s, _ in rows)} of "
+              f"{len(rows)} answered 4xx, {sum(one for *_, one in rows)} in one line")
+        for what, status, one in rows:
+            print(f"  {status} {'one line' if one else 'NOT ONE LINE'}  {what}")
+        c = concurrent(url, proc.pid, boards, args.concurrent)
+        print(f"{c['requests']} analyses at once: statuses {c['statuses']}, longest answer "
+              f"{c['longest_s']:.2f} s, all in {c['wall_s']:.2f} s; server memory "
+              f"{c['rss_before_mib']:.0f} MiB before, {c['rss_after_mib']:.0f} MiB after")
+        browser = os.environ.get("NNSWEEPER_CHROMIUM") or shutil.which("chromium")
+        if importlib_available("playwright") and browser:
+            times = overlay(url, boards, ["exact", *info["models"]])
+            for source, t in times.items():
+                print(f"move to overlay, {source}: {_summary(t)}")
+        else:
+            print("move to overlay: left out (needs Playwright and Chromium)")
     return 0
 
 

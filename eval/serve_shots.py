@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+from nnsweeper.players.serve import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
@@ -39,29 +40,23 @@ def main() -> int:
     if chromium is None:
         print("serve_shots.py: needs Chromium (NNSWEEPER_CHROMIUM or chromium on the PATH)", file=sys.stderr)
         return 2
-    with subprocess.Popen([sys.executable, "-m", "nnsweeper", "serve", "--port", "0", "--no-browser"],
-                          stdout=subprocess.PIPE, text=True, cwd=ROOT) as proc:
-        try:
-            url = proc.stdout.readline().split(" at ")[1].split()[0]
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-                page = browser.new_page(viewport={"width": 1280, "height": 820})
-                page.goto(url)
-                page.wait_for_function("document.querySelector('#solver').options.length > 0")
-                _play(page, "expert", 2026, [(8, 15)], 30)
-                page.select_option("#solver", "search")
-                page.click("#hint")
-                page.wait_for_function("document.querySelector('#reason').textContent.length > 0")
-                page.screenshot(path=str(IMAGES / "serve-desktop.png"), full_page=True)
-                phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
-                phone.goto(url)
-                phone.wait_for_function("document.querySelector('#solver').options.length > 0")
-                _play(phone, "beginner", 7, [(4, 4)], 9)
-                phone.screenshot(path=str(IMAGES / "serve-phone.png"), full_page=True)
-                browser.close()
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with serving(cwd=ROOT) as (url, _):
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 820})
+            page.goto(url)
+            page.wait_for_function("document.querySelector('#solver').options.length > 0")
+            _play(page, "expert", 2026, [(8, 15)], 30)
+            page.select_option("#solver", "search")
+            page.click("#hint")
+            page.wait_for_function("document.querySelector('#reason').textContent.length > 0")
+            page.screenshot(path=str(IMAGES / "serve-desktop.png"), full_page=True)
+            phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+            phone.goto(url)
+            phone.wait_for_function("document.querySelector('#solver').options.length > 0")
+            _play(phone, "beginner", 7, [(4, 4)], 9)
+            phone.screenshot(path=str(IMAGES / "serve-phone.png"), full_page=True)
+            browser.close()
     print(f"wrote {IMAGES / 'serve-desktop.png'} and {IMAGES / 'serve-phone.png'}")
     return 0
 

@@ -7,14 +7,13 @@ the system's package manager when run as root).
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import nnsweeper as ns
+from nnsweeper.players.serve import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = next((p for p in (os.environ.get("NNSWEEPER_CHROMIUM"), shutil.which("chromium"),
@@ -28,15 +27,8 @@ pytest.importorskip("starlette", reason="the browser tests need the serve extra:
 
 @pytest.fixture(scope="module")
 def server():
-    with subprocess.Popen([sys.executable, "-m", "nnsweeper", "serve", "--port", "0", "--no-browser"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT) as proc:
-        try:
-            line = proc.stdout.readline()
-            assert " at http://" in line, proc.stderr.read()
-            yield line.split(" at ")[1].split()[0]
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with serving(cwd=ROOT) as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
 import nnsweeper as ns  # noqa: E402
-from nnsweeper.players.serve import STATIC, Limits, create_app  # noqa: E402
+from nnsweeper.players.serve import STATIC, Limits, create_app, serving  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -264,35 +264,25 @@ def test_the_page_and_its_files_are_served_with_nothing_from_elsewhere(client):
     assert "csp" in info["solvers"] and info["limits"]["max_cells"] == Limits().max_cells
 
 
-def _serve(*args):
-    return subprocess.Popen([sys.executable, "-m", "nnsweeper", "serve", "--port", "0", "--no-browser",
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-
-
 def test_the_command_serves_on_the_loopback_and_says_where():
     import urllib.request
 
-    with _serve() as proc:
-        try:
-            line = proc.stdout.readline()
-            assert line.startswith("nnsweeper serve: the page is at http://127.0.0.1:")
-            url = line.split(" at ")[1].split()[0]
-            with urllib.request.urlopen(url + "api/info", timeout=30) as r:
-                assert json.loads(r.read())["version"] == ns.__version__
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with serving(cwd=ROOT) as (url, _):
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "api/info", timeout=30) as r:
+            assert json.loads(r.read())["version"] == ns.__version__
     bad = subprocess.run([sys.executable, "-m", "nnsweeper", "serve", "--port", "70000"], capture_output=True,
                          text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
+def test_a_server_that_cannot_start_says_why():
+    with pytest.raises(RuntimeError, match="did not start: .*port"):
+        with serving("--port", "70000", cwd=ROOT):
+            pass
+
+
 def test_another_address_is_said_to_be_exposed():
-    with _serve("--host", "0.0.0.0") as proc:
-        try:
-            proc.stdout.readline()
-            note = proc.stderr.readline()
-            assert "not the loopback" in note and "every machine that reaches port" in note
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+    with serving("--host", "0.0.0.0", cwd=ROOT) as (_, proc):
+        note = proc.stderr.readline()
+        assert "not the loopback" in note and "every machine that reaches port" in note

@@ -13,10 +13,12 @@ HTML, CSS and one script under ``static/``, served with the JSON endpoints of
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["STATIC", "Limits", "create_app", "serve"]
+__all__ = ["STATIC", "Limits", "create_app", "serve", "serving"]
 
 #: The page's files.
 STATIC = Path(__file__).with_name("static")
@@ -74,3 +76,26 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, open_browser: bool = Tru
         threading.Timer(0.5, webbrowser.open, (url,)).start()
     config = uvicorn.Config(app, log_level="warning", limit_concurrency=256, timeout_keep_alive=5)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+@contextmanager
+def serving(*args: str, cwd=None):
+    """``nnsweeper serve`` in a process of its own, on a free port: yields ``(url, process)``.
+
+    The server is started as the command line starts it (``python -m nnsweeper serve --port 0
+    --no-browser``, then ``args``, such as ``"--host", "0.0.0.0"``), its address read from the
+    line it prints once it listens, and it is stopped on leaving the block. The process's
+    standard output and error are pipes (text). For scripts and tests that drive the page
+    from outside (a browser, many clients at once).
+    """
+    cmd = [sys.executable, "-m", "nnsweeper", "serve", "--port", "0", "--no-browser", *args]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd) as proc:
+        try:
+            line = proc.stdout.readline()
+            if " at http://" not in line:
+                proc.terminate()
+                raise RuntimeError(f"nnsweeper serve did not start: {(line + proc.stderr.read()).strip()}")
+            yield line.split(" at ")[1].split()[0], proc
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
