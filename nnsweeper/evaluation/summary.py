@@ -272,7 +272,8 @@ def _timing_line(table) -> str:
     line = "ms per game: " + ", ".join(parts)
     setup = table.setup_by_solver()
     if setup:
-        line += "; model load, not in them: " + ", ".join(f"{n} {s:.1f} s" for n, s in setup.items())
+        line += ("; model load, not in them (summed over the processes; torch's import in the first a "
+                 "process loads): " + ", ".join(f"{n} {s:.1f} s" for n, s in setup.items()))
     return line
 
 

@@ -327,7 +327,8 @@ class EvalTable:
         setup = self.setup_by_solver()
         if setup:
             # Set-up is not in any game's time: said once, per solver, under the table.
-            lines.append("model load, not in ms per game (summed over the processes that played): "
+            lines.append("model load, not in ms per game (summed over the processes that played; torch's "
+                         "import in the first a process loads): "
                          + ", ".join(f"{name} {s:.1f} s" for name, s in setup.items()))
         return "\n".join(lines)
 
