@@ -922,8 +922,17 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
     f_gbase = np.empty(depth_max, np.int64)
     f_gend = np.empty(depth_max, np.int64)
     f_cell = np.empty(depth_max, np.int64)  # the guess whose split is being evaluated (-1: none)
+    f_lv = np.empty(depth_max, np.int64)  # its first entry of `lv`
+    f_lv_end = np.empty(depth_max, np.int64)
     parts = np.empty((64, n_words), np.uint64)  # a stack of the frames' parts
     guesses = np.empty(64, np.int64)  # a stack of the frames' guesses, as mines * n_cells + cell
+    # A stack of the frames' open cells: those that are a mine in some of its layouts but not all,
+    # ascending. Only they can matter below a frame: a cell that is a mine in all of them is one
+    # in every subset, and one that is safe in all of them shows one number in each part the
+    # frame is split into (a free reveal splits the parts by it; without one, its number is the
+    # same throughout); the guess a part comes from is revealed in it.
+    lv = np.empty(64, np.int64)
+    lv_top = 0
     # The cells that can matter below the root (every position is a subset of it): a cell that is
     # a mine in every layout of the root is one in every subset (never guessed, never revealed),
     # and a cell safe in all of them that shows one number splits nothing. The others, ascending.
@@ -951,11 +960,20 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
         f_n[f] = n
         f_base[f] = top
         f_gbase[f] = g_top
+        f_lv[f] = lv_top
         parts = _grow_rows(parts, top + 1)
         parts[top] = s
         n_parts = 1
-        for li in range(n_live):
-            c = live[li]
+        # The cells to look at: the root's live ones, else the parent's open ones but the guess
+        # this position comes from (the same splits and guesses as every live cell would give).
+        n_src = n_live if f == 0 else f_lv_end[f - 1] - f_lv[f - 1]
+        for li in range(n_src):
+            if f == 0:
+                c = live[li]
+            else:
+                c = lv[f_lv[f - 1] + li]
+                if c == f_cell[f - 1]:
+                    continue
             m = _and_count(s, mine[c])
             if m == 0:  # safe in every layout left: revealing it is free
                 if n_shows[c] > 1:  # it splits every part by its number
@@ -978,6 +996,10 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
                 guesses = _grow(guesses, g_top + 1)
                 guesses[g_top] = m * n_cells + c
                 g_top += 1
+                lv = _grow(lv, lv_top + 1)
+                lv[lv_top] = c
+                lv_top += 1
+        f_lv_end[f] = lv_top
         f_cell[f] = -1
         f_acc[f] = 0
         if n_parts > 1:
@@ -1058,6 +1080,7 @@ def endgame_win(root, mine, shows, n_shows, keys, vals, used, n_memo, node_limit
                 n_memo += 1
                 top = f_base[f]
                 g_top = f_gbase[f]
+                lv_top = f_lv[f]
                 depth -= 1
                 if depth == 0:
                     return SOLVED, f_best[f], f_col[f], nodes, keys, vals, used, n_memo
