@@ -416,6 +416,15 @@ def test_predict_proba_shapes_and_fixed_cells(arch):
     np.testing.assert_allclose(out[3], stacked[1], atol=1e-6)
     # The train/eval mode of every submodule is left as it was.
     assert all(m.training for m in model.modules())
+    # Also when only some are training (the others in eval mode), and when none is.
+    model.eval()
+    head = list(model.modules())[-1]
+    head.train()
+    np.testing.assert_allclose(model.predict_proba(grids[0], 10, flags[0]), one, atol=1e-6)
+    assert [m for m in model.modules() if m.training] == [head]
+    model.eval()
+    np.testing.assert_allclose(model.predict_proba(grids[0], 10, flags[0]), one, atol=1e-6)
+    assert not any(m.training for m in model.modules())
 
 
 @pytest.mark.parametrize("arch", ["cnn", "gnn"])
