@@ -47,9 +47,21 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """The modules of this package that module ``name`` (at ``path``) imports, anywhere in its body."""
-    tree = ast.parse(path.read_bytes(), filename=os.fspath(path))
+def _imports(name: str, path: Path) -> frozenset[str]:
+    """The modules of this package that module ``name`` (at ``path``) imports, anywhere in its body.
+
+    Parsed once per version of the file in a process (the closures of a run's solvers share
+    most of their modules): kept by the file's modification time and size.
+    """
+    st = path.stat()
+    return _parsed_imports(name, os.fspath(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.cache
+def _parsed_imports(name: str, where: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """:func:`_imports` of one version of the file (its time and size are the cache's key only)."""
+    path = Path(where)
+    tree = ast.parse(path.read_bytes(), filename=where)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -73,7 +85,7 @@ def _imports(name: str, path: Path) -> set[str]:
             # A module named in a string, to be imported on first use ("nnsweeper.models.gnn:MineGNN" in
             # the architecture registry, the lazy names of a package): imported all the same.
             out.add(node.value.partition(":")[0])
-    return {m for m in out if m.split(".")[0] == _PACKAGE and _module_file(m) is not None}
+    return frozenset(m for m in out if m.split(".")[0] == _PACKAGE and _module_file(m) is not None)
 
 
 @functools.cache
@@ -118,3 +130,4 @@ def clear_cache() -> None:
     """Forget the digests computed so far (after the source changed in this process)."""
     module_closure.cache_clear()
     source_digest.cache_clear()
+    _parsed_imports.cache_clear()
