@@ -682,3 +682,18 @@ def test_a_write_past_a_file_size_limit_names_the_file(tmp_path):
     assert re.fullmatch(rf"nnsweeper: error: \[Errno 27\] cannot write '{job}/\d{{12}}-\d{{12}}\.npz': File "
                         r"too large\n", proc.stderr), proc.stderr
     assert not list(job.glob(".*"))  # no temporary file left
+
+
+def test_a_row_is_the_same_whether_its_games_are_held_or_streamed(tmp_path, monkeypatch):
+    """A job of at most HOLD_GAMES games is read once and held; a larger one is read from the store
+    once per figure. Every figure of the row, the times and the outcomes included, is the same."""
+    from nnsweeper.evaluation import rows
+
+    solvers = {"csp": get_solver("csp"), "sp": get_solver("single_point")}
+    held = evaluate(solvers, [4, 6], rows=6, cols=6, trials=90, store=tmp_path / "games")
+    monkeypatch.setattr(rows, "HOLD_GAMES", 10)
+    streamed = evaluate(solvers, [4, 6], rows=6, cols=6, trials=90, store=tmp_path / "games")
+    for r, s in zip(held.rows, streamed.rows, strict=True):
+        assert r.keys() == s.keys()
+        for key, x in r.items():
+            assert x == s[key] or (isinstance(x, float) and math.isnan(x) and math.isnan(s[key])), key

@@ -16,7 +16,11 @@ import numpy as np
 from .runner import Job
 from .stats import wilson_interval
 
-__all__ = ["exact_sum", "median_of_chunks", "pack_stream", "summarise"]
+__all__ = ["HOLD_GAMES", "exact_sum", "median_of_chunks", "pack_stream", "summarise"]
+
+#: Most games of a job that :func:`summarise` holds in memory while it makes the row (it reads
+#: them once); a job of more is read from the store once per figure, in bounded memory.
+HOLD_GAMES = 100_000
 
 
 def median_of_chunks(chunks, n: int) -> float:
@@ -64,11 +68,18 @@ def summarise(job: Job, first_click: str, trials: int) -> dict:
 
     Counts are summed as integers and real numbers with ``math.fsum`` (exactly
     rounded, whatever the order), so a row does not depend on how the games were cut
-    into chunks or in which runs they were played. Memory stays bounded: the games
-    are read a few times over instead of held.
+    into chunks or in which runs they were played. Memory stays bounded: a job of at
+    most :data:`HOLD_GAMES` games is read once and held (a few megabytes), a larger one
+    (a record's) read a few times over instead.
     """
-    def read():
-        return job.games.read(trials)
+    if trials <= HOLD_GAMES:
+        held = list(job.games.read(trials))
+
+        def read():
+            return iter(held)
+    else:
+        def read():
+            return job.games.read(trials)
 
     n = k = guesses = calls = picks = safe = lost = 0
     setup, seconds_max, model_asked = 0.0, 0.0, False
