@@ -126,7 +126,8 @@ def _runs(runs: list[dict], jobs=None) -> str:
     wall = sum(r["wall_seconds"] for r in runs)
     places: dict[str, list] = {}
     for r in runs:
-        where = f"{r['workers']} workers on {r['cpus']} cores ({r['machine']})"
+        where = (f"{r['workers']} worker{'s' * (r['workers'] != 1)} on {r['cpus']} "
+                 f"core{'s' * (r['cpus'] != 1)} ({r['machine']})")
         place = places.setdefault(where, [0, 0, 0.0])
         place[0] += 1
         place[1] += r["games"]

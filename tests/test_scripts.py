@@ -227,7 +227,7 @@ def test_results_page_ranks_by_paired_intervals_and_quotes_the_peers(monkeypatch
     # 60 games cannot tell csp from search: the peers are set against the most wins, not "our best".
     assert "not distinguishable at the top" in text and "against our best" not in text
     assert "Published for the same rules, against the solver with the most wins here (" in text
-    assert "Made by `nnsweeper eval ...` (1 run, " in text and " workers on " in text
+    assert "Made by `nnsweeper eval ...` (1 run, " in text and " 1 worker on " in text  # one, not "1 workers"
     assert "- `todo`: 0 of 1,000 games recorded" in text
     assert sorted(h["solver"] for h in heads) == ["csp", "search"] and {h["games"] for h in heads} == {60}
     # A first click at a cell (the zero rule's record) names the cell whole, as the peers do.
