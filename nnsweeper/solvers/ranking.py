@@ -40,10 +40,12 @@ def rank_cells(prob: np.ndarray, unknown: np.ndarray, grid: np.ndarray, rng, tie
     cells = np.argwhere(unknown)
     keys = [k[unknown] for k in tie_keys(prob, grid, tie_break, tolerance if coarse_ties else 0.0)]
     rand = rng.random(len(cells))
-    if tie_break == "prob_zero" and not (coarse_ties and tolerance > 0):
-        # The order csp has always played: values within about 1e-12 of each other at random.
-        keys = [keys[0] + rand * 1e-12]
     level = np.floor(p / tolerance) if tolerance > 0 else p
+    if tie_break == "prob_zero" and not (coarse_ties and tolerance > 0):
+        # The order csp and search have always played: values within about 1e-12 of each other at
+        # random, the rare sums that come out exactly equal in reading order (with the random
+        # draw as a last key instead, search played one of 10,000 expert games otherwise).
+        return cells[np.lexsort((keys[0] + rand * 1e-12, level))]
     # Lowest level first, then each key in turn, then at random among exact ties.
     return cells[np.lexsort((rand, *reversed(keys), level))]
 
