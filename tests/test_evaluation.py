@@ -657,8 +657,8 @@ def test_set_up_is_done_before_the_games_and_reported_apart():
     assert table.column("setup_seconds").tolist() == [2.5, 0.0, 0.0, 0.0]
     assert table.setup_by_solver() == {"even": 2.5}
     assert str(table).splitlines()[-1] == (
-        "model load, not in ms per game (summed over the processes that played; torch's "
-        "import in the first a process loads): even 2.5 s")
+        "model load, not in ms per game (summed over the processes that played; torch's import counted "
+        "with each process's first model): even 2.5 s")
 
 
 def test_worker_set_up_is_kept_for_the_first_games_and_errors_left_to_them():

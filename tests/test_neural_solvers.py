@@ -530,8 +530,8 @@ def test_evaluate_reports_the_model_load_apart_from_the_games(models, tmp_path, 
     assert all(r["mean_seconds"] == r["median_seconds"] == 0.0 for r in table.select(solver="gnn"))
     assert table.setup_by_solver() == {"gnn": 5.0}
     assert str(table).splitlines()[-1] == (
-        "model load, not in ms per game (summed over the processes that played; torch's "
-        "import in the first a process loads): gnn 5.0 s")
+        "model load, not in ms per game (summed over the processes that played; torch's import counted "
+        "with each process's first model): gnn 5.0 s")
 
 
 def test_worker_processes_load_the_model_before_playing(models, tmp_path):

@@ -27,6 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from .stats import newcombe_interval, newcombe_paired_interval, wilson_interval
+from .table import SETUP_NOTE
 
 __all__ = ["THRESHOLDS", "DENSITY_BANDS", "density_answer", "BoardSummary", "SolverSummary",
            "first_click_words", "format_summary", "pooled_difference", "summarize"]
@@ -272,8 +273,8 @@ def _timing_line(table) -> str:
     line = "ms per game: " + ", ".join(parts)
     setup = table.setup_by_solver()
     if setup:
-        line += ("; model load, not in them (summed over the processes; torch's import in the first a "
-                 "process loads): " + ", ".join(f"{n} {s:.1f} s" for n, s in setup.items()))
+        loads = ", ".join(f"{n} {s:.1f} s" for n, s in setup.items())
+        line += f"; model load, not in them ({SETUP_NOTE}): {loads}"
     return line
 
 

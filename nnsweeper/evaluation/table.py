@@ -89,6 +89,8 @@ def unpack_outcomes(text: str, games: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- table
+#: What the model load printed under a table and in the summary holds.
+SETUP_NOTE = "summed over the processes that played; torch's import counted with each process's first model"
 _TEXT = ("solver", "board", "first_click")
 _INT = ("rows", "cols", "mines", "games", "wins")
 
@@ -327,8 +329,7 @@ class EvalTable:
         setup = self.setup_by_solver()
         if setup:
             # Set-up is not in any game's time: said once, per solver, under the table.
-            lines.append("model load, not in ms per game (summed over the processes that played; torch's "
-                         "import in the first a process loads): "
+            lines.append(f"model load, not in ms per game ({SETUP_NOTE}): "
                          + ", ".join(f"{name} {s:.1f} s" for name, s in setup.items()))
         return "\n".join(lines)
 

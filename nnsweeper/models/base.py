@@ -657,18 +657,16 @@ def _inference(model: torch.nn.Module):
     for the 16-layer GNN, once per call (once per move of the games a solver plays in
     lockstep).
     """
-    modes = [(m, m.training) for m in model.modules()]
-    if not any(mode for _, mode in modes):
-        with torch.inference_mode():
-            yield
-        return
+    # Only the modules found training are switched, and switched back.
+    training = [m for m in model.modules() if m.training]
     try:
-        model.eval()
+        if training:
+            model.eval()
         with torch.inference_mode():
             yield
     finally:
-        for m, mode in modes:
-            m.training = mode
+        for m in training:
+            m.training = True
 
 
 def _symmetric_mean(model: MineModel, observations: list, batch_size: int) -> list[np.ndarray]:
