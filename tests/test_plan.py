@@ -139,11 +139,7 @@ def _a_network_ships_once_its_gate_passed(tiny_plan):
 def test_the_replays_cover_every_finished_table_of_a_networks_solvers():
     """replay-NET plays again each committed record and compare table's rows of the solvers the
     network decides (value-gnn too: its values are the GNN's), none of another's."""
-    sys.path.insert(0, str(ROOT / "train"))
-    try:
-        import plan
-    finally:
-        sys.path.remove(str(ROOT / "train"))
+    plan = _plan_module()
     from nnsweeper.evaluation import EvalTable
 
     for net in plan.NETS:
@@ -162,3 +158,32 @@ def test_bad_arguments_are_refused_in_one_line(tmp_path):
     assert bad.returncode == 2 and "--until must be a step of the plan" in bad.stderr
     real = subprocess.run([*PLAN, "run", "--scale", "0.5"], capture_output=True, text=True, timeout=60)
     assert real.returncode == 2 and "needs its own --work folder" in real.stderr
+
+
+def _plan_module():
+    sys.path.insert(0, str(ROOT / "train"))
+    try:
+        import plan
+    finally:
+        sys.path.remove(str(ROOT / "train"))
+    return plan
+
+
+def test_the_gate_and_the_card_get_paths_inside_the_checkout_relative_to_it(tmp_path):
+    """The plan's gate grid and the model card that quotes it are committed: they name the weights
+    and the grid by paths relative to the checkout, never by where it lies on one machine."""
+    plan = _plan_module()
+    assert plan.Plan().gate_prefix("gnn") == Path("eval/results/gate/plan-gnn")
+    assert plan.Plan(work=tmp_path, scale=0.001).gate_prefix("cnn") == tmp_path / "store" / "gate-cnn"
+    # What is committed holds no absolute path that leads into a checkout.
+    import re
+
+    absolute = re.compile(r"(?<![\w.~-])/(?:[\w.-]+/)+(?:train/plan|eval/results|runs/plan|data/plan)/")
+    committed = [*(ROOT / "eval" / "results" / "gate").glob("*.md"),
+                 *(ROOT / "eval" / "results" / "gate").glob("*.json"),
+                 *(ROOT / "nnsweeper" / "models" / "weights").glob("*.md"),
+                 ROOT / "train" / "plan" / "ledger.json"]
+    assert committed
+    for path in committed:
+        found = absolute.search(path.read_text(encoding="utf-8"))
+        assert found is None, f"{path.name}: {found[0]}"

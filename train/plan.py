@@ -304,14 +304,13 @@ class Plan:
             rc = self._test_data(Step("test-data", "test"))
             if rc != 0:
                 return rc
-        gates = ROOT / "eval" / "results" / "gate"
         argv = [str(ROOT / "train" / "bundle.py"), net, str(_rel(run)),
                 "--checkpoint", "last.pt", "--config", CONFIGS[net],
                 "--data-command", ledger[f"data-{last}"]["command"],
                 "--test", str(_rel(self.data / "test")), ledger["test-data"]["command"],
                 "--train-command", f"python train/plan.py run (its {self.chunks} chunks; every step's "
                                    f"command in {_rel(self.ledger_path)})",
-                "--gate", str(self.store / f"gate-{net}" if self.store != STORE else gates / f"plan-{net}")]
+                "--gate", str(self.gate_prefix(net))]
         if self.store != STORE:
             argv += ["--weights-dir", str(self.store / "bundled")]
             (self.store / "bundled").mkdir(parents=True, exist_ok=True)
@@ -413,13 +412,21 @@ class Plan:
             shutil.rmtree(self.chunk_folder(step.chunk), ignore_errors=True)
         return 0
 
+    def gate_prefix(self, net: str) -> Path:
+        """Where the gate of ``net`` writes its grid (``PREFIX.json``, ``PREFIX.md``) and keeps its
+        games: ``eval/results/gate/plan-NET`` for the plan itself, relative to the checkout (the grid
+        and the card that quotes it are committed), the store of a scaled plan otherwise."""
+        if self.store != STORE:
+            return self.store / f"gate-{net}"
+        return _rel(ROOT / "eval" / "results" / "gate" / f"plan-{net}")
+
     def _gate(self, step: Step) -> int:
         net = step.name.split("-", 1)[1]
         last = self.weights(f"{net}-{self.chunks - 1:02d}")
-        gates = ROOT / "eval" / "results" / "gate"
-        out = self.store / f"gate-{net}" if self.store != STORE else gates / f"plan-{net}"
-        argv = [str(ROOT / "train" / "gate.py"), net, str(last), "--jobs", str(self.jobs), "--out", str(out),
-                "--quiet", *self.gate_args]
+        # Paths inside the checkout go to the gate relative to it: its grid and the model card
+        # that quotes it are committed.
+        argv = [str(ROOT / "train" / "gate.py"), net, str(_rel(last)), "--jobs", str(self.jobs),
+                "--out", str(self.gate_prefix(net)), "--quiet", *self.gate_args]
         rc, cpu, wall = _timed(argv, self.cpu_file(step), python_script=True)
         if rc in (0, 1):  # judged: passed or failed; the grid says which
             self._record(step.name, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "passed": rc == 0,
