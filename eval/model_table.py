@@ -1,7 +1,8 @@
 """Held-out figures of the bundled models per kind of position, as Markdown tables.
 
 Reads ``nnsweeper/models/weights/{gnn,cnn}_test_metrics.json`` and
-``{gnn,cnn}_heldout_metrics.json`` (written by ``train/bundle.py``) and writes
+``{gnn,cnn}_heldout_metrics.json`` (written by ``train/bundle.py``; a model trained on data made
+for training alone has held-out datasets only) and writes
 ``eval/results/models_by_configuration.md``: for the test split of the training
 dataset and for each held-out dataset, one table per kind (board, behaviour policy,
 flag mode, policy with flag mode) with the frontier log-loss ratio against the exact
@@ -98,18 +99,17 @@ def main(argv=None) -> int:
     datasets: dict[str, dict[str, dict]] = {}
     for name in args.models:
         path = WEIGHTS / f"{name}_test_metrics.json"
-        if not path.exists():
-            print(f"no test metrics for {name!r} at {path}; run train/bundle.py first", file=sys.stderr)
-            return 2
-        own = datasets.setdefault("test split of the training dataset", {})
-        own[name.upper()] = json.loads(path.read_text())
         held = WEIGHTS / f"{name}_heldout_metrics.json"
+        if not path.exists() and not held.exists():
+            print(f"no test metrics for {name!r} at {path} or {held}; run train/bundle.py first",
+                  file=sys.stderr)
+            return 2
+        if path.exists():  # a model trained on data made for training alone has no test split of its own
+            datasets.setdefault("test split of the training dataset", {})[name.upper()] = json.loads(
+                path.read_text())
         for folder, result in (json.loads(held.read_text()) if held.exists() else {}).items():
             datasets.setdefault(f"held-out dataset `{folder}`", {})[name.upper()] = result
     for title, results in datasets.items():
-        if len(results) != len(args.models):
-            print(f"the {title} was scored for {', '.join(results)} only", file=sys.stderr)
-            return 2
         keys = [set(r["by"]) for r in results.values()]
         if any(k != keys[0] for k in keys):
             print(f"the models were scored on different configurations of the {title}", file=sys.stderr)
@@ -123,8 +123,12 @@ def main(argv=None) -> int:
         "Every configuration's figures are in the JSON files beside the weights.\n"
         "Made by `python eval/model_table.py` from `nnsweeper/models/weights/*_metrics.json`.\n"
     )
+    models = [name.upper() for name in args.models]
     for title, results in datasets.items():
-        text += f"\n## The {title}\n\n" + "\n\n".join(_sections(results)) + "\n"
+        # A dataset not every model was scored on is shown for those that were, and says so.
+        only = ("" if len(results) == len(models)
+                else f" ({', '.join(results)} only: the others were not scored on it)")
+        text += f"\n## The {title}{only}\n\n" + "\n\n".join(_sections(results)) + "\n"
     write_text_atomic(args.out, text)
     print(text)
     return 0

@@ -69,13 +69,23 @@ def test_model_table_refuses_different_splits(tmp_path, monkeypatch, capsys):
     (tmp_path / "cnn_test_metrics.json").write_text(json.dumps(_result(1.0)))
     assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
     assert "| 10x10, 5 mines |" in (tmp_path / "t.md").read_text()
-    # Held-out datasets get a section each, and must be scored for every model.
+    # Held-out datasets get a section each; one scored for some models only says so.
     (tmp_path / "gnn_heldout_metrics.json").write_text(json.dumps({"unseen": _result(1.0)}))
-    assert mod.main(["--out", str(tmp_path / "t.md")]) == 2
-    assert "held-out dataset `unseen` was scored for GNN only" in capsys.readouterr().err
+    assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
+    text = (tmp_path / "t.md").read_text()
+    assert "## The held-out dataset `unseen` (GNN only: the others were not scored on it)" in text
+    assert "| GNN LL ratio | GNN MAE | GNN safe<0.02 | GNN mine>0.98 |\n" in text
     (tmp_path / "cnn_heldout_metrics.json").write_text(json.dumps({"unseen": _result(1.1)}))
     assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
-    assert "## The held-out dataset `unseen`" in (tmp_path / "t.md").read_text()
+    assert "## The held-out dataset `unseen`\n" in (tmp_path / "t.md").read_text()
+    # A model with held-out datasets only (no test split of its own) is left out of that section.
+    (tmp_path / "gnn_test_metrics.json").unlink()
+    assert mod.main(["--out", str(tmp_path / "t.md")]) == 0
+    text = (tmp_path / "t.md").read_text()
+    assert "## The test split of the training dataset (CNN only: the others were not scored on it)" in text
+    (tmp_path / "gnn_heldout_metrics.json").unlink()
+    assert mod.main(["--out", str(tmp_path / "t.md")]) == 2
+    assert "no test metrics for 'gnn'" in capsys.readouterr().err
 
 
 def test_gap_table_writes_rates_gaps_and_summary(tmp_path, capsys):

@@ -138,16 +138,26 @@ def test_sections_normalise_and_freeze():
     assert data.to_dict()["configurations"] == ["a", "b"]
 
 
-@pytest.mark.parametrize("name", ["cnn_broad", "gnn_broad"])
-def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
+@pytest.mark.parametrize("arch", ["cnn", "gnn"])
+def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(arch):
     import json
 
     root = Path(__file__).resolve().parents[1]
-    arch = name.split("_")[0]
     meta = json.loads((root / "nnsweeper" / "models" / "weights" / f"{arch}.json").read_text())
     recorded = meta["extra"]["train_config"]
     overrides = []
-    if meta["extra"].get("init"):  # weights fine-tuned by a run of train/decisions.py: its overrides too
+    name = f"{arch}_broad"
+    run_dir = Path(recorded["output"]["dir"])
+    if run_dir.parent == Path("runs/plan"):  # the last step of train/plan.py: its ledger has the command
+        import shlex
+
+        ledger = json.loads((root / "train" / "plan" / "ledger.json").read_text())
+        argv = shlex.split(ledger[run_dir.name]["command"])
+        assert argv[:2] == ["nnsweeper", "train"]
+        name = Path(argv[argv.index("--config") + 1]).stem
+        overrides = [a for a in argv[2:] if "=" in a and not a.startswith("-")]
+        assert f"output.dir={run_dir}" in overrides
+    elif meta["extra"].get("init"):  # weights fine-tuned by a run of train/decisions.py: its overrides too
         import importlib.util
         import sys
 
@@ -155,7 +165,7 @@ def test_shipped_train_configs_load_as_recorded_with_the_bundled_weights(name):
         decisions = importlib.util.module_from_spec(spec)
         sys.modules.setdefault("decisions", decisions)  # a dataclass looks its module up there
         spec.loader.exec_module(decisions)
-        run = decisions.run_named(Path(recorded["output"]["dir"]).name)
+        run = decisions.run_named(run_dir.name)
         assert run.config == f"train/{name}.toml"
         overrides = run.recorded_overrides()
         # Where it ran is not a setting of its weights: a GPU run's device and loader processes
